@@ -1,0 +1,84 @@
+package io.lancecontext.core.error;
+
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * The one place where lance-core's exceptions are translated into lancecontext's taxonomy.
+ *
+ * <p>lance-core 7.0.0's JNI layer raises untyped {@link IllegalArgumentException},
+ * {@link java.io.IOException} and {@link RuntimeException}s whose only structure is the message text
+ * of the Rust error. Matching that text happens here and nowhere else.
+ */
+public final class LanceErrors {
+  private LanceErrors() {}
+
+  /** A call into lance-core. */
+  @FunctionalInterface
+  public interface LanceCall<T> extends Callable<T> {}
+
+  /** Runs {@code call}, translating anything it throws; {@code action} says what was being done. */
+  public static <T> T call(String action, LanceCall<T> call) {
+    try {
+      return call.call();
+    } catch (LanceContextException e) {
+      throw e;
+    } catch (Exception e) {
+      throw translate(action, e);
+    }
+  }
+
+  /** Runs {@code call}, translating anything it throws. */
+  public static void run(String action, LanceRunnable call) {
+    call(action, () -> {
+      call.run();
+      return null;
+    });
+  }
+
+  /** A void call into lance-core. */
+  @FunctionalInterface
+  public interface LanceRunnable {
+    void run() throws Exception;
+  }
+
+  /** Translates a lance-core (or I/O) failure that happened while doing {@code action}. */
+  public static LanceContextException translate(String action, Throwable t) {
+    if (t instanceof LanceContextException lce) {
+      return lce;
+    }
+    String message = String.valueOf(t.getMessage());
+    String m = message.toLowerCase(Locale.ROOT);
+    String text = action + ": " + firstLine(message);
+    if (m.contains("writer fenced") || m.contains("failed to claim shard") || m.contains("another writer claimed")) {
+      return new FencedWriterException(text, t);
+    }
+    if (m.contains("commit conflict") || m.contains("retryable commit") || m.contains("too many concurrent writers")
+        || m.contains("conflicting transaction")) {
+      return new CommitConflictException(text, t);
+    }
+    if (isNotFound(m)) {
+      return new StoreNotFoundException(action + " (" + firstLine(message) + ")", t);
+    }
+    if (m.contains("schema doesn't match") || m.contains("schema error") || m.contains("no field named")) {
+      return new SchemaException(text);
+    }
+    return new StorageException(text, t);
+  }
+
+  /** Whether a lance-core failure says that the dataset (or a file of it) does not exist. */
+  public static boolean isNotFound(Throwable t) {
+    return isNotFound(String.valueOf(t.getMessage()).toLowerCase(Locale.ROOT));
+  }
+
+  private static boolean isNotFound(String lowerMessage) {
+    return lowerMessage.contains("was not found") || lowerMessage.contains("not found:")
+        || lowerMessage.contains("datasetnotfound") || lowerMessage.contains("no such file");
+  }
+
+  private static String firstLine(String message) {
+    int nl = message.indexOf('\n');
+    String first = nl < 0 ? message : message.substring(0, nl);
+    return first.length() > 500 ? first.substring(0, 500) + "..." : first;
+  }
+}

@@ -1,0 +1,39 @@
+package io.lancecontext.core.schema;
+
+import java.util.List;
+import java.util.Locale;
+
+/** Names lancecontext and Lance reserve; user columns may not use them. */
+public final class SystemColumns {
+  private SystemColumns() {}
+
+  /**
+   * The tombstone sentinel: a bool system column present in stores with the {@code tombstones}
+   * capability; {@code true} marks a row that deletes its key.
+   */
+  public static final String TOMBSTONE = "_lc_tombstone";
+
+  /** Prefix of every lancecontext system column. */
+  public static final String SYSTEM_PREFIX = "_lc_";
+
+  /** Exact names Lance gives to virtual columns in scans and searches. */
+  public static final List<String> RESERVED_NAMES =
+      List.of("_rowid", "_rowaddr", "_rowoffset", "_distance", "_score", "_memtable_gen", TOMBSTONE);
+
+  /** Name prefixes reserved by Lance's MemWAL, Lance itself and lancecontext. */
+  public static final List<String> RESERVED_PREFIXES = List.of("_mem_wal", "_lance", SYSTEM_PREFIX);
+
+  /** Why {@code name} is reserved, or null if it is free to use (compared case-insensitively). */
+  public static String reservation(String name) {
+    String lower = name.toLowerCase(Locale.ROOT);
+    if (RESERVED_NAMES.contains(lower)) {
+      return lower.equals(TOMBSTONE) ? "is the tombstone sentinel" : "is a Lance system column";
+    }
+    for (String prefix : RESERVED_PREFIXES) {
+      if (lower.startsWith(prefix)) {
+        return "starts with the reserved prefix '" + prefix + "'";
+      }
+    }
+    return null;
+  }
+}
