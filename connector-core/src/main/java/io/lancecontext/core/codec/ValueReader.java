@@ -34,10 +34,10 @@ import org.apache.arrow.vector.complex.StructVector;
  * {@code byte[]}, {@link LocalDate}, {@link Instant}, {@link List}, {@link Map} (struct fields by
  * name, in declared order, missing fields as nulls) and {@code float[]} for vectors.
  */
-final class ValueReader {
+public final class ValueReader {
   private ValueReader() {}
 
-  static Object read(FieldVector v, int index, ColumnSpec c) {
+  public static Object read(FieldVector v, int index, ColumnSpec c) {
     if (v.isNull(index)) {
       return null;
     }

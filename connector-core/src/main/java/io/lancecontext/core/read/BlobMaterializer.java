@@ -32,6 +32,13 @@ public final class BlobMaterializer {
    */
   public static VectorSchemaRoot materialize(Dataset dataset, SchemaSpec spec, VectorSchemaRoot scanned,
       List<String> columns, BufferAllocator allocator) {
+    FieldVector ids = scanned.getVector(MetadataColumns.ROWID);
+    return materialize(dataset, spec, scanned, columns, ids == null ? null : i -> rowId(ids, i), allocator);
+  }
+
+  /** As above, with the row id of each row given by {@code rowIds} instead of a {@code _rowid} column. */
+  public static VectorSchemaRoot materialize(Dataset dataset, SchemaSpec spec, VectorSchemaRoot scanned,
+      List<String> columns, java.util.function.IntToLongFunction rowIds, BufferAllocator allocator) {
     int rows = scanned.getRowCount();
     List<FieldVector> out = new ArrayList<>(columns.size());
     try {
@@ -39,7 +46,7 @@ public final class BlobMaterializer {
         ColumnSpec c = spec.column(name);
         FieldVector in = scanned.getVector(name);
         if (c != null && c.blob()) {
-          out.add(readBlobs(dataset, spec, c, in, rowIds(scanned), rows, allocator));
+          out.add(readBlobs(dataset, spec, c, in, requireRowIds(rowIds), rows, allocator));
         } else {
           FieldVector copy = (FieldVector) in.getTransferPair(allocator).getTo();
           in.makeTransferPair(copy).transfer();
@@ -54,8 +61,7 @@ public final class BlobMaterializer {
     return new VectorSchemaRoot(fields, out, rows);
   }
 
-  private static FieldVector rowIds(VectorSchemaRoot scanned) {
-    FieldVector ids = scanned.getVector(MetadataColumns.ROWID);
+  private static java.util.function.IntToLongFunction requireRowIds(java.util.function.IntToLongFunction ids) {
     if (ids == null) {
       throw new IllegalStateException("a scan with blob columns must include " + MetadataColumns.ROWID);
     }
@@ -63,7 +69,7 @@ public final class BlobMaterializer {
   }
 
   private static FieldVector readBlobs(Dataset dataset, SchemaSpec spec, ColumnSpec c, FieldVector descriptors,
-      FieldVector rowIdVector, int rows, BufferAllocator allocator) {
+      java.util.function.IntToLongFunction rowIds, int rows, BufferAllocator allocator) {
     Field field = spec.toArrowSchema().findField(c.name());
     VariableWidthFieldVector target = (VariableWidthFieldVector) field.createVector(allocator);
     try {
@@ -75,7 +81,7 @@ public final class BlobMaterializer {
         if (descriptors.isNull(i)) {
           target.setNull(i);
         } else {
-          ids.add(rowId(rowIdVector, i));
+          ids.add(rowIds.applyAsLong(i));
           slots.add(i);
         }
       }

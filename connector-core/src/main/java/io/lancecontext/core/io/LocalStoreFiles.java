@@ -1,0 +1,145 @@
+package io.lancecontext.core.io;
+
+import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.options.StoreOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/** {@link StoreFiles} on a local or mounted file system. */
+final class LocalStoreFiles implements StoreFiles {
+  private final Path root;
+
+  private LocalStoreFiles(Path root) {
+    this.root = root;
+  }
+
+  static LocalStoreFiles forUri(String uri) {
+    if (uri.contains("://")) {
+      String scheme = uri.substring(0, uri.indexOf("://"));
+      throw new BadOptionException(StoreOptions.PATH.key(), "stores on '" + scheme + "://' are not supported yet: "
+          + "this release reads MemWAL manifests and WAL entries directly and supports local or mounted file systems");
+    }
+    return new LocalStoreFiles(Paths.get(uri));
+  }
+
+  private Path resolve(String path) {
+    return path.isEmpty() ? root : root.resolve(path);
+  }
+
+  @Override
+  public List<String> list(String dir) throws IOException {
+    Path d = resolve(dir);
+    List<String> out = new ArrayList<>();
+    try (DirectoryStream<Path> s = Files.newDirectoryStream(d)) {
+      for (Path p : s) {
+        out.add(p.getFileName().toString());
+      }
+    } catch (NoSuchFileException e) {
+      return List.of();
+    }
+    return out;
+  }
+
+  @Override
+  public boolean exists(String path) {
+    return Files.exists(resolve(path));
+  }
+
+  @Override
+  public byte[] read(String path) throws IOException {
+    return Files.readAllBytes(resolve(path));
+  }
+
+  @Override
+  public long size(String path) throws IOException {
+    try {
+      return Files.size(resolve(path));
+    } catch (NoSuchFileException e) {
+      return -1;
+    }
+  }
+
+  @Override
+  public Instant modified(String path) throws IOException {
+    try {
+      return Files.getLastModifiedTime(resolve(path)).toInstant();
+    } catch (NoSuchFileException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public boolean createExclusive(String path, byte[] content) throws IOException {
+    Path target = resolve(path);
+    Files.createDirectories(target.getParent());
+    Path tmp = target.resolveSibling(target.getFileName() + ".tmp." + ProcessHandle.current().pid() + "." + System.nanoTime());
+    Files.write(tmp, content, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    try {
+      Files.createLink(target, tmp);  // link(2) fails if the target exists: put-if-not-exists
+      return true;
+    } catch (FileAlreadyExistsException e) {
+      return false;
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
+  }
+
+  @Override
+  public void overwrite(String path, byte[] content) throws IOException {
+    Path target = resolve(path);
+    Path tmp = target.resolveSibling(target.getFileName() + ".tmp." + ProcessHandle.current().pid() + "." + System.nanoTime());
+    Files.write(tmp, content, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  @Override
+  public void deleteRecursively(String path) throws IOException {
+    Path p = resolve(path);
+    if (!Files.exists(p)) {
+      return;
+    }
+    try (Stream<Path> s = Files.walk(p)) {
+      s.sorted(Comparator.reverseOrder()).forEach(x -> {
+        try {
+          Files.deleteIfExists(x);
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
+  }
+
+  @Override
+  public long totalBytes(String dir) throws IOException {
+    Path p = resolve(dir);
+    if (!Files.exists(p)) {
+      return 0;
+    }
+    try (Stream<Path> s = Files.walk(p)) {
+      return s.filter(Files::isRegularFile).mapToLong(x -> {
+        try {
+          return Files.size(x);
+        } catch (IOException e) {
+          return 0;  // deleted while walking
+        }
+      }).sum();
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
+  }
+}

@@ -1,0 +1,41 @@
+package io.lancecontext.core.maintenance;
+
+import io.lancecontext.core.error.LanceErrors;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.store.StoreDatasets;
+import org.apache.arrow.memory.BufferAllocator;
+import org.lance.Dataset;
+import org.lance.compaction.CompactionOptions;
+
+/**
+ * Rewrites the base table's small fragments into fewer large ones. Always with deferred index remap:
+ * lance-core 7.0.0's default remap aborts the JVM on a table with a MemWAL index. The key index is
+ * rebuilt afterwards so that it covers the new fragments. Callers hold the {@link MaintenanceLock}.
+ */
+final class Compactor {
+  private Compactor() {}
+
+  /** The only compaction options lancecontext ever passes to lance-core. */
+  static CompactionOptions options(StoreConfig config) {
+    return CompactionOptions.builder().withDeferIndexRemap(true)
+        .withTargetRowsPerFragment(config.get(StoreOptions.COMPACTION_TARGET_ROWS)).build();
+  }
+
+  static CompactionResult compact(StoreConfig config, SchemaSpec spec, BufferAllocator allocator) {
+    long started = System.nanoTime();
+    try (Dataset ds = StoreDatasets.open(config.uri(), config, allocator)) {
+      int before = ds.getFragments().size();
+      CompactionOptions options = options(config);
+      LanceErrors.run("compact the base table", () -> ds.compact(options));
+      ds.checkoutLatest();
+      if (ds.getFragments().size() != before) {
+        KeyIndex.ensure(ds, spec, config, true);
+        ds.checkoutLatest();
+      }
+      return new CompactionResult(true, before, ds.getFragments().size(), ds.version(),
+          (System.nanoTime() - started) / 1_000_000);
+    }
+  }
+}

@@ -1,0 +1,93 @@
+package io.lancecontext.core.options;
+
+import io.lancecontext.core.error.BadOptionException;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * A typed option: key, default, description and parser in one place. Engines map their own option
+ * syntax onto these keys; {@code docs/options.md} is checked against them by a test.
+ *
+ * @param <T> the parsed value type
+ */
+public final class ConfigOption<T> {
+  private final String key;
+  private final T defaultValue;
+  private final String defaultText;
+  private final String description;
+  private final Function<String, T> parser;
+  private final boolean required;
+
+  private ConfigOption(String key, T defaultValue, String defaultText, String description, Function<String, T> parser,
+      boolean required) {
+    this.key = key;
+    this.defaultValue = defaultValue;
+    this.defaultText = defaultText;
+    this.description = description;
+    this.parser = parser;
+    this.required = required;
+  }
+
+  static <T> ConfigOption<T> of(String key, String defaultText, Function<String, T> parser, String description) {
+    return new ConfigOption<>(key, parser.apply(defaultText), defaultText, description, parser, false);
+  }
+
+  static <T> ConfigOption<T> required(String key, Function<String, T> parser, String description) {
+    return new ConfigOption<>(key, null, null, description, parser, true);
+  }
+
+  static <T> ConfigOption<T> optional(String key, Function<String, T> parser, String description) {
+    return new ConfigOption<>(key, null, null, description, parser, false);
+  }
+
+  public String key() {
+    return key;
+  }
+
+  /** The default, or null when the option is required or has no default. */
+  public T defaultValue() {
+    return defaultValue;
+  }
+
+  /** The default as users write it (for documentation), or null. */
+  public String defaultText() {
+    return defaultText;
+  }
+
+  public String description() {
+    return description;
+  }
+
+  public boolean isRequired() {
+    return required;
+  }
+
+  /** Parses a user-supplied value; a bad value raises {@link BadOptionException} naming this key. */
+  public T parse(String value) {
+    if (value == null) {
+      throw new BadOptionException(key, "value is null");
+    }
+    try {
+      return parser.apply(value.trim());
+    } catch (BadOptionException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new BadOptionException(key, "cannot parse '" + value + "': " + e.getMessage());
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof ConfigOption<?> other && key.equals(other.key);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(key);
+  }
+
+  @Override
+  public String toString() {
+    return key;
+  }
+}

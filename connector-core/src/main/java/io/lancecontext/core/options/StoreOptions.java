@@ -1,0 +1,74 @@
+package io.lancecontext.core.options;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Every store option, with its default and description: the same keys in Spark ({@code .option(..)},
+ * table properties) and Flink ({@code WITH (..)}). Unknown keys are an error. {@code docs/options.md}
+ * lists these and a test keeps the two in step.
+ */
+public final class StoreOptions {
+  private StoreOptions() {}
+
+  /** Prefix of options passed to Lance's object store (credentials, endpoints); values are redacted. */
+  public static final String STORAGE_PREFIX = "storage.";
+
+  public static final ConfigOption<String> PATH = ConfigOption.required("path", s -> s,
+      "Location of the store (a directory path or a URI such as file:///data/ctx or s3://bucket/ctx).");
+
+  public static final ConfigOption<String> SCHEMA = ConfigOption.optional("schema", s -> s,
+      "The store's schema when it is created: a preset name (context, rollout, datagen) or a JSON schema "
+          + "spec. Omit it to reuse the spec stored with an existing store; giving a different spec fails.");
+
+  public static final ConfigOption<Integer> EMBEDDING_DIM = ConfigOption.of("schema.embedding-dim", "1536",
+      OptionParsers::positiveInt, "Dimension of the preset schemas' embedding vector column.");
+
+  public static final ConfigOption<Integer> SHARDS = ConfigOption.of("shards", "4", OptionParsers::positiveInt,
+      "Number of key buckets (MemWAL shards), fixed when the store is created. Each shard has at most one "
+          + "writer at a time.");
+
+  public static final ConfigOption<Long> CACHE_BYTES = ConfigOption.optional("cache.bytes", OptionParsers::bytes,
+      "Byte budget of the JVM's shared Lance session (index and metadata caches, split 6:1). Precedence: this "
+          + "option, then the system property or environment variable LANCECONTEXT_CACHE_BYTES, then 2GiB. "
+          + "0 disables sharing (each store gets lance-core's own 6 GiB + 1 GiB session).");
+
+  public static final ConfigOption<Duration> PUT_TIMEOUT = ConfigOption.of("write.put-timeout", "60s",
+      OptionParsers::positiveDuration,
+      "A put that does not complete in this time fails the add with a fenced-writer error; the writer is abandoned.");
+
+  public static final ConfigOption<Duration> IDLE_TIMEOUT = ConfigOption.of("write.idle-timeout", "5min",
+      OptionParsers::positiveDuration,
+      "A resident shard writer idle this long is closed (its memtable sealed into a generation).");
+
+  public static final ConfigOption<Integer> BATCH_ROWS = ConfigOption.of("write.batch-rows", "8192",
+      OptionParsers::positiveInt, "A writer handle puts its buffered rows once it holds this many.");
+
+  public static final ConfigOption<Long> BATCH_BYTES = ConfigOption.of("write.batch-bytes", "64MiB",
+      OptionParsers::bytes, "A writer handle puts its buffered rows once they take this many bytes; also the "
+          + "memtable size at which a shard seals a generation.");
+
+  public static final ConfigOption<Integer> MERGE_GENERATIONS = ConfigOption.of("merge.trigger.generations", "8",
+      OptionParsers::positiveInt, "Merge flushed generations into the base table once this many are unmerged.");
+
+  public static final ConfigOption<Duration> MERGE_INTERVAL = ConfigOption.of("merge.trigger.interval", "60s",
+      OptionParsers::positiveDuration, "Merge unmerged generations at least this often.");
+
+  public static final ConfigOption<Duration> GC_GRACE = ConfigOption.of("gc.grace", "10min", OptionParsers::duration,
+      "Merged generations, WAL files and old base versions are deleted once they are this old.");
+
+  public static final ConfigOption<Boolean> COMPACTION_BACKGROUND = ConfigOption.of("compaction.background", "false",
+      OptionParsers::bool, "Compact the base table's fragments in a background task of the writing JVM.");
+
+  public static final ConfigOption<Integer> COMPACTION_TARGET_ROWS = ConfigOption.of(
+      "compaction.target-rows-per-fragment", "1048576", OptionParsers::positiveInt,
+      "Target rows per fragment when compacting the base table.");
+
+  public static final ConfigOption<KeyIndexType> INDEX_KEY = ConfigOption.of("index.key", "btree", KeyIndexType::parse,
+      "Scalar index on the key column: btree, zonemap or none. Ensured on open and after compaction.");
+
+  /** Every option, in documentation order. */
+  public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
+      PUT_TIMEOUT, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, MERGE_GENERATIONS, MERGE_INTERVAL, GC_GRACE,
+      COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY);
+}

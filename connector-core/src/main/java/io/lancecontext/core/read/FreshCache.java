@@ -1,0 +1,196 @@
+package io.lancecontext.core.read;
+
+import io.lancecontext.core.error.LanceErrors;
+import io.lancecontext.core.io.StoreFiles;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.SystemColumns;
+import io.lancecontext.core.store.StoreDatasets;
+import io.lancecontext.core.wal.ShardLayout;
+import io.lancecontext.core.wal.ShardManifest;
+import io.lancecontext.core.wal.ShardManifests;
+import io.lancecontext.core.wal.WalEntry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.lance.Dataset;
+import org.lance.ipc.LanceScanner;
+import org.lance.ipc.ScanOptions;
+
+/**
+ * Builds shard views of the fresh tier from what is on disk, reusing what it loaded before: a flushed
+ * generation's keys and a WAL entry's rows never change, so each is read once per JVM (per store) and
+ * released when it leaves the fresh tier (merged, or sealed into a generation).
+ *
+ * <p>Which WAL entries count: those above the manifest's replay position. When a new writer claims a
+ * shard it re-logs what it replayed in its first entry, with its own epoch; from then on entries of
+ * older epochs are redundant or are a fenced writer's orphans, and are ignored.
+ */
+public final class FreshCache implements AutoCloseable {
+  private final StoreConfig config;
+  private final SchemaSpec spec;
+  private final StoreFiles files;
+  private final BufferAllocator allocator;
+  private final Map<String, ShardCache> shards = new HashMap<>();
+  private boolean closed;
+
+  public FreshCache(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator) {
+    this.config = config;
+    this.spec = spec;
+    this.files = files;
+    this.allocator = allocator;
+  }
+
+  private static final class ShardCache {
+    final Map<String, FreshSource> sources = new HashMap<>();
+    FreshShard current;
+  }
+
+  /** The current view of a shard whose merged watermark is {@code watermark}, retained for the caller. */
+  public FreshShard view(String shardId, long watermark) {
+    try {
+      ShardManifest manifest = ShardManifests.latest(files, shardId);
+      List<ShardManifest.FlushedGeneration> gens = new ArrayList<>();
+      for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
+        if (g.generation() > watermark) {
+          gens.add(g);
+        }
+      }
+      List<Long> positions = new ArrayList<>();
+      for (long p : WalEntry.positions(files, shardId)) {
+        if (p > manifest.replayAfter()) {
+          positions.add(p);
+        }
+      }
+      synchronized (this) {
+        if (closed) {
+          throw new IllegalStateException("store closed");
+        }
+        ShardCache cache = shards.computeIfAbsent(shardId, k -> new ShardCache());
+        List<FreshSource> sources = new ArrayList<>();
+        for (ShardManifest.FlushedGeneration g : gens) {
+          sources.add(cache.sources.computeIfAbsent("gen:" + g.path(), k -> loadGeneration(shardId, g)));
+        }
+        List<WalSource> wal = new ArrayList<>();
+        for (long p : positions) {
+          wal.add((WalSource) cache.sources.computeIfAbsent("wal:" + p, k -> loadWal(shardId, p)));
+        }
+        long newestEpoch = manifest.writerEpoch();
+        for (WalSource w : wal) {
+          newestEpoch = Math.max(newestEpoch, w.entry().epoch());
+        }
+        long e = newestEpoch;
+        boolean relogged = wal.stream().anyMatch(w -> w.entry().epoch() == e);
+        StringBuilder signature = new StringBuilder().append(watermark).append('|').append(manifest.version());
+        for (WalSource w : wal) {
+          if (!relogged || w.entry().epoch() == e) {
+            sources.add(w);
+            signature.append(',').append(w.entry().position());
+          }
+        }
+        Set<String> inView = new HashSet<>();
+        for (ShardManifest.FlushedGeneration g : gens) {
+          inView.add("gen:" + g.path());
+        }
+        for (long p : positions) {
+          inView.add("wal:" + p);
+        }
+        cache.sources.entrySet().removeIf(en -> {
+          if (!inView.contains(en.getKey())) {
+            en.getValue().release();
+            return true;
+          }
+          return false;
+        });
+        String sig = signature.toString();
+        if (cache.current == null || !cache.current.signature().equals(sig)) {
+          cache.current = new FreshShard(shardId, watermark, manifest, sources, sig);
+        }
+        if (!cache.current.retain()) {
+          throw new IllegalStateException("fresh sources of shard " + shardId + " were freed while in view");
+        }
+        return cache.current;
+      }
+    } catch (IOException e) {
+      throw LanceErrors.translate("read the fresh tier of shard " + shardId, e);
+    }
+  }
+
+  private WalSource loadWal(String shardId, long position) {
+    try {
+      return new WalSource(shardId, WalEntry.read(files, shardId, position, allocator));
+    } catch (IOException e) {
+      throw new UncheckedIOException("read WAL entry " + position + " of shard " + shardId, e);
+    }
+  }
+
+  private GenerationSource loadGeneration(String shardId, ShardManifest.FlushedGeneration g) {
+    String uri = config.uri() + "/" + ShardLayout.generationDir(shardId, g.path());
+    Dataset ds = StoreDatasets.open(uri, config, allocator);
+    try {
+      List<String> columns = new ArrayList<>();
+      columns.add(spec.key());
+      boolean hasTombstones = ds.getSchema().getFields().stream().anyMatch(f -> f.getName().equals(SystemColumns.TOMBSTONE));
+      if (hasTombstones) {
+        columns.add(SystemColumns.TOMBSTONE);
+      }
+      List<String> keys = new ArrayList<>();
+      List<Boolean> tombs = new ArrayList<>();
+      ScanOptions options = new ScanOptions.Builder().columns(columns).build();
+      try (LanceScanner scanner = ds.newScan(options); ArrowReader reader = scanner.scanBatches()) {
+        while (reader.loadNextBatch()) {
+          VectorSchemaRoot batch = reader.getVectorSchemaRoot();
+          VarCharVector key = (VarCharVector) batch.getVector(spec.key());
+          BitVector tomb = hasTombstones ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
+          for (int r = 0; r < batch.getRowCount(); r++) {
+            keys.add(new String(key.get(r), StandardCharsets.UTF_8));
+            tombs.add(tomb != null && !tomb.isNull(r) && tomb.get(r) != 0);
+          }
+        }
+      }
+      boolean[] t = new boolean[tombs.size()];
+      for (int i = 0; i < t.length; i++) {
+        t[i] = tombs.get(i);
+      }
+      return new GenerationSource(shardId, g.generation(), g.path(), ds, keys.toArray(new String[0]), hasTombstones ? t : null);
+    } catch (Exception e) {
+      ds.close();
+      throw LanceErrors.translate("read generation " + g.path() + " of shard " + shardId, e);
+    }
+  }
+
+  /** Rows and sources held, for stats. */
+  public synchronized long[] footprint() {
+    long rows = 0;
+    long sources = 0;
+    for (ShardCache c : shards.values()) {
+      for (FreshSource s : c.sources.values()) {
+        rows += s.rows();
+        sources++;
+      }
+    }
+    return new long[] {sources, rows};
+  }
+
+  @Override
+  public synchronized void close() {
+    closed = true;
+    for (ShardCache c : shards.values()) {
+      c.sources.values().forEach(FreshSource::release);
+      c.sources.clear();
+      c.current = null;
+    }
+    shards.clear();
+  }
+}

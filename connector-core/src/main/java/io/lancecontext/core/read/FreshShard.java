@@ -1,0 +1,119 @@
+package io.lancecontext.core.read;
+
+import io.lancecontext.core.schema.SystemColumns;
+import io.lancecontext.core.wal.ShardManifest;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * One shard's fresh tier at one moment: its unmerged generations (ascending) and its WAL entries above
+ * the replay position (ascending), and for every key the location of its newest row. Holds a reference
+ * on each source until {@link #release()}.
+ */
+public final class FreshShard {
+  /** Where a key's newest row is: source index, batch index (WAL entries), row, and whether it deletes the key. */
+  public record RowRef(int source, int batch, int row, boolean tombstone) {}
+
+  private final String shardId;
+  private final long watermark;
+  private final ShardManifest manifest;
+  private final List<FreshSource> sources;
+  private final Map<String, RowRef> newest;
+  private final String signature;
+
+  FreshShard(String shardId, long watermark, ShardManifest manifest, List<FreshSource> sources, String signature) {
+    this.shardId = shardId;
+    this.watermark = watermark;
+    this.manifest = manifest;
+    this.sources = List.copyOf(sources);
+    this.signature = signature;
+    this.newest = index(this.sources);
+  }
+
+  private static Map<String, RowRef> index(List<FreshSource> sources) {
+    Map<String, RowRef> m = new HashMap<>();
+    for (int s = 0; s < sources.size(); s++) {
+      FreshSource source = sources.get(s);
+      if (source instanceof GenerationSource g) {
+        // inside one generation the first row of a key in offset order is its newest
+        // (lance-core writes a memtable out newest-first); lancecontext never writes a key twice
+        // into one generation, so this only matters for foreign writers
+        Map<String, RowRef> local = new HashMap<>();
+        String[] keys = g.keys();
+        for (int r = 0; r < keys.length; r++) {
+          local.putIfAbsent(keys[r], new RowRef(s, 0, r, g.tombstone(r)));
+        }
+        m.putAll(local);
+      } else {
+        WalSource w = (WalSource) source;
+        List<VectorSchemaRoot> batches = w.entry().batches();
+        for (int b = 0; b < batches.size(); b++) {
+          VectorSchemaRoot batch = batches.get(b);
+          VarCharVector key = keyVector(batch);
+          BitVector tomb = (BitVector) batch.getVector(SystemColumns.TOMBSTONE);
+          for (int r = 0; r < batch.getRowCount(); r++) {
+            boolean t = tomb != null && !tomb.isNull(r) && tomb.get(r) != 0;
+            m.put(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8), new RowRef(s, b, r, t));
+          }
+        }
+      }
+    }
+    return m;
+  }
+
+  /** The key column is the one carrying Lance's primary-key metadata (always the first declared key). */
+  static VarCharVector keyVector(VectorSchemaRoot batch) {
+    for (var v : batch.getFieldVectors()) {
+      if ("true".equals(v.getField().getMetadata().get("lance-schema:unenforced-primary-key"))) {
+        return (VarCharVector) v;
+      }
+    }
+    throw new IllegalStateException("batch has no primary-key column");
+  }
+
+  public String shardId() {
+    return shardId;
+  }
+
+  public long watermark() {
+    return watermark;
+  }
+
+  public ShardManifest manifest() {
+    return manifest;
+  }
+
+  public List<FreshSource> sources() {
+    return sources;
+  }
+
+  /** Newest row per key (tombstones included). */
+  public Map<String, RowRef> newest() {
+    return newest;
+  }
+
+  /** Identity of this view: same signature, same rows. */
+  public String signature() {
+    return signature;
+  }
+
+  public boolean retain() {
+    for (int i = 0; i < sources.size(); i++) {
+      if (!sources.get(i).retain()) {
+        for (int j = 0; j < i; j++) {
+          sources.get(j).release();
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
+  public void release() {
+    sources.forEach(FreshSource::release);
+  }
+}

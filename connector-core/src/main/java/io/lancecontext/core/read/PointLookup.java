@@ -1,0 +1,126 @@
+package io.lancecontext.core.read;
+
+import io.lancecontext.core.error.LanceErrors;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+
+import java.util.Set;
+import java.util.function.Function;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.lance.MetadataColumns;
+import org.lance.ipc.LanceScanner;
+import org.lance.ipc.ScanOptions;
+
+/**
+ * Looks keys up in an {@link LsmSnapshot}: the fresh tier first (an in-memory index of every key's
+ * newest row), then the base table through its key index for the keys the fresh tier does not hold.
+ * Never stale: a key the fresh tier holds is never read from the base. Tombstoned keys are absent;
+ * retired/expired records too unless {@code includeExpired}. Supersession does not apply to lookups by
+ * key.
+ */
+public final class PointLookup {
+  private PointLookup() {}
+
+  /** Largest IN list sent to Lance in one base query. */
+  static final int MAX_KEYS_PER_QUERY = 1_000;
+
+  /**
+   * Returns one batch per source holding the found rows ({@code columns}, in order). The caller closes
+   * the batches.
+   *
+   * @param shardOf the shard id of a key
+   */
+  public static List<VectorSchemaRoot> lookup(SchemaSpec spec, LsmSnapshot snapshot, List<String> keys,
+      List<String> columns, boolean includeExpired, Instant now, Function<String, String> shardOf,
+      BufferAllocator allocator) {
+    Predicate visible = spec.has(Capability.LIFECYCLE) && !includeExpired
+        ? Predicates.lifecycleVisible(spec, now) : Predicate.alwaysTrue();
+    List<VectorSchemaRoot> out = new ArrayList<>();
+    Set<String> fromBase = new LinkedHashSet<>();
+    try {
+      for (String key : new LinkedHashSet<>(keys)) {
+        FreshShard shard = snapshot.shard(shardOf.apply(key));
+        FreshShard.RowRef ref = shard == null ? null : shard.newest().get(key);
+        if (ref == null) {
+          fromBase.add(key);
+        } else if (!ref.tombstone()) {
+          VectorSchemaRoot row = fresh(spec, shard, ref, columns, visible, allocator);
+          if (row != null) {
+            out.add(row);
+          }
+        }
+      }
+      List<String> pending = new ArrayList<>(fromBase);
+      for (int i = 0; i < pending.size(); i += MAX_KEYS_PER_QUERY) {
+        List<String> chunk = pending.subList(i, Math.min(pending.size(), i + MAX_KEYS_PER_QUERY));
+        base(spec, snapshot, chunk, columns, visible, allocator, out);
+      }
+      return out;
+    } catch (RuntimeException e) {
+      out.forEach(VectorSchemaRoot::close);
+      throw e;
+    } catch (Exception e) {
+      out.forEach(VectorSchemaRoot::close);
+      throw LanceErrors.translate("look up keys", e);
+    }
+  }
+
+  private static VectorSchemaRoot fresh(SchemaSpec spec, FreshShard shard, FreshShard.RowRef ref, List<String> columns,
+      Predicate visible, BufferAllocator allocator) throws Exception {
+    FreshSource source = shard.sources().get(ref.source());
+    if (source instanceof WalSource w) {
+      VectorSchemaRoot batch = w.entry().batches().get(ref.batch());
+      if (!new PredicateEvaluator(visible, batch).matches(ref.row())) {
+        return null;
+      }
+      return RowCopier.copy(batch, columns, new int[] {ref.row()}, 1, allocator);
+    }
+    GenerationSource g = (GenerationSource) source;
+    Set<String> cols = new LinkedHashSet<>(columns);
+    cols.addAll(Predicates.topLevelColumns(visible));
+    try (ArrowReader reader = g.dataset().take(List.of((long) ref.row()), new ArrayList<>(cols))) {
+      if (!reader.loadNextBatch() || reader.getVectorSchemaRoot().getRowCount() == 0) {
+        throw new IllegalStateException("generation " + g.path() + " has no row " + ref.row());
+      }
+      VectorSchemaRoot in = reader.getVectorSchemaRoot();
+      if (!new PredicateEvaluator(visible, in).matches(0)) {
+        return null;
+      }
+      try (VectorSchemaRoot picked = RowCopier.copy(in, columns, new int[] {0}, 1, allocator)) {
+        return BlobMaterializer.materialize(g.dataset(), spec, picked, columns, i -> ref.row(), allocator);
+      }
+    }
+  }
+
+  private static void base(SchemaSpec spec, LsmSnapshot snapshot, List<String> keys, List<String> columns,
+      Predicate visible, BufferAllocator allocator, List<VectorSchemaRoot> out) throws Exception {
+    Predicate filter = Predicate.and(Predicate.in(spec.key(), new ArrayList<>(keys)), Predicates.notTombstone(spec), visible);
+    String sql = LanceSql.render(filter).orElseThrow();
+    boolean blobs = columns.stream().anyMatch(c -> spec.column(c).blob());
+    ScanOptions options = new ScanOptions.Builder().columns(columns).filter(sql).withRowId(blobs).build();
+    try (LanceScanner scanner = snapshot.base().dataset().newScan(options); ArrowReader reader = scanner.scanBatches()) {
+      while (reader.loadNextBatch()) {
+        VectorSchemaRoot in = reader.getVectorSchemaRoot();
+        if (in.getRowCount() == 0) {
+          continue;
+        }
+        if (!blobs) {
+          out.add(RowCopier.transfer(in, columns, allocator));
+        } else {
+          List<String> withIds = new ArrayList<>(columns);
+          withIds.add(MetadataColumns.ROWID);
+          try (VectorSchemaRoot picked = RowCopier.transfer(in, withIds, allocator)) {
+            out.add(BlobMaterializer.materialize(snapshot.base().dataset(), spec, picked, columns, allocator));
+          }
+        }
+      }
+    }
+  }
+
+}

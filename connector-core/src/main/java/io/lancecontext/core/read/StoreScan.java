@@ -1,0 +1,438 @@
+package io.lancecontext.core.read;
+
+import io.lancecontext.core.error.LanceErrors;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.lance.Dataset;
+import org.lance.MetadataColumns;
+import org.lance.ipc.LanceScanner;
+import org.lance.ipc.ScanOptions;
+
+/**
+ * Executes a read over an {@link LsmSnapshot} and returns exactly the LSM view: the newest row per key
+ * across the base table and the fresh tier, tombstoned keys hidden, and, unless asked otherwise,
+ * superseded and retired/expired records hidden. Filters are applied to the newest row of each key
+ * only, so a filter on any column never returns a row that a newer version replaced.
+ *
+ * <p>Pushdown: the filter, the visibility rules and (for small fresh tiers) the exclusion of keys
+ * the fresh tier overrides are rendered into one Lance filter on the base table; what cannot be
+ * rendered is evaluated in Java. Offset and limit go to Lance when nothing is left for Java to filter.
+ *
+ * <p>Batches are produced lazily; each is valid until the next call to {@link #next()}. Not thread-safe.
+ */
+public final class StoreScan implements AutoCloseable {
+  /** Above this many fresh keys, the base scan filters them out in Java instead of in its Lance filter. */
+  static final int MAX_PUSHED_EXCLUSIONS = 1_000;
+
+  /** Which part of the view to read (engines read the parts in parallel). */
+  public enum Part { ALL, BASE, FRESH }
+
+  private final SchemaSpec spec;
+  private final LsmSnapshot snapshot;
+  private final ScanSpec scan;
+  private final BufferAllocator allocator;
+  private final Part part;
+  private final List<Integer> fragments;
+  private final List<String> outColumns;
+  private final Predicate freshFilter;
+  private final Set<String> superseded;
+  private final Set<String> freshKeys;
+
+  // base scan state
+  private final boolean javaKeyCheck;
+  private final boolean javaBaseFilter;
+  private final String lanceFilter;
+  private final boolean pushLimit;
+  private LanceScanner baseScanner;
+  private ArrowReader baseReader;
+  private boolean baseDone;
+
+  // fresh state
+  private Iterator<FreshShard> shardIt;
+  private FreshShard shard;
+  private int sourceIndex = -1;
+  private int batchIndex;
+  private LanceScanner genScanner;
+  private ArrowReader genReader;
+
+  private long toSkip;
+  private long remaining;
+  private VectorSchemaRoot current;
+
+  /**
+   * @param fragments base fragments to read (null for all); only for {@link Part#BASE}
+   */
+  public StoreScan(SchemaSpec spec, LsmSnapshot snapshot, ScanSpec scan, BufferAllocator allocator, Part part,
+      List<Integer> fragments) {
+    this.spec = spec;
+    this.snapshot = snapshot;
+    this.scan = scan;
+    this.allocator = allocator;
+    this.part = part;
+    this.fragments = fragments;
+    this.outColumns = resolveColumns(spec, scan);
+    Predicates.validate(spec, scan.filter());
+    Instant now = scan.now() == null ? Instant.now() : scan.now();
+    Predicate visible = spec.has(Capability.LIFECYCLE) && !scan.includeExpired()
+        ? Predicates.lifecycleVisible(spec, now) : Predicate.alwaysTrue();
+    this.freshFilter = Predicate.and(scan.filter(), visible);
+    this.freshKeys = snapshot.freshKeys();
+    this.superseded = spec.has(Capability.SUPERSESSION) && !scan.includeSuperseded()
+        ? SupersededKeys.compute(spec, snapshot, allocator) : Set.of();
+
+    Predicate baseFilter = Predicate.and(freshFilter, Predicates.notTombstone(spec));
+    Optional<String> rendered = LanceSql.render(baseFilter);
+    boolean pushExclusions = rendered.isPresent() && freshKeys.size() <= MAX_PUSHED_EXCLUSIONS;
+    this.javaBaseFilter = rendered.isEmpty();
+    this.javaKeyCheck = !freshKeys.isEmpty() && !pushExclusions;
+    String sql = rendered.orElseGet(() -> LanceSql.render(Predicates.notTombstone(spec)).orElseThrow());
+    if (pushExclusions && !freshKeys.isEmpty()) {
+      sql = "(" + sql + ") AND NOT (" + LanceSql.render(Predicate.in(spec.key(), new ArrayList<>(freshKeys))).orElseThrow() + ")";
+    }
+    this.lanceFilter = sql.equals("true") ? null : sql;
+    // when Lance decides everything, offset and limit go there too
+    this.pushLimit = part == Part.ALL && fragments == null && snapshot.freshRows() == 0 && !javaBaseFilter
+        && superseded.isEmpty();
+    this.toSkip = pushLimit ? 0 : scan.offset();
+    this.remaining = pushLimit || !scan.hasLimit() ? Long.MAX_VALUE : scan.limit();
+    this.baseDone = part == Part.FRESH;
+    if (part == Part.BASE) {
+      shardIt = List.<FreshShard>of().iterator();
+    }
+  }
+
+  static List<String> resolveColumns(SchemaSpec spec, ScanSpec scan) {
+    if (scan.columns() == null) {
+      return spec.columnNames();
+    }
+    for (String c : scan.columns()) {
+      Predicates.resolve(spec, c);
+      if (c.contains(".")) {
+        throw new io.lancecontext.core.error.SchemaException(c, "project top-level columns only");
+      }
+    }
+    return scan.columns();
+  }
+
+  /** The columns of every batch, in order. */
+  public List<String> columns() {
+    return outColumns;
+  }
+
+  /** Advances to the next non-empty batch; false at the end. */
+  public boolean next() {
+    closeCurrent();
+    if (remaining <= 0) {
+      return false;
+    }
+    while (true) {
+      VectorSchemaRoot b = baseDone ? nextFresh() : nextBase();
+      if (b == null) {
+        if (!baseDone) {
+          baseDone = true;
+          closeBase();
+          if (part == Part.BASE) {
+            return false;
+          }
+          continue;
+        }
+        return false;
+      }
+      if (b.getRowCount() == 0) {
+        b.close();
+        continue;
+      }
+      current = b;
+      remaining -= b.getRowCount();
+      return true;
+    }
+  }
+
+  public VectorSchemaRoot batch() {
+    return current;
+  }
+
+  // ------------------------------------------------------------------ base table
+
+  private VectorSchemaRoot nextBase() {
+    try {
+      if (baseReader == null) {
+        openBase();
+      }
+      while (baseReader.loadNextBatch()) {
+        VectorSchemaRoot in = baseReader.getVectorSchemaRoot();
+        VectorSchemaRoot out = selectBase(in);
+        if (out != null) {
+          return out;
+        }
+      }
+      return null;
+    } catch (Exception e) {
+      throw LanceErrors.translate("scan the base table", e);
+    }
+  }
+
+  private void openBase() {
+    Set<String> cols = new LinkedHashSet<>(outColumns);
+    cols.add(spec.key());
+    if (javaBaseFilter) {
+      cols.addAll(Predicates.topLevelColumns(freshFilter));
+      if (spec.has(Capability.TOMBSTONES)) {
+        cols.add(io.lancecontext.core.schema.SystemColumns.TOMBSTONE);
+      }
+    }
+    ScanOptions.Builder b = new ScanOptions.Builder().columns(new ArrayList<>(cols)).withRowId(hasBlobs());
+    if (lanceFilter != null) {
+      b.filter(lanceFilter);
+    }
+    if (fragments != null) {
+      b.fragmentIds(fragments);
+    }
+    if (pushLimit) {
+      if (scan.hasLimit()) {
+        b.limit(scan.limit());
+      }
+      if (scan.offset() > 0) {
+        b.offset(scan.offset());
+      }
+    }
+    baseScanner = snapshot.base().dataset().newScan(b.build());
+    baseReader = baseScanner.scanBatches();
+  }
+
+  private boolean hasBlobs() {
+    for (String c : outColumns) {
+      if (spec.column(c).blob()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private VectorSchemaRoot selectBase(VectorSchemaRoot in) {
+    int n = in.getRowCount();
+    int[] rows = new int[n];
+    int count = 0;
+    VarCharVector key = (javaKeyCheck || !superseded.isEmpty()) ? (VarCharVector) in.getVector(spec.key()) : null;
+    PredicateEvaluator eval = javaBaseFilter
+        ? new PredicateEvaluator(Predicate.and(freshFilter, Predicates.notTombstone(spec)), in) : null;
+    for (int r = 0; r < n; r++) {
+      if (key != null) {
+        String k = new String(key.get(r), StandardCharsets.UTF_8);
+        if ((javaKeyCheck && freshKeys.contains(k)) || superseded.contains(k)) {
+          continue;
+        }
+      }
+      if (eval != null && !eval.matches(r)) {
+        continue;
+      }
+      rows[count++] = r;
+    }
+    return emit(in, rows, count, snapshot.base().dataset(), true);
+  }
+
+  // ------------------------------------------------------------------ fresh tier
+
+  private VectorSchemaRoot nextFresh() {
+    try {
+      while (true) {
+        if (shard == null) {
+          if (shardIt == null) {
+            shardIt = snapshot.shards().values().iterator();
+          }
+          if (!shardIt.hasNext()) {
+            return null;
+          }
+          shard = shardIt.next();
+          sourceIndex = -1;
+        }
+        if (sourceIndex >= 0 && sourceIndex < shard.sources().size()) {
+          VectorSchemaRoot out = nextFromSource(shard.sources().get(sourceIndex));
+          if (out != null) {
+            return out;
+          }
+        }
+        closeGeneration();
+        sourceIndex++;
+        batchIndex = 0;
+        if (sourceIndex >= shard.sources().size()) {
+          shard = null;
+        }
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("scan the fresh tier", e);
+    }
+  }
+
+  private VectorSchemaRoot nextFromSource(FreshSource source) throws Exception {
+    Map<String, FreshShard.RowRef> newest = shard.newest();
+    if (source instanceof WalSource w) {
+      List<VectorSchemaRoot> batches = w.entry().batches();
+      while (batchIndex < batches.size()) {
+        int b = batchIndex++;
+        VectorSchemaRoot in = batches.get(b);
+        VarCharVector key = FreshShard.keyVector(in);
+        PredicateEvaluator eval = new PredicateEvaluator(freshFilter, in);
+        int[] rows = new int[in.getRowCount()];
+        int count = 0;
+        for (int r = 0; r < in.getRowCount(); r++) {
+          String k = new String(key.get(r), StandardCharsets.UTF_8);
+          FreshShard.RowRef ref = newest.get(k);
+          if (ref.source() != sourceIndex || ref.batch() != b || ref.row() != r || ref.tombstone()
+              || superseded.contains(k) || !eval.matches(r)) {
+            continue;
+          }
+          rows[count++] = r;
+        }
+        VectorSchemaRoot out = emit(in, rows, count, null, false);
+        if (out != null) {
+          return out;
+        }
+      }
+      return null;
+    }
+    GenerationSource g = (GenerationSource) source;
+    if (genReader == null) {
+      Set<String> cols = new LinkedHashSet<>(outColumns);
+      cols.add(spec.key());
+      cols.addAll(Predicates.topLevelColumns(freshFilter));
+      genScanner = g.dataset().newScan(new ScanOptions.Builder().columns(new ArrayList<>(cols)).withRowId(true).build());
+      genReader = genScanner.scanBatches();
+    }
+    while (genReader.loadNextBatch()) {
+      VectorSchemaRoot in = genReader.getVectorSchemaRoot();
+      VarCharVector key = (VarCharVector) in.getVector(spec.key());
+      var rowIds = in.getVector(MetadataColumns.ROWID);
+      PredicateEvaluator eval = new PredicateEvaluator(freshFilter, in);
+      int[] rows = new int[in.getRowCount()];
+      int count = 0;
+      for (int r = 0; r < in.getRowCount(); r++) {
+        String k = new String(key.get(r), StandardCharsets.UTF_8);
+        FreshShard.RowRef ref = newest.get(k);
+        long offset = ((Number) rowIds.getObject(r)).longValue();
+        if (ref.source() != sourceIndex || ref.row() != offset || ref.tombstone() || superseded.contains(k)
+            || !eval.matches(r)) {
+          continue;
+        }
+        rows[count++] = r;
+      }
+      VectorSchemaRoot out = emit(in, rows, count, g.dataset(), true);
+      if (out != null) {
+        return out;
+      }
+    }
+    return null;
+  }
+
+  // ------------------------------------------------------------------ output
+
+  /**
+   * Builds an output batch from the selected rows (after offset), materializing blob columns from
+   * {@code blobSource} when the batch holds Lance blob descriptors. {@code transferable}: the input
+   * batch is the scan's own (a Lance reader's), not a cached WAL batch, so whole batches may be moved
+   * instead of copied. Null when nothing is left.
+   */
+  private VectorSchemaRoot emit(VectorSchemaRoot in, int[] rows, int count, Dataset blobSource, boolean transferable) {
+    int start = 0;
+    if (toSkip > 0) {
+      int skip = (int) Math.min(toSkip, count);
+      toSkip -= skip;
+      start = skip;
+    }
+    int take = (int) Math.min(count - start, remaining);
+    if (take <= 0) {
+      return null;
+    }
+    int[] selected = rows;
+    if (start > 0) {
+      selected = new int[take];
+      System.arraycopy(rows, start, selected, 0, take);
+    }
+    boolean blobs = blobSource != null && hasBlobs();
+    List<String> copyColumns = new ArrayList<>(outColumns);
+    if (blobs) {
+      copyColumns.add(MetadataColumns.ROWID);
+    }
+    boolean everything = start == 0 && take == in.getRowCount() && isIdentity(rows, take);
+    VectorSchemaRoot picked = everything && transferable
+        ? RowCopier.transfer(in, copyColumns, allocator)
+        : RowCopier.copy(in, copyColumns, selected, take, allocator);
+    if (!blobs) {
+      return picked;
+    }
+    try (VectorSchemaRoot withDescriptors = picked) {
+      return BlobMaterializer.materialize(blobSource, spec, withDescriptors, outColumns, allocator);
+    }
+  }
+
+  private static boolean isIdentity(int[] rows, int n) {
+    for (int i = 0; i < n; i++) {
+      if (rows[i] != i) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------------ lifecycle
+
+  private void closeCurrent() {
+    if (current != null) {
+      current.close();
+      current = null;
+    }
+  }
+
+  private void closeBase() {
+    try {
+      if (baseReader != null) {
+        baseReader.close();
+      }
+      if (baseScanner != null) {
+        baseScanner.close();
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("close the base scan", e);
+    } finally {
+      baseReader = null;
+      baseScanner = null;
+    }
+  }
+
+  private void closeGeneration() {
+    try {
+      if (genReader != null) {
+        genReader.close();
+      }
+      if (genScanner != null) {
+        genScanner.close();
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("close a generation scan", e);
+    } finally {
+      genReader = null;
+      genScanner = null;
+    }
+  }
+
+  /** Closes the scan (not the snapshot). */
+  @Override
+  public void close() {
+    closeCurrent();
+    closeBase();
+    closeGeneration();
+  }
+}

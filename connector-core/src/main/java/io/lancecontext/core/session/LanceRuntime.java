@@ -1,0 +1,95 @@
+package io.lancecontext.core.session;
+
+import io.lancecontext.core.options.StoreConfig;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.lance.Session;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Process-wide Lance resources: one Arrow root allocator and one bounded Lance {@link Session} shared by
+ * every store, generation and maintenance task of this JVM, so that a worker's cache memory is capped
+ * by one budget however many stores it touches ({@link CacheBudget}). Thread-safe; built lazily.
+ */
+public final class LanceRuntime {
+  private static final Logger LOG = LoggerFactory.getLogger(LanceRuntime.class);
+  private static final LanceRuntime INSTANCE = new LanceRuntime();
+
+  private final RootAllocator allocator = new RootAllocator(Long.MAX_VALUE);
+  private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2, r -> {
+    Thread t = new Thread(r, "lancecontext-maintenance");
+    t.setDaemon(true);
+    return t;
+  });
+  private volatile Session session;
+  private volatile CacheBudget sessionBudget;
+
+  private LanceRuntime() {}
+
+  public static LanceRuntime get() {
+    return INSTANCE;
+  }
+
+  /** The root of every Arrow allocation lancecontext makes; stores and readers use child allocators. */
+  public BufferAllocator allocator() {
+    return allocator;
+  }
+
+  /**
+   * The session a store with these options must use: the JVM's shared session, or null when the
+   * store's budget is 0 (lance-core then gives each dataset its own default-sized session). The shared
+   * session is sized by the first store that asks; later stores asking for another budget share it
+   * anyway, with a warning.
+   */
+  public Session sessionFor(StoreConfig config) {
+    CacheBudget budget = CacheBudget.resolve(config);
+    if (!budget.shared()) {
+      return null;
+    }
+    Session s = session;
+    if (s == null) {
+      synchronized (this) {
+        s = session;
+        if (s == null) {
+          s = Session.builder().indexCacheSizeBytes(budget.indexCacheBytes())
+              .metadataCacheSizeBytes(budget.metadataCacheBytes()).build();
+          sessionBudget = budget;
+          session = s;
+          LOG.info("Shared Lance session: {} bytes ({} index + {} metadata), from {}", budget.bytes(),
+              budget.indexCacheBytes(), budget.metadataCacheBytes(), budget.source());
+          return s;
+        }
+      }
+    }
+    CacheBudget current = sessionBudget;
+    if (current.bytes() != budget.bytes()) {
+      LOG.warn("cache.bytes {} (from {}) for store {} ignored: this JVM's shared Lance session was built with {} "
+          + "bytes (from {})", budget.bytes(), budget.source(), config.uri(), current.bytes(), current.source());
+    }
+    return s;
+  }
+
+  /** Runs stores' background maintenance (sealing, merges, garbage collection, compaction). */
+  public ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  /** The shared session, if one was built. */
+  public Session sharedSession() {
+    return session;
+  }
+
+  /** The budget the shared session was built with, or null. */
+  public CacheBudget sharedBudget() {
+    return sessionBudget;
+  }
+
+  /** Bytes held by the shared session's caches, or 0. */
+  public long sessionSizeBytes() {
+    Session s = session;
+    return s == null ? 0 : s.sizeBytes();
+  }
+}

@@ -1,0 +1,464 @@
+package io.lancecontext.core.store;
+
+import io.lancecontext.core.codec.BatchValidator;
+import io.lancecontext.core.codec.RecordCodec;
+import io.lancecontext.core.error.CommitConflictException;
+import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.error.LanceErrors;
+import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.io.StoreFiles;
+import io.lancecontext.core.maintenance.Maintenance;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.read.BaseTable;
+import io.lancecontext.core.read.FreshCache;
+import io.lancecontext.core.read.FreshShard;
+import io.lancecontext.core.read.LsmSnapshot;
+import io.lancecontext.core.read.PointLookup;
+import io.lancecontext.core.read.RowCopier;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.session.LanceRuntime;
+import io.lancecontext.core.wal.Buckets;
+import io.lancecontext.core.wal.MergedWatermarks;
+import io.lancecontext.core.wal.ShardIds;
+import io.lancecontext.core.wal.ShardWriterSlot;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.lance.Dataset;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The state of one store in one JVM, shared by every handle to it: the base table, the resident shard
+ * writers, the fresh-tier cache and the maintenance schedule. Thread-safe.
+ */
+final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
+  private static final Logger LOG = LoggerFactory.getLogger(ResidentStore.class);
+
+  private final StoreConfig config;
+  private final SchemaSpec spec;
+  private final Schema datasetSchema;
+  private final StoreFiles files;
+  private final BufferAllocator allocator;
+  private final int shards;
+  private final ShardWriterSlot[] slots;
+  private final Dataset writerBase;
+  private final FreshCache fresh;
+  private final RecordCodec codec;
+  private final ExecutorService putPool;
+  private final Maintenance maintenance;
+  private final String name;
+  private final Object baseLock = new Object();
+  private BaseTable base;
+  private volatile boolean closed;
+  private final AtomicLong adds = new AtomicLong();
+  private final AtomicLong rowsAdded = new AtomicLong();
+
+  ResidentStore(StoreConfig config) {
+    this.config = config;
+    this.files = StoreFiles.forUri(config.uri());
+    this.allocator = LanceRuntime.get().allocator().newChildAllocator("store " + config.uri(), 0, Long.MAX_VALUE);
+    StoreCreation.Opened opened;
+    try {
+      opened = StoreCreation.openOrCreate(config, files, allocator);
+    } catch (RuntimeException e) {
+      allocator.close();
+      throw e;
+    }
+    this.writerBase = opened.dataset();
+    this.spec = opened.spec();
+    this.shards = opened.shards();
+    this.datasetSchema = writerBase.getSchema();
+    if (!datasetSchema.getFields().equals(spec.toArrowSchema().getFields())) {
+      throw new SchemaException("the dataset schema at " + config.uri() + " does not match its stored spec");
+    }
+    this.name = shortName(config.uri());
+    this.codec = new RecordCodec(spec);
+    this.slots = new ShardWriterSlot[shards];
+    for (int i = 0; i < shards; i++) {
+      slots[i] = new ShardWriterSlot(this, i);
+    }
+    this.fresh = new FreshCache(config, spec, files, allocator);
+    this.putPool = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "lancecontext-add-" + name);
+      t.setDaemon(true);
+      return t;
+    });
+    this.maintenance = new Maintenance(this);
+    LOG.info("Opened store {}{} ({} shards, {} columns, key '{}')", config.uri(), opened.created() ? " (new)" : "",
+        shards, spec.columns().size(), spec.key());
+  }
+
+  private static String shortName(String uri) {
+    String s = uri.endsWith("/") ? uri.substring(0, uri.length() - 1) : uri;
+    return s.substring(s.lastIndexOf('/') + 1);
+  }
+
+  // ---------------------------------------------------------------- Host (writers and maintenance)
+
+  @Override
+  public Dataset baseDataset() {
+    return writerBase;
+  }
+
+  @Override
+  public StoreFiles files() {
+    return files;
+  }
+
+  @Override
+  public BufferAllocator allocator() {
+    return allocator;
+  }
+
+  @Override
+  public Duration putTimeout() {
+    return config.putTimeout();
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public StoreConfig config() {
+    return config;
+  }
+
+  @Override
+  public SchemaSpec spec() {
+    return spec;
+  }
+
+  @Override
+  public int shards() {
+    return shards;
+  }
+
+  @Override
+  public ShardWriterSlot[] slots() {
+    return slots;
+  }
+
+  Schema datasetSchema() {
+    return datasetSchema;
+  }
+
+  RecordCodec codec() {
+    return codec;
+  }
+
+  Maintenance maintenance() {
+    return maintenance;
+  }
+
+  // ---------------------------------------------------------------- write path
+
+  /** The shard (bucket) of a key. */
+  int bucketOf(String key) {
+    return Buckets.of(key, shards);
+  }
+
+  String shardOf(String key) {
+    return ShardIds.forBucket(bucketOf(key));
+  }
+
+  /**
+   * Writes a validated batch in the dataset schema: dedupe by key (last row wins), route each row to
+   * its shard, put every shard's rows durably (in parallel), verify each writer still owned its shard.
+   * Does not close {@code batch}.
+   *
+   * @return rows written (after dedupe)
+   */
+  int add(VectorSchemaRoot batch, boolean tombstones) {
+    ensureOpen();
+    BatchValidator.validate(spec, batch);
+    int n = batch.getRowCount();
+    if (n == 0) {
+      return 0;
+    }
+    VarCharVector keys = (VarCharVector) batch.getVector(spec.key());
+    Map<String, Integer> last = new LinkedHashMap<>();
+    for (int r = 0; r < n; r++) {
+      last.put(new String(keys.get(r), StandardCharsets.UTF_8), r);
+    }
+    Map<Integer, List<Integer>> rowsByBucket = new HashMap<>();
+    Map<Integer, List<String>> keysByBucket = new HashMap<>();
+    for (int r = 0; r < n; r++) {
+      String k = new String(keys.get(r), StandardCharsets.UTF_8);
+      if (last.get(k) != r) {
+        continue;  // a later row of this batch has the same key
+      }
+      int b = bucketOf(k);
+      rowsByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(r);
+      keysByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(k);
+    }
+    if (spec.has(Capability.UNIQUE_IDS) && !tombstones) {
+      rejectExisting(last.keySet());
+    }
+    List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
+    List<VectorSchemaRoot> parts = new ArrayList<>();
+    try {
+      for (int b : buckets) {
+        List<Integer> rows = rowsByBucket.get(b);
+        int[] idx = rows.stream().mapToInt(Integer::intValue).toArray();
+        VectorSchemaRoot copy = RowCopier.copy(batch, spec.toArrowSchema().getFields().stream().map(f -> f.getName()).toList(),
+            idx, idx.length, allocator);
+        parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
+      }
+    } catch (RuntimeException e) {
+      parts.forEach(VectorSchemaRoot::close);
+      throw e;
+    }
+    putAll(buckets, parts, keysByBucket);
+    adds.incrementAndGet();
+    rowsAdded.addAndGet(last.size());
+    maintenance.onWrite();
+    return last.size();
+  }
+
+  /** Puts every part on its shard; parts go to the shard writers, which close them. */
+  private void putAll(List<Integer> buckets, List<VectorSchemaRoot> parts, Map<Integer, List<String>> keysByBucket) {
+    if (buckets.size() == 1) {
+      int b = buckets.get(0);
+      slots[b].put(parts.get(0), keysByBucket.get(b));
+      return;
+    }
+    List<Future<?>> futures = new ArrayList<>();
+    for (int i = 0; i < buckets.size(); i++) {
+      int b = buckets.get(i);
+      VectorSchemaRoot part = parts.get(i);
+      futures.add(putPool.submit(() -> slots[b].put(part, keysByBucket.get(b))));
+    }
+    RuntimeException first = null;
+    for (Future<?> f : futures) {
+      try {
+        f.get();
+      } catch (ExecutionException e) {
+        RuntimeException r = e.getCause() instanceof RuntimeException re ? re
+            : LanceErrors.translate("put", e.getCause());
+        if (first == null) {
+          first = r;
+        } else {
+          first.addSuppressed(r);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new LanceContextException("interrupted while waiting for puts", e);
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  private void rejectExisting(Collection<String> keys) {
+    List<Map<String, Object>> found = lookup(new ArrayList<>(keys), List.of(spec.key()), true, Instant.now());
+    if (!found.isEmpty()) {
+      List<String> dup = found.stream().map(r -> (String) r.get(spec.key())).limit(10).toList();
+      throw new CommitConflictException("capability unique-ids: " + found.size() + " key(s) already exist in "
+          + config.uri() + ", e.g. " + dup + "; nothing was written");
+    }
+  }
+
+  // ---------------------------------------------------------------- read path
+
+  /** The latest base table, retained for the caller. */
+  @Override
+  public BaseTable base() {
+    ensureOpen();
+    synchronized (baseLock) {
+      try {
+        if (base == null || BaseVersions.exists(files, base.version() + 1)) {
+          Dataset ds = StoreDatasets.open(config.uri(), config, allocator);
+          BaseTable next;
+          try {
+            next = new BaseTable(ds, MergedWatermarks.read(ds));
+          } catch (RuntimeException e) {
+            ds.close();
+            throw e;
+          }
+          if (base != null) {
+            base.release();
+          }
+          base = next;
+        }
+      } catch (IOException e) {
+        throw LanceErrors.translate("check the base table version", e);
+      }
+      base.retain();
+      return base;
+    }
+  }
+
+  /** A snapshot over the given shards (all when null). */
+  LsmSnapshot snapshot(Set<String> shardIds) {
+    BaseTable b = base();
+    List<FreshShard> views = new ArrayList<>();
+    try {
+      for (int i = 0; i < shards; i++) {
+        String id = ShardIds.forBucket(i);
+        if (shardIds == null || shardIds.contains(id)) {
+          views.add(fresh.view(id, b.watermark(id)));
+        }
+      }
+      return new LsmSnapshot(b, views);
+    } catch (RuntimeException e) {
+      views.forEach(FreshShard::release);
+      b.release();
+      throw e;
+    }
+  }
+
+  List<Map<String, Object>> lookup(List<String> keys, List<String> columns, boolean includeExpired, Instant now) {
+    Set<String> shardIds = new java.util.HashSet<>();
+    for (String k : keys) {
+      shardIds.add(shardOf(k));
+    }
+    try (LsmSnapshot snap = snapshot(shardIds)) {
+      List<VectorSchemaRoot> batches = PointLookup.lookup(spec, snap, keys, columns, includeExpired, now, this::shardOf,
+          allocator);
+      List<Map<String, Object>> out = new ArrayList<>();
+      try {
+        for (VectorSchemaRoot b : batches) {
+          out.addAll(codec.decode(b, columns));
+        }
+      } finally {
+        batches.forEach(VectorSchemaRoot::close);
+      }
+      return out;
+    }
+  }
+
+  // ---------------------------------------------------------------- stats
+
+  StoreStats stats(int residentStores, int openWriters) {
+    try (LsmSnapshot snap = snapshot(null)) {
+      Dataset ds = snap.base().dataset();
+      List<StoreStats.Shard> perShard = new ArrayList<>();
+      int unmerged = 0;
+      for (int b = 0; b < shards; b++) {
+        String id = ShardIds.forBucket(b);
+        FreshShard view = snap.shard(id);
+        int gens = 0;
+        int wal = 0;
+        for (var source : view.sources()) {
+          if (source instanceof io.lancecontext.core.read.GenerationSource) {
+            gens++;
+          } else {
+            wal++;
+          }
+        }
+        unmerged += gens;
+        ShardWriterSlot.Stats s = slots[b].stats();
+        perShard.add(new StoreStats.Shard(b, id, snap.base().watermark(id), gens, wal, s.open(), s.epoch(), s.puts(),
+            s.seals(), s.abandoned()));
+      }
+      long bytes = files.totalBytes("");
+      return new StoreStats(config.uri(), ds.version(), ds.countRows(), ds.getFragments().size(), snap.freshRows(),
+          unmerged, perShard, bytes, maintenance.counters(), LanceRuntime.get().sessionSizeBytes(), residentStores,
+          openWriters);
+    } catch (IOException e) {
+      throw LanceErrors.translate("collect stats", e);
+    }
+  }
+
+  @Override
+  public String summary() {
+    return stats(-1, openWriters()).summary();
+  }
+
+  int openWriters() {
+    int n = 0;
+    for (ShardWriterSlot s : slots) {
+      if (s.isOpen()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException("store " + config.uri() + " is closed");
+    }
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  long adds() {
+    return adds.get();
+  }
+
+  long rowsAdded() {
+    return rowsAdded.get();
+  }
+
+  FreshCache freshCache() {
+    return fresh;
+  }
+
+  /** Seals and closes every writer, stops maintenance and frees the caches. */
+  void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    maintenance.close();
+    for (ShardWriterSlot s : slots) {
+      try {
+        s.close();
+      } catch (RuntimeException e) {
+        LOG.warn("{}: closing shard {} failed: {}", name, s.bucket(), e.getMessage());
+      }
+    }
+    putPool.shutdown();
+    fresh.close();
+    synchronized (baseLock) {
+      if (base != null) {
+        base.release();
+        base = null;
+      }
+    }
+    writerBase.close();
+    long held = allocator.getAllocatedMemory();
+    if (held == 0) {
+      allocator.close();
+    } else {
+      // only a put abandoned while stuck in native code can hold buffers (deliberately never freed)
+      LOG.warn("{}: {} bytes of Arrow memory stay held by abandoned writers", name, held);
+    }
+    LOG.info("Closed store {}", config.uri());
+  }
+
+  @Override
+  public String toString() {
+    return "store " + config.uri();
+  }
+
+}

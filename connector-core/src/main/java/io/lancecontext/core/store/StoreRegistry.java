@@ -1,0 +1,165 @@
+package io.lancecontext.core.store;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.options.OptionParsers;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The stores resident in this JVM, keyed by normalized location: every handle to one location shares
+ * one {@link ResidentStore} (one writer per shard, one fresh-tier cache). A store with open handles is
+ * never evicted; once its last handle is closed it stays resident (warm caches, open writers) until
+ * it has been idle for {@value #IDLE_PROPERTY} or more than {@value #MAX_PROPERTY} stores are idle,
+ * then it is closed: writers sealed, caches freed. All resident stores are closed at JVM exit.
+ */
+final class StoreRegistry {
+  private static final Logger LOG = LoggerFactory.getLogger(StoreRegistry.class);
+  static final String MAX_PROPERTY = "lancecontext.resident.max-idle-stores";
+  static final String IDLE_PROPERTY = "lancecontext.resident.idle-timeout";
+  static final StoreRegistry INSTANCE = new StoreRegistry(
+      Long.getLong(MAX_PROPERTY, 32), OptionParsers.duration(System.getProperty(IDLE_PROPERTY, "10min")));
+
+  /** A resident store and the number of open handles to it. */
+  static final class Entry {
+    final ResidentStore store;
+    int handles;
+
+    Entry(ResidentStore store) {
+      this.store = store;
+    }
+  }
+
+  private final Cache<String, Entry> cache;
+
+  StoreRegistry(long maxIdleStores, Duration idle) {
+    long idleNanos = idle.toNanos();
+    this.cache = Caffeine.newBuilder()
+        .maximumWeight(maxIdleStores)
+        .weigher((String k, Entry e) -> e.handles > 0 ? 0 : 1)
+        .expireAfter(new Expiry<String, Entry>() {
+          @Override
+          public long expireAfterCreate(String key, Entry e, long now) {
+            return e.handles > 0 ? Long.MAX_VALUE : idleNanos;
+          }
+
+          @Override
+          public long expireAfterUpdate(String key, Entry e, long now, long current) {
+            return e.handles > 0 ? Long.MAX_VALUE : idleNanos;
+          }
+
+          @Override
+          public long expireAfterRead(String key, Entry e, long now, long current) {
+            return current;
+          }
+        })
+        .evictionListener((String key, Entry e, RemovalCause cause) -> {
+          if (e != null) {
+            LOG.info("Evicting idle store {} ({})", key, cause);
+            e.store.close();
+          }
+        })
+        .build();
+    Runtime.getRuntime().addShutdownHook(new Thread(this::closeAll, "lancecontext-shutdown"));
+  }
+
+  /** A handle to the resident store for {@code config}, opening (or creating) it if needed. */
+  ContextStore acquire(StoreConfig config) {
+    Entry e = cache.asMap().compute(config.uri(), (k, existing) -> {
+      Entry entry = existing;
+      if (entry == null || entry.store.isClosed()) {
+        entry = new Entry(new ResidentStore(config));
+      } else {
+        checkCompatible(entry.store, config);
+      }
+      entry.handles++;
+      return entry;
+    });
+    return new ContextStore(this, e.store, config);
+  }
+
+  private static void checkCompatible(ResidentStore resident, StoreConfig config) {
+    Optional<SchemaSpec> requested = config.requestedSpec();
+    if (requested.isPresent() && !requested.get().equals(resident.spec())) {
+      throw new SchemaException("the store at " + config.uri() + " was created with another schema spec; omit option '"
+          + StoreOptions.SCHEMA.key() + "' to use the stored one");
+    }
+    if (config.isSet(StoreOptions.SHARDS) && config.shards() != resident.shards()) {
+      throw new BadOptionException(StoreOptions.SHARDS.key(), "the store at " + config.uri() + " has "
+          + resident.shards() + " shards, fixed at creation; got " + config.shards());
+    }
+    if (!config.equals(resident.config())) {
+      LOG.debug("Store {} is resident with options {}; a handle asked for {}", config.uri(), resident.config(), config);
+    }
+  }
+
+  /** Called when a handle is closed. */
+  void release(ResidentStore store) {
+    cache.asMap().computeIfPresent(store.config().uri(), (k, e) -> {
+      if (e.store == store) {
+        e.handles--;
+      }
+      return e;
+    });
+    cache.cleanUp();
+  }
+
+  /** Closes every resident store now (JVM exit, tests). */
+  void closeAll() {
+    List<Entry> all = new ArrayList<>(cache.asMap().values());
+    cache.asMap().clear();
+    for (Entry e : all) {
+      try {
+        e.store.close();
+      } catch (RuntimeException ex) {
+        LOG.warn("Closing store {} failed: {}", e.store.config().uri(), ex.toString());
+      }
+    }
+  }
+
+  /** Evicts the store at {@code uri} if no handle is open; returns whether it was closed. */
+  boolean evictIfIdle(String uri) {
+    Entry[] removed = new Entry[1];
+    cache.asMap().computeIfPresent(uri, (k, e) -> {
+      if (e.handles > 0) {
+        return e;
+      }
+      removed[0] = e;
+      return null;
+    });
+    if (removed[0] != null) {
+      removed[0].store.close();
+      return true;
+    }
+    return false;
+  }
+
+  int residentStores() {
+    cache.cleanUp();
+    return cache.asMap().size();
+  }
+
+  int openWriters() {
+    int n = 0;
+    for (Entry e : cache.asMap().values()) {
+      n += e.store.openWriters();
+    }
+    return n;
+  }
+
+  /** Runs Caffeine's pending maintenance (idle expiry) now. */
+  void cleanUp() {
+    cache.cleanUp();
+  }
+}

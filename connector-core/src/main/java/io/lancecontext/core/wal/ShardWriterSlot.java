@@ -1,0 +1,386 @@
+package io.lancecontext.core.wal;
+
+import io.lancecontext.core.arrow.SingleBatchReader;
+import io.lancecontext.core.error.FencedWriterException;
+import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.error.LanceErrors;
+import io.lancecontext.core.error.StorageException;
+import io.lancecontext.core.error.WriteTimeoutException;
+import io.lancecontext.core.io.StoreFiles;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.lance.Dataset;
+import org.lance.memwal.ShardWriter;
+import org.lance.memwal.ShardWriterConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The resident writer of one shard in this JVM: at most one per (store, shard), shared by every task
+ * of the JVM, opened on first use and re-opened after it is sealed, fenced or idle-closed.
+ *
+ * <p>Contract of {@link #put}: when it returns, the rows are in a durable WAL entry that other
+ * processes read (the store's fresh tier), and this writer still owned the shard after the entry was
+ * written, so the next owner replays it. Otherwise it throws {@link FencedWriterException} (another
+ * writer claimed the shard, or the put failed) or {@link WriteTimeoutException}, and the rows are not
+ * acknowledged. The writer is then abandoned, never closed, because lance-core 7.0.0 blocks forever
+ * in a fenced writer's {@code put} and {@code close}; the next put claims the shard anew.
+ *
+ * <p>lance-core 7.0.0 resolves a key written twice inside one generation to the older row, and cannot
+ * merge such a generation; so a put whose keys are already in the open memtable first seals it.
+ * Memtable rotation inside lance-core is never triggered (it acknowledges puts before their WAL
+ * entry exists); sealing is always {@code close()}, by this class.
+ *
+ * <p>Thread-safe: calls are serialized by a lock; the native calls run on the slot's own thread so
+ * that they can be timed out.
+ */
+public final class ShardWriterSlot implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ShardWriterSlot.class);
+  private static final long FIRST_WAIT_MILLIS = 2;
+  private static final long POLL_MILLIS = 10;
+
+  /** What a slot needs from its store. */
+  public interface Host {
+    Dataset baseDataset();
+
+    StoreFiles files();
+
+    BufferAllocator allocator();
+
+    Duration putTimeout();
+
+    String name();
+  }
+
+  private final Host host;
+  private final int bucket;
+  private final String shardId;
+  private final ReentrantLock lock = new ReentrantLock();
+
+  private ShardWriter writer;
+  private FencingGuard guard;
+  private ExecutorService thread;
+  private final Set<String> memtableKeys = new HashSet<>();
+  private long memtableEntries;
+  private long memtableBytes;
+  private long memtableRows;
+  private long firstPutNanos;
+  private volatile long lastUseNanos = System.nanoTime();
+
+  private final AtomicLong puts = new AtomicLong();
+  private final AtomicLong seals = new AtomicLong();
+  private final AtomicLong opens = new AtomicLong();
+  private final AtomicLong abandoned = new AtomicLong();
+
+  public ShardWriterSlot(Host host, int bucket) {
+    this.host = host;
+    this.bucket = bucket;
+    this.shardId = ShardIds.forBucket(bucket);
+  }
+
+  public int bucket() {
+    return bucket;
+  }
+
+  public String shardId() {
+    return shardId;
+  }
+
+  /**
+   * Writes {@code batch} (in the dataset schema, keys unique, all in this shard) durably. Takes
+   * ownership of {@code batch}: it is closed here, or deliberately leaked if the native put is stuck.
+   */
+  public void put(VectorSchemaRoot batch, Collection<String> keys) {
+    lock.lock();
+    boolean release = true;
+    try {
+      lastUseNanos = System.nanoTime();
+      if (writer != null && anyInMemtable(keys)) {
+        sealLocked("a key of this put is already in the open generation");
+      }
+      if (writer == null) {
+        openLocked();
+      }
+      checkFenced();
+      long bytes = bytes(batch);
+      BufferAllocator allocator = host.allocator();
+      ShardWriter w = writer;
+      release = false;
+      runOnWriterThread("put " + batch.getRowCount() + " rows", () -> {
+        try (ArrowReader reader = new SingleBatchReader(batch, allocator)) {
+          w.put(reader);
+        }
+        return null;
+      }, true);
+      release = true;
+      checkFenced();
+      if (memtableEntries == 0) {
+        firstPutNanos = System.nanoTime();
+      }
+      memtableKeys.addAll(keys);
+      memtableEntries++;
+      memtableRows += batch.getRowCount();
+      memtableBytes += bytes;
+      puts.incrementAndGet();
+      lastUseNanos = System.nanoTime();
+    } catch (IOException e) {
+      abandonLocked("I/O failure while checking the shard manifest");
+      throw new StorageException("shard " + shardId + ": reading its manifest", e);
+    } finally {
+      if (release) {
+        batch.close();
+      }
+      lock.unlock();
+    }
+  }
+
+  /** Seals the open generation (close, which flushes it), if there is one. */
+  public void seal(String reason) {
+    lock.lock();
+    try {
+      sealLocked(reason);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Seals when the open generation is big or old enough, or closes the writer when it has been idle.
+   * Non-blocking: does nothing if a put holds the slot.
+   */
+  public void maintain(long sealEntries, long sealBytes, Duration sealAge, Duration idle) {
+    if (!lock.tryLock()) {
+      return;
+    }
+    try {
+      if (writer == null) {
+        return;
+      }
+      long now = System.nanoTime();
+      if (memtableEntries >= sealEntries || memtableBytes >= sealBytes) {
+        sealLocked("the open generation holds " + memtableEntries + " WAL entries, " + memtableBytes + " bytes");
+      } else if (memtableEntries > 0 && now - firstPutNanos >= sealAge.toNanos()) {
+        sealLocked("the open generation is older than " + sealAge);
+      } else if (now - lastUseNanos >= idle.toNanos()) {
+        sealLocked("idle for " + idle);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private boolean anyInMemtable(Collection<String> keys) {
+    for (String k : keys) {
+      if (memtableKeys.contains(k)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void openLocked() throws IOException {
+    long before = FencingGuard.versionBeforeOpen(host.files(), shardId);
+    thread = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "lancecontext-shard-" + bucket + "-" + host.name());
+      t.setDaemon(true);
+      return t;
+    });
+    Dataset base = host.baseDataset();
+    writer = runOnWriterThread("open the shard writer", () -> base.memWalWriter(shardId, writerConfig()), false);
+    try {
+      guard = FencingGuard.afterOpen(host.files(), shardId, before);
+    } catch (FencedWriterException e) {
+      abandonLocked("lost a race to claim the shard");
+      throw e;
+    }
+    opens.incrementAndGet();
+    resetMemtable();
+    long replayed = writer.memtableStats().rowCount();
+    if (replayed > 0) {
+      // the previous owner's unsealed WAL tail was replayed into this memtable; its keys are unknown
+      // here, so flush it into a generation of its own before taking new puts
+      LOG.info("{} shard {}: replayed {} rows from the previous writer's WAL; sealing them", host.name(), bucket, replayed);
+      sealLocked("replayed WAL tail");
+      openLocked();
+      return;
+    }
+    LOG.debug("{} shard {}: writer open, epoch {}", host.name(), bucket, guard.epoch());
+  }
+
+  static ShardWriterConfig writerConfig() {
+    // durable puts; lance-core's own memtable rotation stays out of reach (8,000 batches / 256 MiB are
+    // far above the store's seal thresholds), because 7.0.0 acknowledges puts before their WAL entry
+    // exists once it has rotated
+    return new ShardWriterConfig().withDurableWrite(true).withMaxMemtableBatches(8_000)
+        .withMaxMemtableSize(256L << 20);
+  }
+
+  private void sealLocked(String reason) {
+    if (writer == null) {
+      return;
+    }
+    ShardWriter w = writer;
+    long entries = memtableEntries;
+    long started = System.nanoTime();
+    try {
+      runOnWriterThread("seal the open generation", () -> {
+        w.close();
+        return null;
+      }, false);
+    } catch (LanceContextException e) {
+      LOG.warn("{} shard {}: sealing failed ({}); abandoning the writer", host.name(), bucket, e.getMessage());
+      return;
+    }
+    writer = null;
+    guard = null;
+    thread.shutdown();
+    thread = null;
+    resetMemtable();
+    seals.incrementAndGet();
+    LOG.debug("{} shard {}: sealed {} entries in {} ms ({})", host.name(), bucket, entries,
+        (System.nanoTime() - started) / 1_000_000, reason);
+  }
+
+  private void checkFenced() throws IOException {
+    try {
+      guard.check();
+    } catch (FencedWriterException e) {
+      abandonLocked("fenced");
+      throw e;
+    }
+  }
+
+  /**
+   * Runs a native call on the slot's thread. Puts are polled for fencing while they run; all calls are
+   * bounded by {@code write.put-timeout}. On failure the writer is abandoned.
+   */
+  private <T> T runOnWriterThread(String what, Callable<T> call, boolean pollFencing) {
+    Future<T> future = thread.submit(call);
+    long deadline = System.nanoTime() + host.putTimeout().toNanos();
+    try {
+      try {
+        return future.get(FIRST_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException ignored) {
+        // slow path below
+      }
+      while (true) {
+        if (pollFencing && guard != null && guard.isFenced()) {
+          abandonLocked("fenced while a put was in flight");
+          throw new FencedWriterException(host.name() + " shard " + bucket + ": the shard was claimed by another "
+              + "writer while '" + what + "' was in flight; the rows of this call were not acknowledged");
+        }
+        long remaining = deadline - System.nanoTime();
+        if (remaining <= 0) {
+          abandonLocked("timed out");
+          throw new WriteTimeoutException(host.name() + " shard " + bucket + ": '" + what + "' did not complete within "
+              + host.putTimeout() + " (write.put-timeout); the rows of this call were not acknowledged");
+        }
+        try {
+          return future.get(Math.min(TimeUnit.NANOSECONDS.toMillis(remaining) + 1, POLL_MILLIS), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException ignored) {
+          // keep polling
+        }
+      }
+    } catch (ExecutionException e) {
+      boolean fenced = isFencedQuietly();
+      abandonLocked("'" + what + "' failed");
+      Throwable cause = e.getCause();
+      if (fenced) {
+        throw new FencedWriterException(host.name() + " shard " + bucket + ": '" + what + "' failed after another writer "
+            + "claimed the shard: " + cause.getMessage(), cause);
+      }
+      throw LanceErrors.translate(host.name() + " shard " + bucket + ": " + what, cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      abandonLocked("interrupted");
+      throw new FencedWriterException(host.name() + " shard " + bucket + ": interrupted during '" + what + "'", e);
+    } catch (IOException e) {
+      abandonLocked("I/O failure while checking fencing");
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private boolean isFencedQuietly() {
+    try {
+      return guard != null && guard.isFenced();
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Drops the writer without closing it (close blocks forever on a fenced writer in 7.0.0). */
+  private void abandonLocked(String why) {
+    if (writer == null && thread == null) {
+      return;
+    }
+    LOG.warn("{} shard {}: abandoning the shard writer ({}); the next put claims the shard again", host.name(), bucket, why);
+    writer = null;
+    guard = null;
+    if (thread != null) {
+      thread.shutdown();
+      thread = null;
+    }
+    resetMemtable();
+    abandoned.incrementAndGet();
+  }
+
+  private void resetMemtable() {
+    memtableKeys.clear();
+    memtableEntries = 0;
+    memtableBytes = 0;
+    memtableRows = 0;
+  }
+
+  private static long bytes(VectorSchemaRoot batch) {
+    long b = 0;
+    for (var v : batch.getFieldVectors()) {
+      b += v.getBufferSize();
+    }
+    return b;
+  }
+
+  public boolean isOpen() {
+    return writer != null;
+  }
+
+  public long lastUseNanos() {
+    return lastUseNanos;
+  }
+
+  /** Counters for stats. */
+  public Stats stats() {
+    lock.lock();
+    try {
+      return new Stats(bucket, shardId, writer != null, guard == null ? -1 : guard.epoch(), memtableEntries, memtableRows,
+          puts.get(), seals.get(), opens.get(), abandoned.get());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A slot's counters. */
+  public record Stats(int bucket, String shardId, boolean open, long epoch, long openEntries, long openRows,
+      long puts, long seals, long opens, long abandoned) {}
+
+  /** Seals and closes the writer (used on idle eviction and at JVM exit). */
+  @Override
+  public void close() {
+    seal("closing");
+  }
+}
