@@ -37,6 +37,11 @@ public final class StoreOptions {
       OptionParsers::positiveDuration,
       "A put that does not complete in this time fails the add with a fenced-writer error; the writer is abandoned.");
 
+  public static final ConfigOption<Duration> FENCE_BACKOFF = ConfigOption.of("write.fence-backoff", "1s",
+      OptionParsers::duration, "After another writer claims a shard, this JVM waits this long before claiming it back "
+          + "(adds to the shard fail with a fenced-writer error meanwhile), so that two writers cannot take a shard from "
+          + "each other on every add.");
+
   public static final ConfigOption<Duration> IDLE_TIMEOUT = ConfigOption.of("write.idle-timeout", "5min",
       OptionParsers::positiveDuration,
       "A resident shard writer idle this long is closed (its memtable sealed into a generation).");
@@ -69,6 +74,6 @@ public final class StoreOptions {
 
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
-      PUT_TIMEOUT, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, MERGE_GENERATIONS, MERGE_INTERVAL, GC_GRACE,
+      PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, MERGE_GENERATIONS, MERGE_INTERVAL, GC_GRACE,
       COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY);
 }

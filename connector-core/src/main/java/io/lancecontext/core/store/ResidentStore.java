@@ -137,6 +137,11 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
   }
 
   @Override
+  public Duration fenceBackoff() {
+    return config.get(StoreOptions.FENCE_BACKOFF);
+  }
+
+  @Override
   public String name() {
     return name;
   }

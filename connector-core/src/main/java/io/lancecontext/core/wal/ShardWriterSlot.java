@@ -65,6 +65,9 @@ public final class ShardWriterSlot implements AutoCloseable {
 
     Duration putTimeout();
 
+    /** How long to leave a shard alone after another writer claimed it. */
+    Duration fenceBackoff();
+
     String name();
   }
 
@@ -82,6 +85,8 @@ public final class ShardWriterSlot implements AutoCloseable {
   private long memtableRows;
   private long firstPutNanos;
   private volatile long lastUseNanos = System.nanoTime();
+  private long fencedAtNanos;
+  private boolean fencedRecently;
 
   private final AtomicLong puts = new AtomicLong();
   private final AtomicLong seals = new AtomicLong();
@@ -115,6 +120,7 @@ public final class ShardWriterSlot implements AutoCloseable {
         sealLocked("a key of this put is already in the open generation");
       }
       if (writer == null) {
+        backOffAfterFencing();
         openLocked();
       }
       checkFenced();
@@ -185,6 +191,25 @@ public final class ShardWriterSlot implements AutoCloseable {
     }
   }
 
+  /**
+   * After losing the shard, wait {@code write.fence-backoff} before claiming it back: a claim fences the
+   * other writer, and two writers re-claiming on every add would never let either seal the WAL tail it
+   * replayed (lance-core re-logs a replayed tail when the writer next writes, so it would double).
+   */
+  private void backOffAfterFencing() {
+    if (!fencedRecently) {
+      return;
+    }
+    long waited = System.nanoTime() - fencedAtNanos;
+    long backoff = host.fenceBackoff().toNanos();
+    if (waited < backoff) {
+      throw new FencedWriterException(host.name() + " shard " + bucket + ": another writer claimed the shard "
+          + waited / 1_000_000 + " ms ago; this JVM claims it back after " + host.fenceBackoff().toMillis()
+          + " ms (write.fence-backoff); the rows of this call were not written");
+    }
+    fencedRecently = false;
+  }
+
   private boolean anyInMemtable(Collection<String> keys) {
     for (String k : keys) {
       if (memtableKeys.contains(k)) {
@@ -211,16 +236,27 @@ public final class ShardWriterSlot implements AutoCloseable {
     }
     opens.incrementAndGet();
     resetMemtable();
-    long replayed = writer.memtableStats().rowCount();
-    if (replayed > 0) {
-      // the previous owner's unsealed WAL tail was replayed into this memtable; its keys are unknown
-      // here, so flush it into a generation of its own before taking new puts
-      LOG.info("{} shard {}: replayed {} rows from the previous writer's WAL; sealing them", host.name(), bucket, replayed);
-      sealLocked("replayed WAL tail");
+    long tail = unsealedTail();
+    if (tail > 0) {
+      // lance-core replayed the previous owner's unsealed WAL entries into this memtable. Seal them into
+      // a generation before the first put: otherwise that put re-logs every replayed batch in one new
+      // entry, the next claimant replays both copies, and the tail doubles with every claim until the
+      // memtable's batch store overflows ("MemTable batch store is full"). Their keys are unknown here too.
+      LOG.info("{} shard {}: the previous writer left {} unsealed WAL entries; sealing them", host.name(), bucket, tail);
+      if (!sealLocked("replayed WAL tail") || unsealedTail() > 0) {
+        throw new FencedWriterException(host.name() + " shard " + bucket + ": could not seal the replayed WAL tail "
+            + "(another writer is claiming the shard); the rows of this call were not acknowledged");
+      }
       openLocked();
       return;
     }
     LOG.debug("{} shard {}: writer open, epoch {}", host.name(), bucket, guard.epoch());
+  }
+
+  /** WAL entries above the replay position of the newest manifest: what a new writer replays. */
+  private long unsealedTail() throws IOException {
+    long replayAfter = ShardManifests.latest(host.files(), shardId).replayAfter();
+    return WalEntry.positions(host.files(), shardId).stream().filter(p -> p > replayAfter).count();
   }
 
   static ShardWriterConfig writerConfig() {
@@ -231,9 +267,10 @@ public final class ShardWriterSlot implements AutoCloseable {
         .withMaxMemtableSize(256L << 20);
   }
 
-  private void sealLocked(String reason) {
+  /** Seals (closes) the writer; false if it failed (the writer is then abandoned). */
+  private boolean sealLocked(String reason) {
     if (writer == null) {
-      return;
+      return true;
     }
     ShardWriter w = writer;
     long entries = memtableEntries;
@@ -245,7 +282,7 @@ public final class ShardWriterSlot implements AutoCloseable {
       }, false);
     } catch (LanceContextException e) {
       LOG.warn("{} shard {}: sealing failed ({}); abandoning the writer", host.name(), bucket, e.getMessage());
-      return;
+      return false;
     }
     writer = null;
     guard = null;
@@ -255,6 +292,7 @@ public final class ShardWriterSlot implements AutoCloseable {
     seals.incrementAndGet();
     LOG.debug("{} shard {}: sealed {} entries in {} ms ({})", host.name(), bucket, entries,
         (System.nanoTime() - started) / 1_000_000, reason);
+    return true;
   }
 
   private void checkFenced() throws IOException {
@@ -329,7 +367,10 @@ public final class ShardWriterSlot implements AutoCloseable {
     if (writer == null && thread == null) {
       return;
     }
-    LOG.warn("{} shard {}: abandoning the shard writer ({}); the next put claims the shard again", host.name(), bucket, why);
+    LOG.warn("{} shard {}: abandoning the shard writer ({}); the shard is claimed again after {} ms", host.name(),
+        bucket, why, host.fenceBackoff().toMillis());
+    fencedRecently = true;
+    fencedAtNanos = System.nanoTime();
     writer = null;
     guard = null;
     if (thread != null) {

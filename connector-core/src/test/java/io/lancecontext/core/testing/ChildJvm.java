@@ -1,0 +1,100 @@
+package io.lancecontext.core.testing;
+
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Another JVM running a main class of the test classpath, driven line by line over stdin/stdout (its
+ * stderr goes to a log file). Used for the cross-process guarantees: visibility, crash durability and
+ * shard contention.
+ */
+public final class ChildJvm implements AutoCloseable {
+  private final Process process;
+  private final BufferedReader out;
+  private final BufferedWriter in;
+  private final Path log;
+
+  private ChildJvm(Process process, Path log) {
+    this.process = process;
+    this.log = log;
+    this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    this.in = new BufferedWriter(new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8));
+  }
+
+  /** Starts {@code mainClass} with {@code args}; its stderr goes to {@code log}. */
+  public static ChildJvm start(Class<?> mainClass, Path log, String... args) throws IOException {
+    String java = System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+    List<String> cmd = new ArrayList<>();
+    cmd.add(java);
+    cmd.add("-Xmx512m");
+    cmd.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
+    cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(mainClass.getName());
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
+    return new ChildJvm(pb.start(), log);
+  }
+
+  /** Sends one line. */
+  public void send(String line) throws IOException {
+    in.write(line);
+    in.newLine();
+    in.flush();
+  }
+
+  /** The next line the child prints, or null at its end. */
+  public String readLine() throws IOException {
+    return out.readLine();
+  }
+
+  /** Sends a command and returns the child's one-line answer. */
+  public String ask(String line) throws IOException {
+    send(line);
+    String answer = readLine();
+    if (answer == null) {
+      throw new IOException("child exited; its log:\n" + tail());
+    }
+    return answer;
+  }
+
+  /** Waits for the child to exit and returns its exit code (-1 if it had to be killed). */
+  public int waitFor(long seconds) throws InterruptedException {
+    if (process.waitFor(seconds, TimeUnit.SECONDS)) {
+      return process.exitValue();
+    }
+    process.destroyForcibly().waitFor();
+    return -1;
+  }
+
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  /** The last lines of the child's stderr log. */
+  public String tail() {
+    try {
+      List<String> lines = java.nio.file.Files.readAllLines(log);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    }
+  }
+}

@@ -1,0 +1,123 @@
+package io.lancecontext.core.testing;
+
+import io.lancecontext.core.error.FencedWriterException;
+import io.lancecontext.core.store.ContextStore;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Main class of the child JVMs in cross-process tests. Stores use the {@code rollout} preset; records
+ * carry their add number in {@code sequence_order}.
+ *
+ * <ul>
+ *   <li>{@code reader <path>}: answers stdin commands {@code get <key>} (the record's sequence_order or
+ *       {@code missing}), {@code count}, {@code exit}.</li>
+ *   <li>{@code writer <path> <adds> <rowsPerAdd> <prefix>}: adds, printing {@code ack <n>} after each,
+ *       then halts without closing anything (a crash).</li>
+ *   <li>{@code contender <path> <adds> <prefix> <pauseMillis> [option=value ...]}: single-row adds, printing
+ *       {@code ack|fenced|error <key> <millis> <detail>} for each, then {@code done}.</li>
+ * </ul>
+ */
+public final class StoreProcess {
+  private StoreProcess() {}
+
+  public static void main(String[] args) throws Exception {
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    switch (args[0]) {
+      case "reader" -> reader(args[1], out);
+      case "writer" -> writer(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]), args[4], out);
+      case "contender" -> contender(args, out);
+      default -> throw new IllegalArgumentException(args[0]);
+    }
+  }
+
+  static Map<String, Object> record(String key, int seq) {
+    Map<String, Object> r = new HashMap<>();
+    r.put("id", key);
+    r.put("sequence_order", seq);
+    r.put("rollout_id", "r-" + seq);
+    return r;
+  }
+
+  private static void reader(String path, PrintStream out) throws Exception {
+    try (ContextStore store = ContextStore.open(Map.of("path", path));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+      out.println("ready");
+      String line;
+      while ((line = in.readLine()) != null) {
+        String[] p = line.split(" ");
+        switch (p[0]) {
+          case "get" -> {
+            Optional<Map<String, Object>> r = store.get(p[1]);
+            out.println(r.map(m -> String.valueOf(m.get("sequence_order"))).orElse("missing"));
+          }
+          case "count" -> out.println(store.count());
+          case "exit" -> {
+            return;
+          }
+          default -> out.println("unknown " + p[0]);
+        }
+      }
+    }
+  }
+
+  private static void writer(String path, int adds, int rowsPerAdd, String prefix, PrintStream out) {
+    ContextStore store = ContextStore.open(Map.of("path", path));
+    for (int i = 0; i < adds; i++) {
+      List<Map<String, Object>> rows = new ArrayList<>();
+      for (int j = 0; j < rowsPerAdd; j++) {
+        rows.add(record(prefix + "-" + i + "-" + j, i));
+      }
+      store.add(rows);
+      out.println("ack " + i);
+    }
+    out.println("done");
+    out.flush();
+    Runtime.getRuntime().halt(0);
+  }
+
+  private static void contender(String[] args, PrintStream out) {
+    Map<String, String> options = new HashMap<>();
+    options.put("path", args[1]);
+    long pause = Long.parseLong(args[4]);
+    for (int i = 5; i < args.length; i++) {
+      String[] kv = args[i].split("=", 2);
+      options.put(kv[0], kv[1]);
+    }
+    int adds = Integer.parseInt(args[2]);
+    String prefix = args[3];
+    try (ContextStore store = ContextStore.open(options)) {
+      for (int i = 0; i < adds; i++) {
+        String key = prefix + "-" + i;
+        long t = System.nanoTime();
+        String outcome;
+        String detail = "";
+        try {
+          store.add(List.of(record(key, i)));
+          outcome = "ack";
+        } catch (FencedWriterException e) {
+          outcome = "fenced";
+          detail = e.getClass().getSimpleName();
+        } catch (RuntimeException e) {
+          outcome = "error";
+          detail = e.getClass().getName() + ":" + String.valueOf(e.getMessage()).replace('\n', ' ');
+        }
+        out.println(outcome + " " + key + " " + (System.nanoTime() - t) / 1_000_000 + " " + detail);
+        try {
+          Thread.sleep(pause);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+    out.println("done");
+  }
+}
