@@ -12,10 +12,16 @@ import org.lance.compaction.CompactionOptions;
 /**
  * Rewrites the base table's small fragments into fewer large ones. Always with deferred index remap:
  * lance-core 7.0.0's default remap aborts the JVM on a table with a MemWAL index. The key index is
- * rebuilt afterwards so that it covers the new fragments. Callers hold the {@link MaintenanceLock}.
+ * then rebuilt so that it covers the new fragments ({@code optimizeIndices} after a deferred remap
+ * silently loses rows in 7.0.0), after which nothing needs the fragment-reuse index the deferred
+ * remap left: it is dropped, because it references the pre-compaction version, and once garbage
+ * collection removed that version every later compaction would fail. Callers hold the
+ * {@link MaintenanceLock}.
  */
 final class Compactor {
   private Compactor() {}
+
+  static final String FRAG_REUSE_INDEX = "__lance_frag_reuse";
 
   /** The only compaction options lancecontext ever passes to lance-core. */
   static CompactionOptions options(StoreConfig config) {
@@ -32,6 +38,10 @@ final class Compactor {
       ds.checkoutLatest();
       if (ds.getFragments().size() != before) {
         KeyIndex.ensure(ds, spec, config, true);
+        ds.checkoutLatest();
+      }
+      if (ds.listIndexes().contains(FRAG_REUSE_INDEX)) {
+        LanceErrors.run("drop the fragment-reuse index", () -> ds.dropIndex(FRAG_REUSE_INDEX));
         ds.checkoutLatest();
       }
       return new CompactionResult(true, before, ds.getFragments().size(), ds.version(),

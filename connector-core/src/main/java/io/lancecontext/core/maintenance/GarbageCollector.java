@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
 import org.apache.arrow.memory.BufferAllocator;
 import org.lance.Dataset;
 import org.lance.cleanup.CleanupPolicy;
+import org.lance.index.Index;
 import org.lance.cleanup.RemovalStats;
 
 /**
@@ -30,7 +31,8 @@ import org.lance.cleanup.RemovalStats;
  * started before it became unneeded can finish): generation directories at or below the merged
  * watermark (and orphans no manifest lists), WAL entries at or below the replay position (their rows
  * are in generations), old shard-manifest versions, and old base-table versions (Lance's cleanup,
- * which never touches {@code _mem_wal}). Callers hold the {@link MaintenanceLock}.
+ * which never touches {@code _mem_wal}), but never a version an index still refers to. Callers hold the
+ * {@link MaintenanceLock}.
  */
 final class GarbageCollector {
   private GarbageCollector() {}
@@ -87,8 +89,16 @@ final class GarbageCollector {
           }
         }
       }
-      RemovalStats removed = LanceErrors.call("clean up old base-table versions", () -> base.cleanupWithPolicy(
-          CleanupPolicy.builder().withBeforeTimestampMillis(cutoff.toEpochMilli()).build()));
+      // lance-core 7.0.0 reads an index's metadata at the version the index was last written
+      // (Index.datasetVersion()); cleanup does not protect that version, and removing it makes every
+      // later compaction fail with "_versions/<v>.manifest was not found". Keep it.
+      long oldestIndexed = base.version();
+      for (Index index : base.getIndexes()) {
+        oldestIndexed = Math.min(oldestIndexed, index.datasetVersion());
+      }
+      CleanupPolicy policy = CleanupPolicy.builder().withBeforeTimestampMillis(cutoff.toEpochMilli())
+          .withBeforeVersion(oldestIndexed).build();
+      RemovalStats removed = LanceErrors.call("clean up old base-table versions", () -> base.cleanupWithPolicy(policy));
       versions = removed.getOldVersions();
       bytes += removed.getBytesRemoved();
     }

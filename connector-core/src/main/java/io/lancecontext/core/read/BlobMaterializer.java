@@ -12,6 +12,7 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.UInt8Vector;
 import org.apache.arrow.vector.VariableWidthFieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.lance.BlobFile;
 import org.lance.Dataset;
@@ -21,6 +22,7 @@ import org.lance.MetadataColumns;
  * Lance scans return a blob-encoded column as a struct of {@code (position, size)} descriptors, not
  * its bytes. This replaces those descriptor columns with the binary column of the store's schema,
  * filled through {@link Dataset#takeBlobs}. Needs the scan to include {@value MetadataColumns#ROWID}.
+ * A zero-length descriptor reads as null in a nullable column (see {@code ResidentStore#add}).
  */
 public final class BlobMaterializer {
   private BlobMaterializer() {}
@@ -77,9 +79,18 @@ public final class BlobMaterializer {
       target.allocateNew();
       List<Long> ids = new ArrayList<>();
       List<Integer> slots = new ArrayList<>();
+      FieldVector sizes = descriptors instanceof StructVector sv ? (FieldVector) sv.getChild("size") : null;
       for (int i = 0; i < rows; i++) {
         if (descriptors.isNull(i)) {
           target.setNull(i);
+        } else if (sizes != null && ((Number) sizes.getObject(i)).longValue() == 0) {
+          // lance-core 7.0.0's merge writes a null blob as a zero-length one: the store keeps no empty
+          // blobs in nullable columns (they are written as nulls), so zero length reads as null there
+          if (c.nullable()) {
+            target.setNull(i);
+          } else {
+            target.setSafe(i, new byte[0]);
+          }
         } else {
           ids.add(rowIds.applyAsLong(i));
           slots.add(i);

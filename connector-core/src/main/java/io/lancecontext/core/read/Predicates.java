@@ -62,14 +62,14 @@ public final class Predicates {
     if (p instanceof Predicate.Compare c) {
       checkLiteral(spec, c.column(), c.value());
     } else if (p instanceof Predicate.In in) {
-      ColumnSpec col = resolve(spec, in.column());
+      ColumnSpec col = filterable(spec, in.column());
       in.values().forEach(v -> checkLiteral(col, in.column(), v));
     } else if (p instanceof Predicate.IsNull n) {
-      resolve(spec, n.column());
+      filterable(spec, n.column());
     } else if (p instanceof Predicate.IsNotNull n) {
-      resolve(spec, n.column());
+      filterable(spec, n.column());
     } else if (p instanceof Predicate.StartsWith s) {
-      ColumnSpec col = resolve(spec, s.column());
+      ColumnSpec col = filterable(spec, s.column());
       if (!col.type().isString()) {
         throw new SchemaException(s.column(), "starts-with filters need a string column, not " + col.type());
       }
@@ -83,7 +83,7 @@ public final class Predicates {
   }
 
   private static void checkLiteral(SchemaSpec spec, String column, Object value) {
-    checkLiteral(resolve(spec, column), column, value);
+    checkLiteral(filterable(spec, column), column, value);
   }
 
   private static void checkLiteral(ColumnSpec col, String column, Object value) {
@@ -100,6 +100,18 @@ public final class Predicates {
       throw new SchemaException(column, "cannot filter a " + t + " column with a "
           + value.getClass().getSimpleName() + " value");
     }
+  }
+
+  /** The column a filter names; blob columns cannot be filtered. */
+  private static ColumnSpec filterable(SchemaSpec spec, String path) {
+    ColumnSpec c = resolve(spec, path);
+    if (c.blob()) {
+      throw new SchemaException(path, "blob columns cannot be used in filters");
+    }
+    if (c.type() == ColumnType.VECTOR || c.type() == ColumnType.LIST || c.type() == ColumnType.STRUCT) {
+      throw new SchemaException(path, "cannot filter on a " + c.type() + " column");
+    }
+    return c;
   }
 
   /** The column a (possibly dotted) path names. */

@@ -230,6 +230,7 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
         int[] idx = rows.stream().mapToInt(Integer::intValue).toArray();
         VectorSchemaRoot copy = RowCopier.copy(batch, spec.toArrowSchema().getFields().stream().map(f -> f.getName()).toList(),
             idx, idx.length, allocator);
+        emptyBlobsToNull(copy);
         parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
       }
     } catch (RuntimeException e) {
@@ -241,6 +242,24 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
     rowsAdded.addAndGet(last.size());
     maintenance.onWrite();
     return last.size();
+  }
+
+  /**
+   * Stores an empty value of a nullable blob column as null: lance-core 7.0.0's merge turns null blobs
+   * into zero-length ones, so only one of the two can be told apart in every tier.
+   */
+  private void emptyBlobsToNull(VectorSchemaRoot part) {
+    for (var c : spec.blobColumns()) {
+      if (!c.nullable()) {
+        continue;
+      }
+      var v = (org.apache.arrow.vector.VariableWidthFieldVector) part.getVector(c.name());
+      for (int i = 0; i < part.getRowCount(); i++) {
+        if (!v.isNull(i) && v.getValueLength(i) == 0) {
+          v.setNull(i);
+        }
+      }
+    }
   }
 
   /** Puts every part on its shard; parts go to the shard writers, which close them. */

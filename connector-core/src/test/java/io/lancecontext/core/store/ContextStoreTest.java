@@ -1,0 +1,354 @@
+package io.lancecontext.core.store;
+
+import static io.lancecontext.core.store.StoreTestSupport.options;
+import static io.lancecontext.core.store.StoreTestSupport.rec;
+import static io.lancecontext.core.store.StoreTestSupport.view;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.error.CommitConflictException;
+import io.lancecontext.core.error.InvalidRecordException;
+import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.error.StoreNotFoundException;
+import io.lancecontext.core.maintenance.MergeResult;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.wal.Buckets;
+import io.lancecontext.core.wal.ShardIds;
+import io.lancecontext.core.wal.ShardLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ContextStoreTest {
+  @TempDir
+  Path dir;
+
+  @AfterEach
+  void closeAll() {
+    ContextStore.closeAllResident();
+  }
+
+  /** Runs {@code check} with the rows in the WAL tail, then in a generation, then in the base table. */
+  private static void inEveryTier(ContextStore store, Runnable check) {
+    runIn("the WAL tail", check);
+    store.seal();
+    runIn("a generation", check);
+    MergeResult r = store.merge();
+    assertTrue(r.merged(), r.reason());
+    runIn("the base table", check);
+  }
+
+  private static void runIn(String tier, Runnable check) {
+    try {
+      check.run();
+    } catch (AssertionError e) {
+      throw new AssertionError("with the rows in " + tier + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Test
+  void filterNeverReturnsReplacedRows() {
+    try (ContextStore store = ContextStore.open(options(dir, "f", "context"))) {
+      store.add(List.of(rec("id", "k1", "role", "user"), rec("id", "k2", "role", "user")));
+      store.seal();
+      store.merge();  // old versions in the base table
+      store.add(List.of(rec("id", "k1", "role", "assistant")));  // newer version in the fresh tier
+      inEveryTier(store, () -> {
+        assertEquals(Map.of("k2", "user"), view(store, "role", ScanSpec.all().withFilter(Predicate.eq("role", "user"))));
+        assertEquals(Map.of("k1", "assistant"), view(store, "role", ScanSpec.all().withFilter(Predicate.eq("role", "assistant"))));
+        assertEquals(1, store.count(Predicate.eq("role", "user")));
+      });
+      store.add(List.of(rec("id", "k2", "role", "tool")));
+      store.seal();  // newer version in a generation, older in the base
+      assertEquals(Map.of(), view(store, "role", ScanSpec.all().withFilter(Predicate.eq("role", "user"))));
+    }
+  }
+
+  @Test
+  void keyWrittenTwiceInOneAddKeepsTheLastValue() {
+    try (ContextStore store = ContextStore.open(options(dir, "d", "rollout"))) {
+      assertEquals(2, store.add(List.of(rec("id", "k", "reward", 1.0), rec("id", "j", "reward", 5.0),
+          rec("id", "k", "reward", 2.0))));
+      inEveryTier(store, () -> {
+        assertEquals(2.0, store.get("k").orElseThrow().get("reward"));
+        assertEquals(Map.of("j", 5.0, "k", 2.0), view(store, "reward"));
+      });
+      // the same key again in a later add, in the same open generation: the generation is sealed first
+      store.add(List.of(rec("id", "k", "reward", 3.0)));
+      store.add(List.of(rec("id", "k", "reward", 4.0)));
+      inEveryTier(store, () -> assertEquals(4.0, store.get("k").orElseThrow().get("reward")));
+    }
+  }
+
+  @Test
+  void deleteHidesTheKeyInEveryTier() {
+    try (ContextStore store = ContextStore.open(options(dir, "t", "context"))) {
+      store.add(List.of(rec("id", "a", "role", "x"), rec("id", "b", "role", "y")));
+      store.seal();
+      store.merge();
+      store.delete(List.of("a"));
+      inEveryTier(store, () -> {
+        assertTrue(store.get("a").isEmpty());
+        assertEquals(Map.of("b", "y"), view(store, "role"));
+        assertEquals(1, store.count());
+      });
+      store.add(List.of(rec("id", "a", "role", "back")));
+      inEveryTier(store, () -> assertEquals("back", store.get("a").orElseThrow().get("role")));
+      assertEquals(2, store.stats().baseRows(), "merged tombstones are purged from the base table");
+    }
+  }
+
+  @Test
+  void deleteNeedsTheTombstonesCapability() {
+    try (ContextStore store = ContextStore.open(options(dir, "nt", "rollout"))) {
+      SchemaException e = assertThrows(SchemaException.class, () -> store.delete(List.of("a")));
+      assertTrue(e.getMessage().contains("tombstones"));
+    }
+  }
+
+  @Test
+  void supersededRecordsAreHiddenByDefault() {
+    try (ContextStore store = ContextStore.open(options(dir, "s", "context"))) {
+      store.add(List.of(rec("id", "v1", "text_payload", "first")));
+      store.seal();
+      store.merge();
+      store.add(List.of(rec("id", "v2", "text_payload", "second", "supersedes", "v1")));
+      inEveryTier(store, () -> {
+        assertEquals(Map.of("v2", "second"), view(store, "text_payload"));
+        assertEquals(2, view(store, "text_payload", ScanSpec.all().withIncludeSuperseded(true)).size());
+        assertTrue(store.get("v1").isPresent(), "lookups by key ignore supersession");
+      });
+      store.add(List.of(rec("id", "v2", "text_payload", "second, standalone")));  // no longer supersedes v1
+      inEveryTier(store, () -> assertEquals(2, view(store, "text_payload").size()));
+    }
+  }
+
+  @Test
+  void retiredAndExpiredRecordsAreHiddenByDefault() {
+    Instant now = Instant.now();
+    try (ContextStore store = ContextStore.open(options(dir, "l", "context"))) {
+      store.add(List.of(
+          rec("id", "live", "lifecycle_status", "active"),
+          rec("id", "nostatus"),
+          rec("id", "archived", "lifecycle_status", "archived"),
+          rec("id", "expired", "expires_at", now.minus(1, ChronoUnit.HOURS)),
+          rec("id", "later", "expires_at", now.plus(1, ChronoUnit.HOURS))));
+      inEveryTier(store, () -> {
+        assertEquals(List.of("later", "live", "nostatus"), List.copyOf(view(store, "role").keySet()));
+        assertEquals(5, view(store, "role", ScanSpec.all().withIncludeExpired(true)).size());
+        assertTrue(store.get("archived").isEmpty());
+        assertEquals(1, store.lookup(List.of("expired"), List.of("id"), true).size());
+      });
+    }
+  }
+
+  @Test
+  void uniqueIdsRejectsAnExistingKeyAndWritesNothing() {
+    String spec = "{\"columns\":[{\"name\":\"id\",\"type\":\"string\"},{\"name\":\"v\",\"type\":\"int64\"}],"
+        + "\"capabilities\":[\"unique-ids\"]}";
+    try (ContextStore store = ContextStore.open(options(dir, "u", spec))) {
+      store.add(List.of(rec("id", "a", "v", 1L)));
+      CommitConflictException e = assertThrows(CommitConflictException.class,
+          () -> store.add(List.of(rec("id", "b", "v", 2L), rec("id", "a", "v", 3L))));
+      assertTrue(e.getMessage().contains("[a]"), e.getMessage());
+      assertEquals(Map.of("a", 1L), view(store, "v"));
+      store.seal();
+      store.merge();
+      assertThrows(CommitConflictException.class, () -> store.add(List.of(rec("id", "a", "v", 4L))));
+      store.add(List.of(rec("id", "b", "v", 2L)));
+      assertEquals(Map.of("a", 1L, "b", 2L), view(store, "v"));
+    }
+  }
+
+  @Test
+  void blobsRoundTripThroughEveryTier() {
+    byte[] big = new byte[200_000];
+    new java.util.Random(7).nextBytes(big);
+    try (ContextStore store = ContextStore.open(options(dir, "b", "context"))) {
+      store.add(List.of(rec("id", "img", "binary_payload", big), rec("id", "none"), rec("id", "empty", "binary_payload", new byte[0])));
+      inEveryTier(store, () -> {
+        assertArrayEquals(big, (byte[]) store.get("img").orElseThrow().get("binary_payload"));
+        Map<String, Object> scanned = view(store, "binary_payload");
+        assertArrayEquals(big, (byte[]) scanned.get("img"));
+        assertEquals(null, scanned.get("none"));
+        assertEquals(null, scanned.get("empty"), "an empty blob in a nullable column is stored as null");
+      });
+    }
+  }
+
+  @Test
+  void projectionLimitAndOffset() {
+    try (ContextStore store = ContextStore.open(options(dir, "p", "rollout"))) {
+      for (int batch = 0; batch < 4; batch++) {
+        List<Map<String, Object>> rows = new java.util.ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+          rows.add(rec("id", "k" + (batch * 25 + i), "sequence_order", batch * 25 + i));
+        }
+        store.add(rows);
+        if (batch == 1) {
+          store.seal();
+          store.merge();
+        }
+      }
+      List<Map<String, Object>> page = store.scanRecords(ScanSpec.all().withColumns(List.of("sequence_order"))
+          .withOffset(30).withLimit(40));
+      assertEquals(40, page.size());
+      assertEquals(List.of("sequence_order"), List.copyOf(page.get(0).keySet()));
+      assertEquals(100, store.scanRecords(ScanSpec.all().withColumns(List.of("id"))).size());
+      assertEquals(0, store.scanRecords(ScanSpec.all().withOffset(100)).size());
+      assertEquals(5, store.scanRecords(ScanSpec.all().withFilter(Predicate.compare("sequence_order", Predicate.Op.GE, 95L))).size());
+      SchemaException e = assertThrows(SchemaException.class,
+          () -> store.scanRecords(ScanSpec.all().withColumns(List.of("nope"))));
+      assertEquals("nope", e.column().orElseThrow());
+      SchemaException f = assertThrows(SchemaException.class,
+          () -> store.scanRecords(ScanSpec.all().withFilter(Predicate.eq("reward", "high"))));
+      assertEquals("reward", f.column().orElseThrow());
+    }
+  }
+
+  @Test
+  void openingErrorsAreTyped() {
+    Map<String, String> missing = new HashMap<>(Map.of("path", dir.resolve("missing").toString()));
+    StoreNotFoundException nf = assertThrows(StoreNotFoundException.class, () -> ContextStore.open(missing));
+    assertTrue(nf.getMessage().contains("schema"), nf.getMessage());
+    BadOptionException unknown = assertThrows(BadOptionException.class,
+        () -> ContextStore.open(options(dir, "x", "rollout", "shard", "3")));
+    assertEquals("shard", unknown.key());
+    BadOptionException bad = assertThrows(BadOptionException.class,
+        () -> ContextStore.open(options(dir, "x", "rollout", "write.put-timeout", "soon")));
+    assertEquals("write.put-timeout", bad.key());
+    BadOptionException preset = assertThrows(BadOptionException.class, () -> ContextStore.open(options(dir, "x", "chat")));
+    assertEquals("schema", preset.key());
+    try (ContextStore ignored = ContextStore.open(options(dir, "y", "rollout"))) {
+      // created
+    }
+    ContextStore.closeAllResident();
+    SchemaException other = assertThrows(SchemaException.class, () -> ContextStore.open(options(dir, "y", "context")));
+    assertTrue(other.getMessage().contains("another schema spec"));
+    BadOptionException shards = assertThrows(BadOptionException.class,
+        () -> ContextStore.open(options(dir, "y", "rollout", "shards", "8")));
+    assertEquals("shards", shards.key());
+    try (ContextStore reopened = ContextStore.open(Map.of("path", dir.resolve("y").toString()))) {
+      assertEquals("rollout", reopened.spec().preset().orElseThrow());
+      assertEquals(2, reopened.shards());
+    }
+  }
+
+  @Test
+  void badRecordWritesNothing() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "bad", "rollout"))) {
+      store.add(List.of(rec("id", "ok", "reward", 1.0)));
+      long walFiles = countWalFiles(store);
+      InvalidRecordException e = assertThrows(InvalidRecordException.class,
+          () -> store.add(List.of(rec("id", "k1", "reward", 1.0), rec("id", "k2", "reward", "lots"))));
+      assertEquals("reward", e.column());
+      assertEquals(1, e.row());
+      assertEquals(walFiles, countWalFiles(store), "nothing reached the WAL");
+      assertEquals(Map.of("ok", 1.0), view(store, "reward"));
+    }
+  }
+
+  private long countWalFiles(ContextStore store) throws Exception {
+    long n = 0;
+    for (int b = 0; b < store.shards(); b++) {
+      Path wal = Path.of(store.uri(), ShardLayout.walDir(ShardIds.forBucket(b)));
+      if (Files.exists(wal)) {
+        try (Stream<Path> s = Files.list(wal)) {
+          n += s.count();
+        }
+      }
+    }
+    return n;
+  }
+
+  @Test
+  void mergeIsIdempotentAndNeverReMergesAtOrBelowTheWatermark() {
+    try (ContextStore store = ContextStore.open(options(dir, "m", "rollout"))) {
+      store.add(List.of(rec("id", "a", "reward", 1.0), rec("id", "b", "reward", 1.0)));
+      store.seal();
+      store.add(List.of(rec("id", "a", "reward", 2.0)));
+      store.seal();
+      MergeResult first = store.merge();
+      assertTrue(first.merged());
+      assertEquals(2, first.rows(), "deduplicated across generations");
+      Map<String, Object> before = view(store, "reward");
+      MergeResult again = store.merge();
+      assertFalse(again.merged());
+      assertEquals(first.baseVersion(), store.stats().baseVersion(), "a repeated merge commits nothing");
+      assertEquals(before, view(store, "reward"));
+      assertEquals(Map.of("a", 2.0, "b", 1.0), before);
+    }
+  }
+
+  @Test
+  void garbageCollectionRemovesMergedGenerationsAndNothingStillNeeded() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "g", "rollout", "gc.grace", "0s", "shards", "1"))) {
+      store.add(List.of(rec("id", "a", "reward", 1.0)));
+      store.seal();
+      store.merge();
+      store.add(List.of(rec("id", "b", "reward", 2.0)));
+      store.seal();  // an unmerged generation
+      store.add(List.of(rec("id", "c", "reward", 3.0)));  // the WAL tail
+      Path shard = Path.of(store.uri(), ShardLayout.shardDir(ShardIds.forBucket(0)));
+      Thread.sleep(20);
+      var gc = store.gc();
+      assertTrue(gc.ran());
+      assertEquals(1, gc.generationDirs(), "the merged generation");
+      assertEquals(2, gc.walEntries(), "the two sealed entries");
+      try (Stream<Path> s = Files.list(shard)) {
+        assertEquals(1, s.filter(p -> p.getFileName().toString().contains("_gen_")).count(), "the unmerged generation stays");
+      }
+      assertEquals(Map.of("a", 1.0, "b", 2.0, "c", 3.0), view(store, "reward"));
+      store.seal();
+      store.merge();
+      assertEquals(Map.of("a", 1.0, "b", 2.0, "c", 3.0), view(store, "reward"));
+    }
+    ContextStore.closeAllResident();
+    try (ContextStore reopened = ContextStore.open(Map.of("path", dir.resolve("g").toString()))) {
+      assertEquals(3, reopened.count());
+    }
+  }
+
+  @Test
+  void bucketsAreIcebergCompatible() {
+    assertEquals(1210000089, io.lancecontext.core.wal.BucketsTestAccess.murmur3("iceberg"));
+    try (ContextStore store = ContextStore.open(options(dir, "bk", "rollout", "shards", "16"))) {
+      assertEquals(Buckets.of("some-key", 16), store.bucketOf("some-key"));
+    }
+  }
+
+  @Test
+  void statsDescribeTheStore() {
+    try (ContextStore store = ContextStore.open(options(dir, "st", "rollout"))) {
+      store.add(List.of(rec("id", "a"), rec("id", "b"), rec("id", "c")));
+      StoreStats s = store.stats();
+      assertEquals(2, s.shards().size());
+      assertEquals(3, s.freshRows());
+      assertEquals(0, s.baseRows());
+      assertTrue(s.bytesOnDisk() > 0);
+      assertTrue(s.openWriters() >= 1);
+      store.seal();
+      store.merge();
+      s = store.stats();
+      assertEquals(3, s.baseRows());
+      assertEquals(0, s.freshRows());
+      assertEquals(0, s.unmergedGenerations());
+      assertTrue(s.shards().stream().anyMatch(x -> x.mergedWatermark() > 0));
+      assertEquals(1, s.maintenance().merges());
+      assertTrue(s.summary().contains("3 rows"), s.summary());
+    }
+  }
+}

@@ -1,0 +1,52 @@
+package io.lancecontext.core.store;
+
+import io.lancecontext.core.read.ScanSpec;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Small helpers shared by the store tests. */
+final class StoreTestSupport {
+  private StoreTestSupport() {}
+
+  static Map<String, String> options(Path dir, String name, String schema, String... more) {
+    Map<String, String> o = new HashMap<>();
+    o.put("path", dir.resolve(name).toString());
+    o.put("schema", schema);
+    o.put("schema.embedding-dim", "4");
+    o.put("shards", "2");
+    for (int i = 0; i < more.length; i += 2) {
+      o.put(more[i], more[i + 1]);
+    }
+    return o;
+  }
+
+  @SafeVarargs
+  static Map<String, Object> rec(Object... kv) {
+    Map<String, Object> m = new HashMap<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      m.put((String) kv[i], kv[i + 1]);
+    }
+    return m;
+  }
+
+  /** key → value of {@code column}, for the whole LSM view. */
+  static Map<String, Object> view(ContextStore store, String column) {
+    return view(store, column, ScanSpec.all());
+  }
+
+  static Map<String, Object> view(ContextStore store, String column, ScanSpec scan) {
+    Map<String, Object> out = new TreeMap<>();
+    String key = store.spec().key();
+    List<Map<String, Object>> rows = store.scanRecords(scan.withColumns(List.of(key, column)));
+    for (Map<String, Object> r : rows) {
+      Object previous = out.put((String) r.get(key), r.get(column));
+      if (previous != null || out.size() != rows.indexOf(r) + 1) {
+        throw new AssertionError("key " + r.get(key) + " returned twice by one scan");
+      }
+    }
+    return out;
+  }
+}
