@@ -33,10 +33,14 @@ final class Compactor {
     long started = System.nanoTime();
     try (Dataset ds = StoreDatasets.open(config.uri(), config, allocator)) {
       int before = ds.getFragments().size();
+      long versionBefore = ds.version();
       CompactionOptions options = options(config);
       LanceErrors.run("compact the base table", () -> ds.compact(options));
       ds.checkoutLatest();
-      if (ds.getFragments().size() != before) {
+      if (ds.version() != versionBefore) {
+        // fragments were rewritten (possibly as many as before, e.g. to materialize deletions): the key
+        // index must cover the new ones, or lookups through it miss rows and NOT IN filters return
+        // rows they exclude
         KeyIndex.ensure(ds, spec, config, true);
         ds.checkoutLatest();
       }

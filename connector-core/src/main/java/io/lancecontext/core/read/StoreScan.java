@@ -97,7 +97,9 @@ public final class StoreScan implements AutoCloseable {
     Optional<String> rendered = LanceSql.render(baseFilter);
     boolean pushExclusions = rendered.isPresent() && freshKeys.size() <= MAX_PUSHED_EXCLUSIONS;
     this.javaBaseFilter = rendered.isEmpty();
-    this.javaKeyCheck = !freshKeys.isEmpty() && !pushExclusions;
+    // the pushed exclusion only saves work: the Java check is what guarantees that a key the fresh tier
+    // holds never comes from the base table, whatever Lance's index does
+    this.javaKeyCheck = !freshKeys.isEmpty();
     String sql = rendered.orElseGet(() -> LanceSql.render(Predicates.notTombstone(spec)).orElseThrow());
     if (pushExclusions && !freshKeys.isEmpty()) {
       sql = "(" + sql + ") AND NOT (" + LanceSql.render(Predicate.in(spec.key(), new ArrayList<>(freshKeys))).orElseThrow() + ")";

@@ -230,6 +230,11 @@ public final class ContextStore implements AutoCloseable {
     return StoreRegistry.INSTANCE.residentStores();
   }
 
+  /** The shared state behind this handle (tests). */
+  ResidentStore resident() {
+    return store;
+  }
+
   @Override
   public String toString() {
     return "ContextStore[" + uri() + "]";

@@ -110,11 +110,13 @@ final class StoreCreation {
       ds.initializeMemWal(new InitializeMemWalParams().withUnsharded());
       LOG.info("Created store {} ({} shards, spec {})", config.uri(), config.shards(),
           spec.preset().orElse("custom"));
-      return ds;
     } catch (RuntimeException e) {
-      ds.close();
       throw LanceErrors.translate("initialize the store at " + config.uri(), e);
+    } finally {
+      ds.close();
     }
+    // re-open through the one open path, so that the handle carries the JVM's session
+    return StoreDatasets.open(config.uri(), config, allocator);
   }
 
   private static void sleep(long ms) {

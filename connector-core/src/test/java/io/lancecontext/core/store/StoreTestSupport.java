@@ -37,6 +37,29 @@ final class StoreTestSupport {
     return view(store, column, ScanSpec.all());
   }
 
+  /** Where the rows of a key are (base table, fresh tier), for failure messages. */
+  static String diagnose(ContextStore store, String key) {
+    StringBuilder sb = new StringBuilder();
+    try (io.lancecontext.core.read.LsmSnapshot snap = store.resident().snapshot(null)) {
+      org.lance.Dataset base = snap.base().dataset();
+      sb.append("base v").append(base.version()).append(" rows with the key: ")
+          .append(base.countRows(store.spec().key() + " = '" + key + "'"))
+          .append(", fragments ").append(base.getFragments().size())
+          .append(", watermarks ").append(snap.base().watermarks());
+      snap.shards().values().forEach(s -> {
+        var ref = s.newest().get(key);
+        if (ref != null) {
+          sb.append("; fresh in shard ").append(s.shardId()).append(": ").append(ref).append(" of ")
+              .append(s.sources().stream().map(io.lancecontext.core.read.FreshSource::id).toList());
+        }
+      });
+      sb.append("; fresh keys ").append(snap.freshKeys().size());
+    } catch (RuntimeException e) {
+      sb.append("diagnosis failed: ").append(e);
+    }
+    return sb.toString();
+  }
+
   static Map<String, Object> view(ContextStore store, String column, ScanSpec scan) {
     Map<String, Object> out = new TreeMap<>();
     String key = store.spec().key();
@@ -44,7 +67,7 @@ final class StoreTestSupport {
     for (Map<String, Object> r : rows) {
       Object previous = out.put((String) r.get(key), r.get(column));
       if (previous != null || out.size() != rows.indexOf(r) + 1) {
-        throw new AssertionError("key " + r.get(key) + " returned twice by one scan");
+        throw new AssertionError("key " + r.get(key) + " returned twice by one scan; " + diagnose(store, (String) r.get(key)));
       }
     }
     return out;
