@@ -27,6 +27,7 @@ public final class SingleBatchReader extends ArrowReader {
       return false;
     }
     done = true;
+    ensureInitialized();
     try (ArrowRecordBatch batch = new VectorUnloader(source).getRecordBatch()) {
       loadRecordBatch(batch);
     }

@@ -93,6 +93,9 @@ final class Merger {
             LanceErrors.run("delete merged tombstones", () -> merged.delete(SystemColumns.TOMBSTONE + " = true"));
             merged.checkoutLatest();
           }
+          if (KeyIndex.refreshIfStale(merged, spec, config)) {
+            merged.checkoutLatest();
+          }
           version = merged.version();
         }
       }

@@ -55,35 +55,32 @@ public final class FreshCache implements AutoCloseable {
   private static final class ShardCache {
     final Map<String, FreshSource> sources = new HashMap<>();
     FreshShard current;
+    ShardManifest manifest;
+    final java.util.TreeSet<Long> positions = new java.util.TreeSet<>();
   }
 
   /** The current view of a shard whose merged watermark is {@code watermark}, retained for the caller. */
   public FreshShard view(String shardId, long watermark) {
     try {
-      ShardManifest manifest = ShardManifests.latest(files, shardId);
-      List<ShardManifest.FlushedGeneration> gens = new ArrayList<>();
-      for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
-        if (g.generation() > watermark) {
-          gens.add(g);
-        }
-      }
-      List<Long> positions = new ArrayList<>();
-      for (long p : WalEntry.positions(files, shardId)) {
-        if (p > manifest.replayAfter()) {
-          positions.add(p);
-        }
-      }
       synchronized (this) {
         if (closed) {
           throw new IllegalStateException("store closed");
         }
         ShardCache cache = shards.computeIfAbsent(shardId, k -> new ShardCache());
+        refresh(shardId, cache);
+        ShardManifest manifest = cache.manifest;
+        List<ShardManifest.FlushedGeneration> gens = new ArrayList<>();
+        for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
+          if (g.generation() > watermark) {
+            gens.add(g);
+          }
+        }
         List<FreshSource> sources = new ArrayList<>();
         for (ShardManifest.FlushedGeneration g : gens) {
           sources.add(cache.sources.computeIfAbsent("gen:" + g.path(), k -> loadGeneration(shardId, g)));
         }
         List<WalSource> wal = new ArrayList<>();
-        for (long p : positions) {
+        for (long p : cache.positions) {
           wal.add((WalSource) cache.sources.computeIfAbsent("wal:" + p, k -> loadWal(shardId, p)));
         }
         long newestEpoch = manifest.writerEpoch();
@@ -103,7 +100,7 @@ public final class FreshCache implements AutoCloseable {
         for (ShardManifest.FlushedGeneration g : gens) {
           inView.add("gen:" + g.path());
         }
-        for (long p : positions) {
+        for (long p : cache.positions) {
           inView.add("wal:" + p);
         }
         cache.sources.entrySet().removeIf(en -> {
@@ -114,8 +111,12 @@ public final class FreshCache implements AutoCloseable {
           return false;
         });
         String sig = signature.toString();
-        if (cache.current == null || !cache.current.signature().equals(sig)) {
-          cache.current = new FreshShard(shardId, watermark, manifest, sources, sig);
+        FreshShard previous = cache.current;
+        if (previous == null || !previous.signature().equals(sig)) {
+          boolean extends_ = previous != null && previous.watermark() == watermark
+              && previous.manifest().version() == manifest.version() && previous.isPrefixOf(sources);
+          cache.current = extends_ ? new FreshShard(previous, sources, sig)
+              : new FreshShard(shardId, watermark, manifest, sources, sig);
         }
         if (!cache.current.retain()) {
           throw new IllegalStateException("fresh sources of shard " + shardId + " were freed while in view");
@@ -124,6 +125,43 @@ public final class FreshCache implements AutoCloseable {
       }
     } catch (IOException e) {
       throw LanceErrors.translate("read the fresh tier of shard " + shardId, e);
+    }
+  }
+
+  /**
+   * Brings a shard's manifest and WAL positions up to date with a few existence checks: manifest
+   * versions and WAL positions are consecutive and only ever added above what is known (garbage
+   * collection removes only entries at or below the replay position). A changed manifest is read and the
+   * WAL directory listed in full.
+   */
+  private void refresh(String shardId, ShardCache cache) throws IOException {
+    boolean changed;
+    if (cache.manifest == null || cache.manifest.version() == 0) {
+      ShardManifest m = ShardManifests.latest(files, shardId);
+      changed = cache.manifest == null || m.version() != cache.manifest.version();
+      cache.manifest = m;
+    } else {
+      long v = cache.manifest.version();
+      while (ShardManifests.exists(files, shardId, v + 1)) {
+        v++;
+      }
+      changed = v != cache.manifest.version();
+      if (changed) {
+        cache.manifest = ShardManifests.read(files, shardId, v);
+      }
+    }
+    long replayAfter = cache.manifest.replayAfter();
+    if (changed || cache.positions.isEmpty() && cache.manifest.version() == 0) {
+      cache.positions.clear();
+      for (long p : WalEntry.positions(files, shardId)) {
+        if (p > replayAfter) {
+          cache.positions.add(p);
+        }
+      }
+    }
+    long next = Math.max(replayAfter, cache.positions.isEmpty() ? 0 : cache.positions.last()) + 1;
+    while (files.exists(WalEntry.path(shardId, next))) {
+      cache.positions.add(next++);
     }
   }
 

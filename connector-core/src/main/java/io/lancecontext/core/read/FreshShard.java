@@ -31,12 +31,34 @@ public final class FreshShard {
     this.manifest = manifest;
     this.sources = List.copyOf(sources);
     this.signature = signature;
-    this.newest = index(this.sources);
+    this.newest = index(this.sources, new HashMap<>(), 0);
   }
 
-  private static Map<String, RowRef> index(List<FreshSource> sources) {
-    Map<String, RowRef> m = new HashMap<>();
-    for (int s = 0; s < sources.size(); s++) {
+  /** A view that extends {@code previous} with more sources after its own (its index is reused). */
+  FreshShard(FreshShard previous, List<FreshSource> sources, String signature) {
+    this.shardId = previous.shardId;
+    this.watermark = previous.watermark;
+    this.manifest = previous.manifest;
+    this.sources = List.copyOf(sources);
+    this.signature = signature;
+    this.newest = index(this.sources, new HashMap<>(previous.newest), previous.sources.size());
+  }
+
+  /** Whether {@code sources} starts with exactly this view's sources. */
+  boolean isPrefixOf(List<FreshSource> other) {
+    if (other.size() < sources.size()) {
+      return false;
+    }
+    for (int i = 0; i < sources.size(); i++) {
+      if (sources.get(i) != other.get(i)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static Map<String, RowRef> index(List<FreshSource> sources, Map<String, RowRef> m, int from) {
+    for (int s = from; s < sources.size(); s++) {
       FreshSource source = sources.get(s);
       if (source instanceof GenerationSource g) {
         // inside one generation the first row of a key in offset order is its newest

@@ -89,6 +89,10 @@ public sealed interface Predicate extends Serializable {
     return new IsNotNull(column);
   }
 
+  static Predicate startsWith(String column, String prefix) {
+    return new StartsWith(column, prefix);
+  }
+
   static Predicate and(Predicate... children) {
     return and(Arrays.asList(children));
   }

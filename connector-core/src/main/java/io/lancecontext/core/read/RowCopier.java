@@ -41,6 +41,34 @@ public final class RowCopier {
     }
   }
 
+  /** One batch holding every row of {@code parts} (same schema, taken from the first), in order. */
+  public static VectorSchemaRoot concat(List<VectorSchemaRoot> parts, BufferAllocator allocator) {
+    VectorSchemaRoot out = VectorSchemaRoot.create(parts.get(0).getSchema(), allocator);
+    try {
+      int total = parts.stream().mapToInt(VectorSchemaRoot::getRowCount).sum();
+      for (FieldVector v : out.getFieldVectors()) {
+        v.setInitialCapacity(Math.max(total, 1));
+        v.allocateNew();
+      }
+      int at = 0;
+      for (VectorSchemaRoot part : parts) {
+        for (int c = 0; c < out.getFieldVectors().size(); c++) {
+          FieldVector from = part.getVector(c);
+          TransferPair tp = from.makeTransferPair(out.getVector(c));
+          for (int i = 0; i < part.getRowCount(); i++) {
+            tp.copyValueSafe(i, at + i);
+          }
+        }
+        at += part.getRowCount();
+      }
+      out.setRowCount(total);
+      return out;
+    } catch (RuntimeException e) {
+      out.close();
+      throw e;
+    }
+  }
+
   /** Moves the {@code columns} of {@code source} into a new batch without copying. */
   public static VectorSchemaRoot transfer(VectorSchemaRoot source, List<String> columns, BufferAllocator allocator) {
     List<FieldVector> out = new ArrayList<>(columns.size());

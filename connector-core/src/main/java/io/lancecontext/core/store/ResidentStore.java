@@ -269,13 +269,19 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
       slots[b].put(parts.get(0), keysByBucket.get(b));
       return;
     }
+    // shards are put in parallel; the first on the calling thread
     List<Future<?>> futures = new ArrayList<>();
-    for (int i = 0; i < buckets.size(); i++) {
+    for (int i = 1; i < buckets.size(); i++) {
       int b = buckets.get(i);
       VectorSchemaRoot part = parts.get(i);
       futures.add(putPool.submit(() -> slots[b].put(part, keysByBucket.get(b))));
     }
     RuntimeException first = null;
+    try {
+      slots[buckets.get(0)].put(parts.get(0), keysByBucket.get(buckets.get(0)));
+    } catch (RuntimeException e) {
+      first = e;
+    }
     for (Future<?> f : futures) {
       try {
         f.get();
@@ -399,13 +405,27 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
         perShard.add(new StoreStats.Shard(b, id, snap.base().watermark(id), gens, wal, s.open(), s.epoch(), s.puts(),
             s.seals(), s.abandoned()));
       }
-      long bytes = files.totalBytes("");
+      long bytes = bytesOnDisk();
       return new StoreStats(config.uri(), ds.version(), ds.countRows(), ds.getFragments().size(), snap.freshRows(),
           unmerged, perShard, bytes, maintenance.counters(), LanceRuntime.get().sessionSizeBytes(), residentStores,
           openWriters);
     } catch (IOException e) {
       throw LanceErrors.translate("collect stats", e);
     }
+  }
+
+  private static final long BYTES_REFRESH_NANOS = 10_000_000_000L;
+  private long bytesOnDisk = -1;
+  private long bytesMeasuredAt;
+
+  /** Bytes under the store directory; walking the tree is not free, so it is re-measured every 10 s. */
+  private synchronized long bytesOnDisk() throws IOException {
+    long now = System.nanoTime();
+    if (bytesOnDisk < 0 || now - bytesMeasuredAt > BYTES_REFRESH_NANOS) {
+      bytesOnDisk = files.totalBytes("");
+      bytesMeasuredAt = now;
+    }
+    return bytesOnDisk;
   }
 
   @Override

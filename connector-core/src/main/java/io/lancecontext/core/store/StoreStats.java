@@ -14,7 +14,8 @@ import java.util.List;
  * @param freshRows keys whose newest row is still in the fresh tier (unmerged generations and WAL tail)
  * @param unmergedGenerations flushed generations not yet merged, all shards
  * @param shards per-shard state
- * @param bytesOnDisk bytes under the store's directory (base, generations, WAL, manifests)
+ * @param bytesOnDisk bytes under the store's directory (base, generations, WAL, manifests), measured at most
+ *     every 10 s
  * @param maintenance background and on-demand maintenance counters of this JVM
  * @param sessionBytes bytes held by this JVM's shared Lance session (all stores)
  * @param residentStores stores resident in this JVM

@@ -7,13 +7,17 @@ import io.lancecontext.core.error.LanceErrors;
 import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.error.WriteTimeoutException;
 import io.lancecontext.core.io.StoreFiles;
+import io.lancecontext.core.read.RowCopier;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -92,6 +96,10 @@ public final class ShardWriterSlot implements AutoCloseable {
   private final AtomicLong seals = new AtomicLong();
   private final AtomicLong opens = new AtomicLong();
   private final AtomicLong abandoned = new AtomicLong();
+  private final AtomicLong grouped = new AtomicLong();
+  private final ConcurrentLinkedQueue<Request> queue = new ConcurrentLinkedQueue<>();
+  /** Largest group of callers' rows combined into one put. */
+  static final long MAX_GROUP_ROWS = 65_536;
 
   public ShardWriterSlot(Host host, int bucket) {
     this.host = host;
@@ -110,9 +118,93 @@ public final class ShardWriterSlot implements AutoCloseable {
   /**
    * Writes {@code batch} (in the dataset schema, keys unique, all in this shard) durably. Takes
    * ownership of {@code batch}: it is closed here, or deliberately leaked if the native put is stuck.
+   *
+   * <p>Group commit: calls that arrive while a put is in flight are combined into the next put (one WAL
+   * entry), as long as no key repeats among them; each call returns once the put holding its rows was
+   * acknowledged, or throws what that put threw.
    */
   public void put(VectorSchemaRoot batch, Collection<String> keys) {
+    Request request = new Request(batch, keys);
+    queue.add(request);
     lock.lock();
+    try {
+      while (!request.done) {
+        putNextGroupLocked();
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (request.error != null) {
+      throw request.error;
+    }
+  }
+
+  /** One caller's rows waiting for a put. */
+  private static final class Request {
+    final VectorSchemaRoot batch;
+    final Collection<String> keys;
+    boolean done;
+    RuntimeException error;
+
+    Request(VectorSchemaRoot batch, Collection<String> keys) {
+      this.batch = batch;
+      this.keys = keys;
+    }
+  }
+
+  /** Takes the longest run of queued requests without a repeated key and puts them as one entry. */
+  private void putNextGroupLocked() {
+    List<Request> group = new ArrayList<>();
+    Set<String> groupKeys = new HashSet<>();
+    long rows = 0;
+    for (Request head = queue.peek(); head != null; head = queue.peek()) {
+      if (!group.isEmpty() && (rows + head.batch.getRowCount() > MAX_GROUP_ROWS || anyIn(head.keys, groupKeys))) {
+        break;
+      }
+      queue.poll();
+      group.add(head);
+      groupKeys.addAll(head.keys);
+      rows += head.batch.getRowCount();
+    }
+    if (group.isEmpty()) {
+      return;
+    }
+    RuntimeException error = null;
+    try {
+      VectorSchemaRoot combined;
+      if (group.size() == 1) {
+        combined = group.get(0).batch;
+      } else {
+        List<VectorSchemaRoot> parts = new ArrayList<>();
+        group.forEach(r -> parts.add(r.batch));
+        try {
+          combined = RowCopier.concat(parts, host.allocator());
+        } finally {
+          parts.forEach(VectorSchemaRoot::close);
+        }
+        grouped.addAndGet(group.size());
+      }
+      putLocked(combined, groupKeys);
+    } catch (RuntimeException e) {
+      error = e;
+    }
+    for (Request r : group) {
+      r.error = error;
+      r.done = true;
+    }
+  }
+
+  private static boolean anyIn(Collection<String> keys, Set<String> set) {
+    for (String k : keys) {
+      if (set.contains(k)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** One durable, fence-checked put; takes ownership of {@code batch}. */
+  private void putLocked(VectorSchemaRoot batch, Collection<String> keys) {
     boolean release = true;
     try {
       lastUseNanos = System.nanoTime();
@@ -152,7 +244,6 @@ public final class ShardWriterSlot implements AutoCloseable {
       if (release) {
         batch.close();
       }
-      lock.unlock();
     }
   }
 
@@ -409,7 +500,7 @@ public final class ShardWriterSlot implements AutoCloseable {
     lock.lock();
     try {
       return new Stats(bucket, shardId, writer != null, guard == null ? -1 : guard.epoch(), memtableEntries, memtableRows,
-          puts.get(), seals.get(), opens.get(), abandoned.get());
+          puts.get(), grouped.get(), seals.get(), opens.get(), abandoned.get());
     } finally {
       lock.unlock();
     }
@@ -417,7 +508,7 @@ public final class ShardWriterSlot implements AutoCloseable {
 
   /** A slot's counters. */
   public record Stats(int bucket, String shardId, boolean open, long epoch, long openEntries, long openRows,
-      long puts, long seals, long opens, long abandoned) {}
+      long puts, long groupedCalls, long seals, long opens, long abandoned) {}
 
   /** Seals and closes the writer (used on idle eviction and at JVM exit). */
   @Override

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs one benchmark main class: ./benchmarks/run.sh AddBenchmark [args...]
+# Builds what it needs first (core + benchmarks, no tests). Output ends with a "RESULT ..." line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name=${1:?usage: benchmarks/run.sh <AddBenchmark|LookupBenchmark|SessionSoakBenchmark> [args]}
+shift
+mvn -B -ntp -q -pl benchmarks -am package -DskipTests >/dev/null
+mkdir -p benchmarks/target/tmp
+exec java -Xmx4g -XX:+UseG1GC --add-opens=java.base/java.nio=ALL-UNNAMED \
+  -Djava.io.tmpdir="$PWD/benchmarks/target/tmp" \
+  -cp "benchmarks/target/classes:$(cat benchmarks/target/runtime-classpath.txt)" \
+  "io.lancecontext.benchmarks.$name" "$@"

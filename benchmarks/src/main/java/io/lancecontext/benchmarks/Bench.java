@@ -1,0 +1,129 @@
+package io.lancecontext.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.Stream;
+
+/** Shared pieces of the benchmarks: latency statistics, rollout records, scratch directories. */
+final class Bench {
+  private Bench() {}
+
+  /** Latencies in nanoseconds. */
+  static final class Latencies {
+    private long[] values = new long[1024];
+    private int n;
+
+    synchronized void add(long nanos) {
+      if (n == values.length) {
+        values = Arrays.copyOf(values, n * 2);
+      }
+      values[n++] = nanos;
+    }
+
+    synchronized int size() {
+      return n;
+    }
+
+    /** Percentile (0-100) in milliseconds over [from, to) in arrival order. */
+    synchronized double percentileMs(double p, int from, int to) {
+      long[] s = Arrays.copyOfRange(values, from, to);
+      Arrays.sort(s);
+      if (s.length == 0) {
+        return Double.NaN;
+      }
+      int i = (int) Math.min(s.length - 1, Math.ceil(p / 100.0 * s.length) - 1);
+      return s[Math.max(0, i)] / 1e6;
+    }
+
+    double percentileMs(double p) {
+      return percentileMs(p, 0, size());
+    }
+
+    String summary() {
+      return String.format("p50 %.2f / p90 %.2f / p99 %.2f / max %.2f ms", percentileMs(50), percentileMs(90),
+          percentileMs(99), percentileMs(100));
+    }
+  }
+
+  /** 10-row rollout adds like an RL worker logs them: one rollout's steps, text, tokens, rewards. */
+  static List<Map<String, Object>> rolloutAdd(Random random, String prefix, int add, int rows, int dim) {
+    List<Map<String, Object>> out = new ArrayList<>(rows);
+    for (int i = 0; i < rows; i++) {
+      Map<String, Object> r = new HashMap<>();
+      r.put("id", prefix + "-" + add + "-" + i);
+      r.put("rollout_id", prefix + "-" + add);
+      r.put("sequence_order", i);
+      r.put("group_id", "g" + (add % 64));
+      r.put("policy_version", (long) add / 100);
+      r.put("model_name", "policy-7b");
+      r.put("worker_id", prefix);
+      r.put("actor", i % 2 == 0 ? "assistant" : "environment");
+      r.put("text_payload", text(random, 200));
+      r.put("prompt_tokens", List.of(random.nextInt(50_000), random.nextInt(50_000), random.nextInt(50_000)));
+      r.put("completion_tokens", List.of(random.nextInt(50_000), random.nextInt(50_000)));
+      r.put("reward", random.nextGaussian());
+      r.put("done", i == rows - 1);
+      r.put("num_tokens", 5);
+      float[] v = new float[dim];
+      for (int d = 0; d < dim; d++) {
+        v[d] = random.nextFloat();
+      }
+      r.put("embedding", v);
+      r.put("created_at", java.time.Instant.now());
+      r.put("split", "train");
+      out.add(r);
+    }
+    return out;
+  }
+
+  static String text(Random random, int length) {
+    StringBuilder sb = new StringBuilder(length);
+    for (int i = 0; i < length; i++) {
+      sb.append((char) ('a' + random.nextInt(26)));
+    }
+    return sb.toString();
+  }
+
+  static Path scratch(String name) throws IOException {
+    Path root = Paths.get(System.getProperty("bench.dir", "benchmarks/target/bench-data")).toAbsolutePath();
+    Path p = root.resolve(name + "-" + System.currentTimeMillis());
+    Files.createDirectories(p.getParent());
+    return p;
+  }
+
+  static void delete(Path p) throws IOException {
+    if (!Files.exists(p)) {
+      return;
+    }
+    try (Stream<Path> s = Files.walk(p)) {
+      s.sorted(Comparator.reverseOrder()).forEach(x -> x.toFile().delete());
+    }
+  }
+
+  static long rssKb() {
+    try {
+      for (String l : Files.readAllLines(Paths.get("/proc/self/status"))) {
+        if (l.startsWith("VmRSS:")) {
+          return Long.parseLong(l.replaceAll("[^0-9]", ""));
+        }
+      }
+    } catch (IOException e) {
+      return -1;
+    }
+    return -1;
+  }
+
+  static void log(String fmt, Object... args) {
+    System.out.printf(fmt + "%n", args);
+    System.out.flush();
+  }
+}
