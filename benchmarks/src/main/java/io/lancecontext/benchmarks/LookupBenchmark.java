@@ -124,16 +124,19 @@ public final class LookupBenchmark {
       int plannerWrong = 0;
       try (BufferAllocator allocator = new RootAllocator();
           Dataset base = Dataset.open().allocator(allocator).uri(store.uri()).build()) {
-        String shard = ShardIds.forBucket(0);
-        long watermark = MergedWatermarks.read(base).getOrDefault(shard, 0L);
-        ShardManifest m = ShardManifests.latest(StoreFiles.forUri(store.uri()), shard);
-        ShardSnapshot snapshot = new ShardSnapshot(shard).withCurrentGeneration(m.currentGeneration());
-        for (ShardManifest.FlushedGeneration g : m.flushed()) {
-          if (g.generation() > watermark) {
-            snapshot = snapshot.withFlushedGeneration(g.generation(), g.path());
+        List<ShardSnapshot> snapshots = new ArrayList<>();
+        for (String shard : ShardIds.forBucket(0)) {
+          long watermark = MergedWatermarks.read(base).getOrDefault(shard, 0L);
+          ShardManifest m = ShardManifests.latest(StoreFiles.forUri(store.uri()), shard);
+          ShardSnapshot snapshot = new ShardSnapshot(shard).withCurrentGeneration(m.currentGeneration());
+          for (ShardManifest.FlushedGeneration g : m.flushed()) {
+            if (g.generation() > watermark) {
+              snapshot = snapshot.withFlushedGeneration(g.generation(), g.path());
+            }
           }
+          snapshots.add(snapshot);
         }
-        try (LsmPointLookupPlanner p = new LsmPointLookupPlanner(base, List.of(snapshot))) {
+        try (LsmPointLookupPlanner p = new LsmPointLookupPlanner(base, snapshots)) {
           for (int i = 0; i < 50; i++) {
             lookup(p, allocator, keys.get(i));
           }

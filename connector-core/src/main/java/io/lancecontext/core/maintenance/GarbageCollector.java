@@ -51,8 +51,7 @@ final class GarbageCollector {
     long versions;
     try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
       Map<String, Long> watermarks = MergedWatermarks.read(base);
-      for (int b = 0; b < shards; b++) {
-        String shard = ShardIds.forBucket(b);
+      for (String shard : ShardIds.all(shards)) {
         ShardManifest manifest = ShardManifests.latest(files, shard);
         long watermark = watermarks.getOrDefault(shard, 0L);
         Set<String> listed = new HashSet<>();

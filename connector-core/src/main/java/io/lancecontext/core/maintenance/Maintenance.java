@@ -11,7 +11,7 @@ import io.lancecontext.core.wal.ShardIds;
 import io.lancecontext.core.wal.ShardLayout;
 import io.lancecontext.core.wal.ShardManifest;
 import io.lancecontext.core.wal.ShardManifests;
-import io.lancecontext.core.wal.ShardWriterSlot;
+import io.lancecontext.core.wal.BucketWriter;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -54,7 +54,7 @@ public final class Maintenance implements AutoCloseable {
 
     int shards();
 
-    ShardWriterSlot[] slots();
+    BucketWriter[] writers();
 
     StoreFiles files();
 
@@ -102,8 +102,8 @@ public final class Maintenance implements AutoCloseable {
     try {
       StoreConfig config = host.config();
       Duration interval = config.get(StoreOptions.MERGE_INTERVAL);
-      for (ShardWriterSlot slot : host.slots()) {
-        slot.maintain(SEAL_ENTRIES, config.get(StoreOptions.BATCH_BYTES), interval.dividedBy(2), config.idleTimeout());
+      for (BucketWriter writer : host.writers()) {
+        writer.maintain(interval.dividedBy(2), config.idleTimeout());
       }
       if (!writing) {
         return;
@@ -145,8 +145,7 @@ public final class Maintenance implements AutoCloseable {
     BaseTable base = host.base();
     try {
       int unmerged = 0;
-      for (int b = 0; b < host.shards(); b++) {
-        String shard = ShardIds.forBucket(b);
+      for (String shard : ShardIds.all(host.shards())) {
         long w = base.watermark(shard);
         for (ShardManifest.FlushedGeneration g : ShardManifests.latest(host.files(), shard).flushed()) {
           if (g.generation() > w) {

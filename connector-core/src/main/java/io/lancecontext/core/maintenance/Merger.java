@@ -24,6 +24,7 @@ import java.util.Map;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -58,8 +59,7 @@ final class Merger {
     try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
       Map<String, Long> watermarks = MergedWatermarks.read(base);
       Map<String, Integer> perShard = new LinkedHashMap<>();
-      for (int b = 0; b < shards; b++) {
-        String shardId = ShardIds.forBucket(b);
+      for (String shardId : ShardIds.all(shards)) {
         long w = watermarks.getOrDefault(shardId, 0L);
         for (ShardManifest.FlushedGeneration g : ShardManifests.latest(files, shardId).flushed()) {
           if (g.generation() > w) {
@@ -79,7 +79,10 @@ final class Merger {
         marked.add(new MergedGeneration(in.shardId(), in.generation()));
       }
       MergeSource source = new MergeSource(spec, base.getSchema(), inputs, winners, allocator);
-      MergeInsertParams params = new MergeInsertParams(List.of(spec.key())).withMatchedUpdateAll()
+      // a row replaces a base row only if it was written later: generations may be merged out of order
+      // (a recovered lane), and never may an older row win
+      MergeInsertParams params = new MergeInsertParams(List.of(spec.key()))
+          .withMatchedUpdateIf("source." + SystemColumns.SEQUENCE + " > target." + SystemColumns.SEQUENCE)
           .withNotMatched(MergeInsertParams.WhenNotMatched.InsertAll).withConflictRetries(10)
           .markGenerationsAsMerged(marked);
       long version;
@@ -106,25 +109,42 @@ final class Merger {
     }
   }
 
-  /** key → (input index << 32 | row offset) of its newest row. */
+  /**
+   * key → (input index << 32 | row offset) of its newest row: the highest write sequence (the two lanes
+   * of a bucket interleave in time); within one generation, the first row of a key (lance-core writes a
+   * memtable out newest-first; lancecontext never writes a key twice into one generation).
+   */
   private static Map<String, Long> newestRows(SchemaSpec spec, List<Input> inputs) throws IOException {
     Map<String, Long> winners = new HashMap<>();
+    Map<String, Long> sequences = new HashMap<>();
     for (int i = 0; i < inputs.size(); i++) {
       Map<String, Long> local = new HashMap<>();
-      ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key())).build();
+      Map<String, Long> localSeq = new HashMap<>();
+      ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), SystemColumns.SEQUENCE)).build();
       try (LanceScanner scanner = inputs.get(i).dataset().newScan(options); ArrowReader reader = scanner.scanBatches()) {
         long offset = 0;
         while (reader.loadNextBatch()) {
-          VarCharVector key = (VarCharVector) reader.getVectorSchemaRoot().getVector(spec.key());
+          VectorSchemaRoot b = reader.getVectorSchemaRoot();
+          VarCharVector key = (VarCharVector) b.getVector(spec.key());
+          BigIntVector seq = (BigIntVector) b.getVector(SystemColumns.SEQUENCE);
           for (int r = 0; r < key.getValueCount(); r++, offset++) {
-            // within a generation the first row of a key is its newest (see FreshShard)
-            local.putIfAbsent(new String(key.get(r), StandardCharsets.UTF_8), ((long) i << 32) | offset);
+            String k = new String(key.get(r), StandardCharsets.UTF_8);
+            if (local.putIfAbsent(k, ((long) i << 32) | offset) == null) {
+              localSeq.put(k, seq.isNull(r) ? 0L : seq.get(r));
+            }
           }
         }
       } catch (Exception e) {
         throw LanceErrors.translate("read generation " + inputs.get(i).path(), e);
       }
-      winners.putAll(local);
+      for (Map.Entry<String, Long> e : local.entrySet()) {
+        long q = localSeq.get(e.getKey());
+        Long best = sequences.get(e.getKey());
+        if (best == null || q >= best) {
+          winners.put(e.getKey(), e.getValue());
+          sequences.put(e.getKey(), q);
+        }
+      }
     }
     return winners;
   }

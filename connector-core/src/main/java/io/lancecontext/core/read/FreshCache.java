@@ -183,17 +183,21 @@ public final class FreshCache implements AutoCloseable {
       if (hasTombstones) {
         columns.add(SystemColumns.TOMBSTONE);
       }
+      columns.add(SystemColumns.SEQUENCE);
       List<String> keys = new ArrayList<>();
       List<Boolean> tombs = new ArrayList<>();
+      List<Long> seqs = new ArrayList<>();
       ScanOptions options = new ScanOptions.Builder().columns(columns).build();
       try (LanceScanner scanner = ds.newScan(options); ArrowReader reader = scanner.scanBatches()) {
         while (reader.loadNextBatch()) {
           VectorSchemaRoot batch = reader.getVectorSchemaRoot();
           VarCharVector key = (VarCharVector) batch.getVector(spec.key());
           BitVector tomb = hasTombstones ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
+          org.apache.arrow.vector.BigIntVector seq = (org.apache.arrow.vector.BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
           for (int r = 0; r < batch.getRowCount(); r++) {
             keys.add(new String(key.get(r), StandardCharsets.UTF_8));
             tombs.add(tomb != null && !tomb.isNull(r) && tomb.get(r) != 0);
+            seqs.add(seq.isNull(r) ? 0L : seq.get(r));
           }
         }
       }
@@ -201,7 +205,9 @@ public final class FreshCache implements AutoCloseable {
       for (int i = 0; i < t.length; i++) {
         t[i] = tombs.get(i);
       }
-      return new GenerationSource(shardId, g.generation(), g.path(), ds, keys.toArray(new String[0]), hasTombstones ? t : null);
+      long[] q = seqs.stream().mapToLong(Long::longValue).toArray();
+      return new GenerationSource(shardId, g.generation(), g.path(), ds, keys.toArray(new String[0]), q,
+          hasTombstones ? t : null);
     } catch (Exception e) {
       ds.close();
       throw LanceErrors.translate("read generation " + g.path() + " of shard " + shardId, e);

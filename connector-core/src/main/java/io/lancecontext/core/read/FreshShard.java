@@ -5,6 +5,7 @@ import io.lancecontext.core.wal.ShardManifest;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -15,8 +16,11 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * on each source until {@link #release()}.
  */
 public final class FreshShard {
-  /** Where a key's newest row is: source index, batch index (WAL entries), row, and whether it deletes the key. */
-  public record RowRef(int source, int batch, int row, boolean tombstone) {}
+  /**
+   * Where a key's newest row is: source index, batch index (WAL entries), row, its write sequence, and
+   * whether it deletes the key.
+   */
+  public record RowRef(int source, int batch, int row, long sequence, boolean tombstone) {}
 
   private final String shardId;
   private final long watermark;
@@ -24,6 +28,7 @@ public final class FreshShard {
   private final List<FreshSource> sources;
   private final Map<String, RowRef> newest;
   private final String signature;
+  private long maxSequence;
 
   FreshShard(String shardId, long watermark, ShardManifest manifest, List<FreshSource> sources, String signature) {
     this.shardId = shardId;
@@ -32,6 +37,7 @@ public final class FreshShard {
     this.sources = List.copyOf(sources);
     this.signature = signature;
     this.newest = index(this.sources, new HashMap<>(), 0);
+    this.maxSequence = maxOf(newest);
   }
 
   /** A view that extends {@code previous} with more sources after its own (its index is reused). */
@@ -42,6 +48,20 @@ public final class FreshShard {
     this.sources = List.copyOf(sources);
     this.signature = signature;
     this.newest = index(this.sources, new HashMap<>(previous.newest), previous.sources.size());
+    this.maxSequence = maxOf(newest);
+  }
+
+  private static long maxOf(Map<String, RowRef> refs) {
+    long max = 0;
+    for (RowRef r : refs.values()) {
+      max = Math.max(max, r.sequence());
+    }
+    return max;
+  }
+
+  /** The highest write sequence among this shard's newest rows (0 if none). */
+  public long maxSequence() {
+    return maxSequence;
   }
 
   /** Whether {@code sources} starts with exactly this view's sources. */
@@ -67,7 +87,7 @@ public final class FreshShard {
         Map<String, RowRef> local = new HashMap<>();
         String[] keys = g.keys();
         for (int r = 0; r < keys.length; r++) {
-          local.putIfAbsent(keys[r], new RowRef(s, 0, r, g.tombstone(r)));
+          local.putIfAbsent(keys[r], new RowRef(s, 0, r, g.sequence(r), g.tombstone(r)));
         }
         m.putAll(local);
       } else {
@@ -77,9 +97,11 @@ public final class FreshShard {
           VectorSchemaRoot batch = batches.get(b);
           VarCharVector key = keyVector(batch);
           BitVector tomb = (BitVector) batch.getVector(SystemColumns.TOMBSTONE);
+          BigIntVector seq = (BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
           for (int r = 0; r < batch.getRowCount(); r++) {
             boolean t = tomb != null && !tomb.isNull(r) && tomb.get(r) != 0;
-            m.put(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8), new RowRef(s, b, r, t));
+            long q = seq == null || seq.isNull(r) ? 0 : seq.get(r);
+            m.put(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8), new RowRef(s, b, r, q, t));
           }
         }
       }

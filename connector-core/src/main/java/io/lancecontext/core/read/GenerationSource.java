@@ -11,15 +11,23 @@ public final class GenerationSource extends FreshSource {
   private final String path;
   private final Dataset dataset;
   private final String[] keys;
+  private final long[] sequences;
   private final boolean[] tombstones;
 
-  GenerationSource(String shardId, long generation, String path, Dataset dataset, String[] keys, boolean[] tombstones) {
+  GenerationSource(String shardId, long generation, String path, Dataset dataset, String[] keys, long[] sequences,
+      boolean[] tombstones) {
     super(shardId);
     this.generation = generation;
     this.path = path;
     this.dataset = dataset;
     this.keys = keys;
+    this.sequences = sequences;
     this.tombstones = tombstones;
+  }
+
+  /** Write sequence of a row. */
+  public long sequence(int row) {
+    return sequences[row];
   }
 
   public long generation() {

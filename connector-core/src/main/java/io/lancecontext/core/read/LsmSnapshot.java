@@ -1,6 +1,6 @@
 package io.lancecontext.core.read;
 
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -8,13 +8,21 @@ import java.util.Set;
 
 /**
  * A consistent view of a store for one read: a base table version and, for each shard read, the fresh
- * tier above that version's merged watermark. Newest row per key wins: fresh over base, later sources
- * over earlier. Holds references until closed.
+ * tier above that version's merged watermark. Newest row per key wins: fresh over base, and within the
+ * fresh tier the highest write sequence. Holds references until closed.
  */
 public final class LsmSnapshot implements AutoCloseable {
   private final BaseTable base;
   private final Map<String, FreshShard> shards;
-  private Set<String> freshKeys;
+  private Map<String, Winner> winners;
+
+  /** Where the newest fresh row of a key is: its shard (lane) and its location there. */
+  public record Winner(FreshShard shard, FreshShard.RowRef ref) {
+    /** Whether the row at {@code (source, batch, row)} of {@code in} is this one. */
+    public boolean is(FreshShard in, int source, int batch, int row) {
+      return shard == in && ref.source() == source && ref.batch() == batch && ref.row() == row;
+    }
+  }
 
   /** Takes ownership of one reference on {@code base} and on each shard view. */
   public LsmSnapshot(BaseTable base, List<FreshShard> shards) {
@@ -37,24 +45,51 @@ public final class LsmSnapshot implements AutoCloseable {
     return shards.get(shardId);
   }
 
-  /** Every key with a row (or tombstone) in the fresh tier. */
-  public synchronized Set<String> freshKeys() {
-    if (freshKeys == null) {
-      Set<String> keys = new HashSet<>();
+  /**
+   * The newest fresh row of every key: across the lanes of a bucket, the row with the highest write
+   * sequence (within a lane, sequences grow with position, so its own index already holds its newest).
+   */
+  public synchronized Map<String, Winner> winners() {
+    if (winners == null) {
+      Map<String, Winner> m = new HashMap<>();
       for (FreshShard s : shards.values()) {
-        keys.addAll(s.newest().keySet());
+        for (Map.Entry<String, FreshShard.RowRef> e : s.newest().entrySet()) {
+          Winner current = m.get(e.getKey());
+          if (current == null || e.getValue().sequence() > current.ref().sequence()) {
+            m.put(e.getKey(), new Winner(s, e.getValue()));
+          }
+        }
       }
-      freshKeys = keys;
+      winners = m;
     }
-    return freshKeys;
+    return winners;
   }
 
-  public int freshRows() {
-    int n = 0;
-    for (FreshShard s : shards.values()) {
-      n += s.newest().size();
+  /** The newest fresh row of one key, or null if the fresh tier does not hold it. */
+  public Winner winner(String key) {
+    synchronized (this) {
+      if (winners != null) {
+        return winners.get(key);
+      }
     }
-    return n;
+    Winner best = null;
+    for (FreshShard s : shards.values()) {
+      FreshShard.RowRef ref = s.newest().get(key);
+      if (ref != null && (best == null || ref.sequence() > best.ref().sequence())) {
+        best = new Winner(s, ref);
+      }
+    }
+    return best;
+  }
+
+  /** Every key with a row (or tombstone) in the fresh tier. */
+  public Set<String> freshKeys() {
+    return winners().keySet();
+  }
+
+  /** Keys with a row (or tombstone) in the fresh tier. */
+  public int freshRows() {
+    return winners().size();
   }
 
   @Override

@@ -9,7 +9,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 
 import java.util.Set;
-import java.util.function.Function;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
@@ -33,24 +32,20 @@ public final class PointLookup {
   /**
    * Returns one batch per source holding the found rows ({@code columns}, in order). The caller closes
    * the batches.
-   *
-   * @param shardOf the shard id of a key
-   */
+     */
   public static List<VectorSchemaRoot> lookup(SchemaSpec spec, LsmSnapshot snapshot, List<String> keys,
-      List<String> columns, boolean includeExpired, Instant now, Function<String, String> shardOf,
-      BufferAllocator allocator) {
+      List<String> columns, boolean includeExpired, Instant now, BufferAllocator allocator) {
     Predicate visible = spec.has(Capability.LIFECYCLE) && !includeExpired
         ? Predicates.lifecycleVisible(spec, now) : Predicate.alwaysTrue();
     List<VectorSchemaRoot> out = new ArrayList<>();
     Set<String> fromBase = new LinkedHashSet<>();
     try {
       for (String key : new LinkedHashSet<>(keys)) {
-        FreshShard shard = snapshot.shard(shardOf.apply(key));
-        FreshShard.RowRef ref = shard == null ? null : shard.newest().get(key);
-        if (ref == null) {
+        LsmSnapshot.Winner w = snapshot.winner(key);
+        if (w == null) {
           fromBase.add(key);
-        } else if (!ref.tombstone()) {
-          VectorSchemaRoot row = fresh(spec, shard, ref, columns, visible, allocator);
+        } else if (!w.ref().tombstone()) {
+          VectorSchemaRoot row = fresh(spec, w.shard(), w.ref(), columns, visible, allocator);
           if (row != null) {
             out.add(row);
           }

@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
@@ -280,7 +279,6 @@ public final class StoreScan implements AutoCloseable {
   }
 
   private VectorSchemaRoot nextFromSource(FreshSource source) throws Exception {
-    Map<String, FreshShard.RowRef> newest = shard.newest();
     if (source instanceof WalSource w) {
       List<VectorSchemaRoot> batches = w.entry().batches();
       while (batchIndex < batches.size()) {
@@ -292,9 +290,8 @@ public final class StoreScan implements AutoCloseable {
         int count = 0;
         for (int r = 0; r < in.getRowCount(); r++) {
           String k = new String(key.get(r), StandardCharsets.UTF_8);
-          FreshShard.RowRef ref = newest.get(k);
-          if (ref.source() != sourceIndex || ref.batch() != b || ref.row() != r || ref.tombstone()
-              || superseded.contains(k) || !eval.matches(r)) {
+          LsmSnapshot.Winner win = snapshot.winner(k);
+          if (!win.is(shard, sourceIndex, b, r) || win.ref().tombstone() || superseded.contains(k) || !eval.matches(r)) {
             continue;
           }
           rows[count++] = r;
@@ -323,9 +320,9 @@ public final class StoreScan implements AutoCloseable {
       int count = 0;
       for (int r = 0; r < in.getRowCount(); r++) {
         String k = new String(key.get(r), StandardCharsets.UTF_8);
-        FreshShard.RowRef ref = newest.get(k);
+        LsmSnapshot.Winner win = snapshot.winner(k);
         long offset = ((Number) rowIds.getObject(r)).longValue();
-        if (ref.source() != sourceIndex || ref.row() != offset || ref.tombstone() || superseded.contains(k)
+        if (!win.is(shard, sourceIndex, 0, (int) offset) || win.ref().tombstone() || superseded.contains(k)
             || !eval.matches(r)) {
           continue;
         }

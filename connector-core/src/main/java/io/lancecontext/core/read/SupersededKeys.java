@@ -5,7 +5,6 @@ import io.lancecontext.core.schema.SchemaSpec;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VarCharVector;
@@ -42,7 +41,7 @@ final class SupersededKeys {
         }
       }
       for (FreshShard shard : snapshot.shards().values()) {
-        collectFresh(spec, shard, out);
+        collectFresh(spec, snapshot, shard, out);
       }
     } catch (Exception e) {
       throw LanceErrors.translate("find superseded records", e);
@@ -50,8 +49,8 @@ final class SupersededKeys {
     return out;
   }
 
-  private static void collectFresh(SchemaSpec spec, FreshShard shard, Set<String> out) throws Exception {
-    Map<String, FreshShard.RowRef> newest = shard.newest();
+  private static void collectFresh(SchemaSpec spec, LsmSnapshot snapshot, FreshShard shard, Set<String> out)
+      throws Exception {
     for (int s = 0; s < shard.sources().size(); s++) {
       FreshSource source = shard.sources().get(s);
       if (source instanceof WalSource w) {
@@ -61,8 +60,8 @@ final class SupersededKeys {
           VarCharVector key = FreshShard.keyVector(batch);
           VarCharVector sup = (VarCharVector) batch.getVector(COLUMN);
           for (int r = 0; r < batch.getRowCount(); r++) {
-            FreshShard.RowRef ref = newest.get(new String(key.get(r), StandardCharsets.UTF_8));
-            if (ref.source() == s && ref.batch() == b && ref.row() == r && !ref.tombstone() && !sup.isNull(r)) {
+            LsmSnapshot.Winner win = snapshot.winner(new String(key.get(r), StandardCharsets.UTF_8));
+            if (win.is(shard, s, b, r) && !win.ref().tombstone() && !sup.isNull(r)) {
               out.add(new String(sup.get(r), StandardCharsets.UTF_8));
             }
           }
@@ -78,9 +77,9 @@ final class SupersededKeys {
             VarCharVector sup = (VarCharVector) batch.getVector(COLUMN);
             var rowIds = batch.getVector(MetadataColumns.ROWID);
             for (int r = 0; r < batch.getRowCount(); r++) {
-              FreshShard.RowRef ref = newest.get(new String(key.get(r), StandardCharsets.UTF_8));
+              LsmSnapshot.Winner win = snapshot.winner(new String(key.get(r), StandardCharsets.UTF_8));
               long offset = ((Number) rowIds.getObject(r)).longValue();
-              if (ref.source() == s && ref.row() == offset && !ref.tombstone()) {
+              if (win.is(shard, s, 0, (int) offset) && !win.ref().tombstone()) {
                 out.add(new String(sup.get(r), StandardCharsets.UTF_8));
               }
             }

@@ -15,6 +15,20 @@ public final class WalSource extends FreshSource {
     return entry;
   }
 
+  /** The highest write sequence in the entry (0 if it carries none). */
+  public long maxSequence() {
+    long max = 0;
+    for (var batch : entry.batches()) {
+      var seq = (org.apache.arrow.vector.BigIntVector) batch.getVector(io.lancecontext.core.schema.SystemColumns.SEQUENCE);
+      for (int i = 0; seq != null && i < batch.getRowCount(); i++) {
+        if (!seq.isNull(i)) {
+          max = Math.max(max, seq.get(i));
+        }
+      }
+    }
+    return max;
+  }
+
   @Override
   public String id() {
     return "wal:" + entry.position();

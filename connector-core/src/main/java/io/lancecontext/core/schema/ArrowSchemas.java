@@ -36,6 +36,7 @@ public final class ArrowSchemas {
     for (ColumnSpec c : spec.columns()) {
       fields.add(field(c, c.name().equals(spec.key())));
     }
+    fields.add(Field.nullable(SystemColumns.SEQUENCE, new ArrowType.Int(64, true)));
     if (spec.has(Capability.TOMBSTONES)) {
       fields.add(Field.nullable(SystemColumns.TOMBSTONE, ArrowType.Bool.INSTANCE));
     }

@@ -89,7 +89,8 @@ public final class SchemaSpec {
   /**
    * The exact Arrow schema of the store's dataset: declared columns in order (primary-key metadata on
    * the key, blob metadata on blob columns, vectors as FixedSizeList&lt;float32&gt;(dim) with their
-   * metric), then system columns, and the spec itself in the schema metadata.
+   * metric), then the system columns ({@code _lc_seq}, and {@code _lc_tombstone} with capability
+   * tombstones), and the spec itself in the schema metadata.
    */
   public Schema toArrowSchema() {
     Schema s = arrowSchema;

@@ -13,12 +13,19 @@ public final class SystemColumns {
    */
   public static final String TOMBSTONE = "_lc_tombstone";
 
+  /**
+   * The write sequence: an int64 the store stamps on every row it writes, increasing per bucket (a
+   * hybrid clock: microseconds since the epoch, or one more than the previous value). Orders the rows
+   * of a key across the two lanes of its bucket; every dataset has it.
+   */
+  public static final String SEQUENCE = "_lc_seq";
+
   /** Prefix of every lancecontext system column. */
   public static final String SYSTEM_PREFIX = "_lc_";
 
   /** Exact names Lance gives to virtual columns in scans and searches. */
   public static final List<String> RESERVED_NAMES =
-      List.of("_rowid", "_rowaddr", "_rowoffset", "_distance", "_score", "_memtable_gen", TOMBSTONE);
+      List.of("_rowid", "_rowaddr", "_rowoffset", "_distance", "_score", "_memtable_gen", TOMBSTONE, SEQUENCE);
 
   /** Name prefixes reserved by Lance's MemWAL, Lance itself and lancecontext. */
   public static final List<String> RESERVED_PREFIXES = List.of("_mem_wal", "_lance", SYSTEM_PREFIX);

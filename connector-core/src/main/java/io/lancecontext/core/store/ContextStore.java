@@ -86,7 +86,7 @@ public final class ContextStore implements AutoCloseable {
   public int add(List<? extends Map<String, ?>> records) {
     check();
     try (VectorSchemaRoot batch = store.codec().encode(records, store.allocator())) {
-      return store.add(batch, false);
+      return store.add(batch, false, true);
     }
   }
 
@@ -106,7 +106,7 @@ public final class ContextStore implements AutoCloseable {
       throw new SchemaException("the store at " + uri() + " has no 'tombstones' capability: deleting by key is disabled");
     }
     try (VectorSchemaRoot batch = store.codec().encodeTombstones(new ArrayList<>(keys), store.allocator())) {
-      return store.add(batch, true);
+      return store.add(batch, true, true);
     }
   }
 
@@ -196,11 +196,11 @@ public final class ContextStore implements AutoCloseable {
     return store.maintenance().gc();
   }
 
-  /** Seals every shard's open generation now (it then becomes mergeable). */
+  /** Seals every shard's open generation now and waits (it then becomes mergeable). */
   public void seal() {
     check();
-    for (var slot : store.slots()) {
-      slot.seal("requested");
+    for (var writer : store.writers()) {
+      writer.seal("requested");
     }
   }
 

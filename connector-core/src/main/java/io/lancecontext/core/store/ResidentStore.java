@@ -22,7 +22,7 @@ import io.lancecontext.core.session.LanceRuntime;
 import io.lancecontext.core.wal.Buckets;
 import io.lancecontext.core.wal.MergedWatermarks;
 import io.lancecontext.core.wal.ShardIds;
-import io.lancecontext.core.wal.ShardWriterSlot;
+import io.lancecontext.core.wal.BucketWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -52,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * The state of one store in one JVM, shared by every handle to it: the base table, the resident shard
  * writers, the fresh-tier cache and the maintenance schedule. Thread-safe.
  */
-final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
+final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
   private static final Logger LOG = LoggerFactory.getLogger(ResidentStore.class);
 
   private final StoreConfig config;
@@ -61,7 +61,7 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
   private final StoreFiles files;
   private final BufferAllocator allocator;
   private final int shards;
-  private final ShardWriterSlot[] slots;
+  private final BucketWriter[] writers;
   private final Dataset writerBase;
   private final FreshCache fresh;
   private final RecordCodec codec;
@@ -94,9 +94,9 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
     }
     this.name = shortName(config.uri());
     this.codec = new RecordCodec(spec);
-    this.slots = new ShardWriterSlot[shards];
+    this.writers = new BucketWriter[shards];
     for (int i = 0; i < shards; i++) {
-      slots[i] = new ShardWriterSlot(this, i);
+      writers[i] = new BucketWriter(this, i, Maintenance.SEAL_ENTRIES, config.get(StoreOptions.BATCH_BYTES));
     }
     this.fresh = new FreshCache(config, spec, files, allocator);
     this.putPool = Executors.newCachedThreadPool(r -> {
@@ -162,8 +162,8 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
   }
 
   @Override
-  public ShardWriterSlot[] slots() {
-    return slots;
+  public BucketWriter[] writers() {
+    return writers;
   }
 
   Schema datasetSchema() {
@@ -185,8 +185,28 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
     return Buckets.of(key, shards);
   }
 
-  String shardOf(String key) {
-    return ShardIds.forBucket(bucketOf(key));
+  @Override
+  public long tailSequence(String shardId) {
+    try (LsmSnapshot snap = snapshot(java.util.Set.of(shardId))) {
+      long max = -1;
+      for (var source : snap.shard(shardId).sources()) {
+        if (source instanceof io.lancecontext.core.read.WalSource w) {
+          max = Math.max(max, w.maxSequence());
+        }
+      }
+      return max;
+    }
+  }
+
+  @Override
+  public long maxFreshSequence(int bucket) {
+    try (LsmSnapshot snap = snapshot(new java.util.HashSet<>(ShardIds.forBucket(bucket)))) {
+      long max = 0;
+      for (FreshShard s : snap.shards().values()) {
+        max = Math.max(max, s.maxSequence());
+      }
+      return max;
+    }
   }
 
   /**
@@ -197,6 +217,14 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
    * @return rows written (after dedupe)
    */
   int add(VectorSchemaRoot batch, boolean tombstones) {
+    return add(batch, tombstones, false);
+  }
+
+  /**
+   * As {@link #add(VectorSchemaRoot, boolean)}; {@code owned}: the batch is a temporary of the caller
+   * that may be emptied (its vectors are moved instead of copied when all its rows go to one bucket).
+   */
+  int add(VectorSchemaRoot batch, boolean tombstones, boolean owned) {
     ensureOpen();
     BatchValidator.validate(spec, batch);
     int n = batch.getRowCount();
@@ -225,11 +253,16 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
     List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
     List<VectorSchemaRoot> parts = new ArrayList<>();
     try {
+      List<String> columns = spec.toArrowSchema().getFields().stream().map(f -> f.getName()).toList();
       for (int b : buckets) {
         List<Integer> rows = rowsByBucket.get(b);
-        int[] idx = rows.stream().mapToInt(Integer::intValue).toArray();
-        VectorSchemaRoot copy = RowCopier.copy(batch, spec.toArrowSchema().getFields().stream().map(f -> f.getName()).toList(),
-            idx, idx.length, allocator);
+        VectorSchemaRoot copy;
+        if (owned && buckets.size() == 1 && rows.size() == n) {
+          copy = RowCopier.transfer(batch, columns, allocator);
+        } else {
+          int[] idx = rows.stream().mapToInt(Integer::intValue).toArray();
+          copy = RowCopier.copy(batch, columns, idx, idx.length, allocator);
+        }
         emptyBlobsToNull(copy);
         parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
       }
@@ -266,7 +299,7 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
   private void putAll(List<Integer> buckets, List<VectorSchemaRoot> parts, Map<Integer, List<String>> keysByBucket) {
     if (buckets.size() == 1) {
       int b = buckets.get(0);
-      slots[b].put(parts.get(0), keysByBucket.get(b));
+      writers[b].put(parts.get(0), keysByBucket.get(b));
       return;
     }
     // shards are put in parallel; the first on the calling thread
@@ -274,11 +307,11 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
     for (int i = 1; i < buckets.size(); i++) {
       int b = buckets.get(i);
       VectorSchemaRoot part = parts.get(i);
-      futures.add(putPool.submit(() -> slots[b].put(part, keysByBucket.get(b))));
+      futures.add(putPool.submit(() -> writers[b].put(part, keysByBucket.get(b))));
     }
     RuntimeException first = null;
     try {
-      slots[buckets.get(0)].put(parts.get(0), keysByBucket.get(buckets.get(0)));
+      writers[buckets.get(0)].put(parts.get(0), keysByBucket.get(buckets.get(0)));
     } catch (RuntimeException e) {
       first = e;
     }
@@ -347,8 +380,7 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
     BaseTable b = base();
     List<FreshShard> views = new ArrayList<>();
     try {
-      for (int i = 0; i < shards; i++) {
-        String id = ShardIds.forBucket(i);
+      for (String id : ShardIds.all(shards)) {
         if (shardIds == null || shardIds.contains(id)) {
           views.add(fresh.view(id, b.watermark(id)));
         }
@@ -364,11 +396,10 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
   List<Map<String, Object>> lookup(List<String> keys, List<String> columns, boolean includeExpired, Instant now) {
     Set<String> shardIds = new java.util.HashSet<>();
     for (String k : keys) {
-      shardIds.add(shardOf(k));
+      shardIds.addAll(ShardIds.forBucket(bucketOf(k)));
     }
     try (LsmSnapshot snap = snapshot(shardIds)) {
-      List<VectorSchemaRoot> batches = PointLookup.lookup(spec, snap, keys, columns, includeExpired, now, this::shardOf,
-          allocator);
+      List<VectorSchemaRoot> batches = PointLookup.lookup(spec, snap, keys, columns, includeExpired, now, allocator);
       List<Map<String, Object>> out = new ArrayList<>();
       try {
         for (VectorSchemaRoot b : batches) {
@@ -388,22 +419,22 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
       Dataset ds = snap.base().dataset();
       List<StoreStats.Shard> perShard = new ArrayList<>();
       int unmerged = 0;
-      for (int b = 0; b < shards; b++) {
-        String id = ShardIds.forBucket(b);
-        FreshShard view = snap.shard(id);
-        int gens = 0;
-        int wal = 0;
-        for (var source : view.sources()) {
-          if (source instanceof io.lancecontext.core.read.GenerationSource) {
-            gens++;
-          } else {
-            wal++;
+      for (BucketWriter w : writers) {
+        for (BucketWriter.LaneStats s : w.stats()) {
+          FreshShard view = snap.shard(s.shardId());
+          int gens = 0;
+          int wal = 0;
+          for (var source : view.sources()) {
+            if (source instanceof io.lancecontext.core.read.GenerationSource) {
+              gens++;
+            } else {
+              wal++;
+            }
           }
+          unmerged += gens;
+          perShard.add(new StoreStats.Shard(s.bucket(), s.lane(), s.shardId(), snap.base().watermark(s.shardId()), gens,
+              wal, s.open(), s.epoch(), s.puts(), s.seals(), s.abandoned()));
         }
-        unmerged += gens;
-        ShardWriterSlot.Stats s = slots[b].stats();
-        perShard.add(new StoreStats.Shard(b, id, snap.base().watermark(id), gens, wal, s.open(), s.epoch(), s.puts(),
-            s.seals(), s.abandoned()));
       }
       long bytes = bytesOnDisk();
       return new StoreStats(config.uri(), ds.version(), ds.countRows(), ds.getFragments().size(), snap.freshRows(),
@@ -435,9 +466,11 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
 
   int openWriters() {
     int n = 0;
-    for (ShardWriterSlot s : slots) {
-      if (s.isOpen()) {
-        n++;
+    for (BucketWriter w : writers) {
+      for (BucketWriter.LaneStats s : w.stats()) {
+        if (s.open()) {
+          n++;
+        }
       }
     }
     return n;
@@ -474,11 +507,11 @@ final class ResidentStore implements ShardWriterSlot.Host, Maintenance.Host {
     }
     closed = true;
     maintenance.close();
-    for (ShardWriterSlot s : slots) {
+    for (BucketWriter w : writers) {
       try {
-        s.close();
+        w.close();
       } catch (RuntimeException e) {
-        LOG.warn("{}: closing shard {} failed: {}", name, s.bucket(), e.getMessage());
+        LOG.warn("{}: closing bucket {} failed: {}", name, w.bucket(), e.getMessage());
       }
     }
     putPool.shutdown();

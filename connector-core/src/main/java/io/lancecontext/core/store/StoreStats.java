@@ -13,7 +13,7 @@ import java.util.List;
  * @param fragments base-table fragments
  * @param freshRows keys whose newest row is still in the fresh tier (unmerged generations and WAL tail)
  * @param unmergedGenerations flushed generations not yet merged, all shards
- * @param shards per-shard state
+ * @param shards per-shard state (each bucket writes two MemWAL shards in turn, its lanes)
  * @param bytesOnDisk bytes under the store's directory (base, generations, WAL, manifests), measured at most
  *     every 10 s
  * @param maintenance background and on-demand maintenance counters of this JVM
@@ -26,9 +26,10 @@ public record StoreStats(String uri, long baseVersion, long baseRows, int fragme
     int residentStores, int openWriters) {
 
   /**
-   * One shard.
+   * One MemWAL shard (one lane of a bucket).
    *
    * @param bucket bucket number
+   * @param lane lane of the bucket (0 or 1)
    * @param shardId MemWAL shard id
    * @param mergedWatermark highest generation merged into the base table
    * @param unmergedGenerations flushed generations above the watermark
@@ -39,7 +40,7 @@ public record StoreStats(String uri, long baseVersion, long baseRows, int fragme
    * @param seals generations sealed by this JVM
    * @param abandonedWriters writers this JVM abandoned after fencing or timeouts
    */
-  public record Shard(int bucket, String shardId, long mergedWatermark, int unmergedGenerations, int walTailEntries,
+  public record Shard(int bucket, int lane, String shardId, long mergedWatermark, int unmergedGenerations, int walTailEntries,
       boolean writerOpen, long writerEpoch, long puts, long seals, long abandonedWriters) {}
 
   /** One line for logs. */

@@ -112,7 +112,8 @@ class SchemaPresetsTest {
   void tombstoneSystemColumnOnlyWithTheCapability() {
     List<String> context = SchemaPresets.context(8).toArrowSchema().getFields().stream().map(Field::getName).toList();
     assertEquals(SystemColumns.TOMBSTONE, context.get(context.size() - 1));
-    assertEquals(27, context.size());
+    assertEquals(SystemColumns.SEQUENCE, context.get(context.size() - 2));
+    assertEquals(28, context.size(), "26 columns, the write sequence and the tombstone sentinel");
     assertFalse(SchemaPresets.rollout(8).toArrowSchema().getFields().stream()
         .anyMatch(f -> f.getName().equals(SystemColumns.TOMBSTONE)));
   }

@@ -263,8 +263,8 @@ class ContextStoreTest {
 
   private long countWalFiles(ContextStore store) throws Exception {
     long n = 0;
-    for (int b = 0; b < store.shards(); b++) {
-      Path wal = Path.of(store.uri(), ShardLayout.walDir(ShardIds.forBucket(b)));
+    for (String shard : ShardIds.all(store.shards())) {
+      Path wal = Path.of(store.uri(), ShardLayout.walDir(shard));
       if (Files.exists(wal)) {
         try (Stream<Path> s = Files.list(wal)) {
           n += s.count();
@@ -302,7 +302,7 @@ class ContextStoreTest {
       store.add(List.of(rec("id", "b", "reward", 2.0)));
       store.seal();  // an unmerged generation
       store.add(List.of(rec("id", "c", "reward", 3.0)));  // the WAL tail
-      Path shard = Path.of(store.uri(), ShardLayout.shardDir(ShardIds.forBucket(0)));
+      Path shard = Path.of(store.uri(), ShardLayout.shardDir(ShardIds.forLane(0, 0)));
       Thread.sleep(20);
       var gc = store.gc();
       assertTrue(gc.ran());
@@ -335,7 +335,7 @@ class ContextStoreTest {
     try (ContextStore store = ContextStore.open(options(dir, "st", "rollout"))) {
       store.add(List.of(rec("id", "a"), rec("id", "b"), rec("id", "c")));
       StoreStats s = store.stats();
-      assertEquals(2, s.shards().size());
+      assertEquals(4, s.shards().size(), "two buckets of two lanes");
       assertEquals(3, s.freshRows());
       assertEquals(0, s.baseRows());
       assertTrue(s.bytesOnDisk() > 0);

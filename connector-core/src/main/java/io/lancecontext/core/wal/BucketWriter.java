@@ -1,0 +1,359 @@
+package io.lancecontext.core.wal;
+
+import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.io.StoreFiles;
+import io.lancecontext.core.read.RowCopier;
+import io.lancecontext.core.schema.SystemColumns;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.lance.Dataset;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The resident writer of one bucket in this JVM: at most one per (store, bucket), shared by every task
+ * of the JVM. A bucket writes to two MemWAL shards in turn, its <em>lanes</em>: when the active lane's
+ * generation must be sealed (it is big or old, or a key would repeat in it), the other lane takes the
+ * puts at once while the first is closed in the background. Sealing flushes every put of the
+ * generation (about 2–3 ms per put with lance-core 7.0.0), so it must not stall writers.
+ *
+ * <p>Rows of one key in both lanes are ordered by the write sequence the bucket stamps on every put
+ * ({@code _lc_seq}: microseconds since the epoch, or one more than the previous stamp, whichever is
+ * larger; seeded above the newest stamp already in the bucket's fresh tier when the bucket is first
+ * written in this JVM).
+ *
+ * <p>Group commit: calls that arrive while a put is in flight are combined into the next put (one WAL
+ * entry), as long as no key repeats among them; each call returns once the put holding its rows was
+ * acknowledged, or throws what that put threw. Thread-safe.
+ */
+public final class BucketWriter implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(BucketWriter.class);
+  /** Largest group of callers' rows combined into one put. */
+  static final long MAX_GROUP_ROWS = 65_536;
+
+  /** What a bucket writer needs from its store. */
+  public interface Host {
+    Dataset baseDataset();
+
+    StoreFiles files();
+
+    BufferAllocator allocator();
+
+    Duration putTimeout();
+
+    /** How long to leave a shard alone after another writer claimed it. */
+    Duration fenceBackoff();
+
+    String name();
+
+    /** The highest write sequence in a bucket's fresh tier (0 if none). */
+    long maxFreshSequence(int bucket);
+
+    /** The highest write sequence in a shard's unsealed WAL tail, or -1 if it has none. */
+    long tailSequence(String shardId);
+  }
+
+  private final Host host;
+  private final int bucket;
+  private final LaneWriter[] lanes = new LaneWriter[ShardIds.LANES];
+  private final ReentrantLock lock = new ReentrantLock();
+  private final ConcurrentLinkedQueue<Request> queue = new ConcurrentLinkedQueue<>();
+  private int active;
+  private long lastSequence = -1;
+  private boolean recovered;
+  private final java.util.concurrent.ExecutorService sealers;
+  private java.util.concurrent.Future<Boolean> lastSeal;
+  private final AtomicLong grouped = new AtomicLong();
+
+  private final AtomicLong switches = new AtomicLong();
+
+  private final long sealEntries;
+  private final long sealBytes;
+
+  /**
+   * @param sealEntries seal the active generation once it holds this many WAL entries
+   * @param sealBytes seal the active generation once it holds this many bytes
+   */
+  public BucketWriter(Host host, int bucket, long sealEntries, long sealBytes) {
+    this.host = host;
+    this.bucket = bucket;
+    this.sealEntries = sealEntries;
+    this.sealBytes = sealBytes;
+    this.sealers = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "lancecontext-seal-" + host.name() + "-" + bucket);
+      t.setDaemon(true);
+      return t;
+    });
+    for (int l = 0; l < lanes.length; l++) {
+      lanes[l] = new LaneWriter(host, bucket, l, this::chainSeal);
+    }
+  }
+
+  public int bucket() {
+    return bucket;
+  }
+
+  /**
+   * Writes {@code batch} (in the dataset schema, keys unique, all in this bucket) durably; see the class
+   * comment. Takes ownership of {@code batch}.
+   */
+  public void put(VectorSchemaRoot batch, Collection<String> keys) {
+    Request request = new Request(batch, keys);
+    queue.add(request);
+    lock.lock();
+    try {
+      while (!request.done) {
+        putNextGroupLocked();
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (request.error != null) {
+      throw request.error;
+    }
+  }
+
+  /** One caller's rows waiting for a put. */
+  private static final class Request {
+    final VectorSchemaRoot batch;
+    final Collection<String> keys;
+    boolean done;
+    RuntimeException error;
+
+    Request(VectorSchemaRoot batch, Collection<String> keys) {
+      this.batch = batch;
+      this.keys = keys;
+    }
+  }
+
+  /** Takes the longest run of queued requests without a repeated key and puts them as one entry. */
+  private void putNextGroupLocked() {
+    List<Request> group = new ArrayList<>();
+    Set<String> groupKeys = new HashSet<>();
+    long rows = 0;
+    for (Request head = queue.peek(); head != null; head = queue.peek()) {
+      if (!group.isEmpty() && (rows + head.batch.getRowCount() > MAX_GROUP_ROWS || anyIn(head.keys, groupKeys))) {
+        break;
+      }
+      queue.poll();
+      group.add(head);
+      groupKeys.addAll(head.keys);
+      rows += head.batch.getRowCount();
+    }
+    if (group.isEmpty()) {
+      return;
+    }
+    RuntimeException error = null;
+    try {
+      VectorSchemaRoot combined;
+      if (group.size() == 1) {
+        combined = group.get(0).batch;
+      } else {
+        List<VectorSchemaRoot> parts = new ArrayList<>();
+        group.forEach(r -> parts.add(r.batch));
+        try {
+          combined = RowCopier.concat(parts, host.allocator());
+        } finally {
+          parts.forEach(VectorSchemaRoot::close);
+        }
+        grouped.addAndGet(group.size());
+      }
+      putLocked(combined, groupKeys);
+    } catch (RuntimeException e) {
+      error = e;
+    }
+    for (Request r : group) {
+      r.error = error;
+      r.done = true;
+    }
+  }
+
+  private static boolean anyIn(Collection<String> keys, Set<String> set) {
+    for (String k : keys) {
+      if (set.contains(k)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void putLocked(VectorSchemaRoot batch, Collection<String> keys) {
+    try {
+      if (!recovered) {
+        recoverLocked();
+      }
+      if (lanes[active].holdsAny(keys)) {
+        switchLanesLocked("a key of this put is already in the open generation");
+      }
+      stamp(batch, nextSequence());
+    } catch (RuntimeException e) {
+      batch.close();
+      throw e;
+    }
+    LaneWriter lane = lanes[active];
+    lane.put(batch, keys);
+    if (lane.entries() >= sealEntries || lane.bytes() >= sealBytes) {
+      switchLanesLocked("the open generation holds " + lane.entries() + " WAL entries, " + lane.bytes() + " bytes");
+    }
+  }
+
+  /**
+   * Runs {@code close} once the bucket's previous seal ended (or after {@code write.put-timeout}: a
+   * close that hangs on a fenced writer must not stop every later seal). Called under the bucket lock.
+   */
+  private java.util.concurrent.Future<Boolean> chainSeal(java.util.concurrent.Callable<Boolean> close) {
+    java.util.concurrent.Future<Boolean> previous = lastSeal;
+    long timeoutMillis = host.putTimeout().toMillis();
+    lastSeal = sealers.submit(() -> {
+      if (previous != null) {
+        try {
+          previous.get(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+          LOG.warn("{} bucket {}: the previous seal did not finish ({}); sealing anyway", host.name(), bucket, e.toString());
+        }
+      }
+      return close.call();
+    });
+    return lastSeal;
+  }
+
+  /**
+   * Before this JVM first writes the bucket: seal what previous owners left unsealed in the two lanes,
+   * the lane with the older rows first, so that a bucket's generations are always flushed (and so
+   * merged) in the order their rows were written.
+   */
+  private void recoverLocked() {
+    long[] tails = new long[lanes.length];
+    for (int l = 0; l < lanes.length; l++) {
+      tails[l] = host.tailSequence(lanes[l].shardId());
+    }
+    Integer[] order = {0, 1};
+    java.util.Arrays.sort(order, java.util.Comparator.comparingLong(l -> tails[l]));
+    for (int l : order) {
+      if (tails[l] >= 0) {
+        lanes[l].recover();
+      }
+    }
+    recovered = true;
+  }
+
+  private long nextSequence() {
+    if (lastSequence < 0) {
+      lastSequence = host.maxFreshSequence(bucket);
+    }
+    long now = System.currentTimeMillis() * 1_000L;
+    lastSequence = Math.max(now, lastSequence + 1);
+    return lastSequence;
+  }
+
+  private static void stamp(VectorSchemaRoot batch, long sequence) {
+    BigIntVector seq = (BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
+    for (int i = 0; i < batch.getRowCount(); i++) {
+      seq.setSafe(i, sequence);
+    }
+    seq.setValueCount(batch.getRowCount());
+  }
+
+  /** Seals the active lane in the background and moves the puts to the other lane. */
+  private void switchLanesLocked(String reason) {
+    LaneWriter current = lanes[active];
+    if (!current.isOpen()) {
+      return;
+    }
+    current.sealAsync(reason);
+    active = (active + 1) % lanes.length;
+    switches.incrementAndGet();
+  }
+
+  /**
+   * Seals when the active generation is old enough, or closes idle writers (size is checked after every
+   * put). Non-blocking: does nothing while a put holds the bucket.
+   */
+  public void maintain(Duration sealAge, Duration idle) {
+    if (!lock.tryLock()) {
+      return;
+    }
+    try {
+      LaneWriter lane = lanes[active];
+      if (!lane.isOpen()) {
+        return;
+      }
+      long now = System.nanoTime();
+      if (lane.entries() > 0 && now - lane.firstPutNanos() >= sealAge.toNanos()) {
+        switchLanesLocked("the open generation is older than " + sealAge);
+      } else if (now - lane.lastUseNanos() >= idle.toNanos()) {
+        lane.sealAsync("idle for " + idle);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Seals both lanes now and waits (on request, at eviction and at JVM exit). */
+  public void seal(String reason) {
+    lock.lock();
+    try {
+      for (LaneWriter lane : lanes) {
+        if (!lane.sealNow(reason)) {
+          LOG.warn("{} bucket {}: a lane could not be sealed ({})", host.name(), bucket, reason);
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  public boolean isOpen() {
+    for (LaneWriter lane : lanes) {
+      if (lane.isOpen()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Counters of one lane. */
+  public record LaneStats(int bucket, int lane, String shardId, boolean open, long epoch, long openEntries,
+      long openRows, long puts, long seals, long opens, long abandoned) {}
+
+  public List<LaneStats> stats() {
+    lock.lock();
+    try {
+      List<LaneStats> out = new ArrayList<>();
+      for (int l = 0; l < lanes.length; l++) {
+        LaneWriter w = lanes[l];
+        out.add(new LaneStats(bucket, l, w.shardId(), w.isOpen(), w.epoch(), w.entries(), w.rows(), w.puts.get(),
+            w.seals.get(), w.opens.get(), w.abandoned.get()));
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Calls combined into a shared put, and lane switches, since the bucket writer was created. */
+  public long[] counters() {
+    return new long[] {grouped.get(), switches.get()};
+  }
+
+  @Override
+  public void close() {
+    try {
+      seal("closing");
+    } catch (LanceContextException e) {
+      LOG.warn("{} bucket {}: closing failed: {}", host.name(), bucket, e.getMessage());
+    } finally {
+      sealers.shutdown();
+    }
+  }
+}
