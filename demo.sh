@@ -9,7 +9,7 @@ case "$jv" in
   *) echo "warning: lancecontext is built and tested on JDK 17 (found: ${jv%%$'\n'*})" >&2 ;;
 esac
 echo "building (mvn package, no tests)..."
-mvn -B -ntp -q -pl examples -am package -DskipTests
+mvn -B -ntp -q -Dstyle.color=never -pl examples -am package -DskipTests
 mkdir -p examples/target/tmp
 # lance-core extracts its native library (~170 MiB) into java.io.tmpdir: keep it under target/
 exec java -Xmx2g --add-opens=java.base/java.nio=ALL-UNNAMED -Djava.io.tmpdir="$PWD/examples/target/tmp" \

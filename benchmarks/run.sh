@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 name=${1:?usage: benchmarks/run.sh <AddBenchmark|LookupBenchmark|SessionSoakBenchmark> [args]}
 shift
-mvn -B -ntp -q -pl benchmarks -am package -DskipTests >/dev/null
+mvn -B -ntp -q -Dstyle.color=never -pl benchmarks -am package -DskipTests >/dev/null
 mkdir -p benchmarks/target/tmp
 exec java -Xmx4g -XX:+UseG1GC --add-opens=java.base/java.nio=ALL-UNNAMED \
   -Djava.io.tmpdir="$PWD/benchmarks/target/tmp" \

@@ -21,7 +21,7 @@ import org.apache.arrow.memory.BufferAllocator;
  * store (durable and visible to other processes on return) and through the baseline (one Lance commit
  * per add; grouped commits with 8 callers), same data, same run. Then {@code get} latency on the store.
  *
- * <p>Usage: {@code AddBenchmark [adds=10000] [callers=8] [rows=10]}. Last line:
+ * <p>Usage: {@code AddBenchmark [adds=10000] [callers=8] [rows=10] [shards=4]}. Last line:
  * {@code RESULT add speedup_1=.. speedup_8=.. p99_ms=.. last_p99_ms=.. get_p50_ms=..}.
  */
 public final class AddBenchmark {
@@ -33,9 +33,10 @@ public final class AddBenchmark {
     int adds = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
     int callers = args.length > 1 ? Integer.parseInt(args[1]) : 8;
     int rows = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+    String shards = args.length > 3 ? args[3] : "4";
     SchemaSpec spec = SchemaPresets.rollout(DIM);
-    Bench.log("AddBenchmark: %d adds x %d rows, 1 and %d callers, rollout schema (dim %d), %d cores", adds, rows, callers,
-        DIM, Runtime.getRuntime().availableProcessors());
+    Bench.log("AddBenchmark: %d adds x %d rows, 1 and %d callers, rollout schema (dim %d), store with %s shards, %d cores",
+        adds, rows, callers, DIM, shards, Runtime.getRuntime().availableProcessors());
     BufferAllocator allocator = LanceRuntime.get().allocator().newChildAllocator("bench", 0, Long.MAX_VALUE);
 
     // ------------------------------------------------------------------ baseline
@@ -64,7 +65,7 @@ public final class AddBenchmark {
     double store1Rate;
     double store8Rate;
     try (ContextStore store = ContextStore.open(Map.of("path", storeDir.toString(), "schema", "rollout",
-        "schema.embedding-dim", Integer.toString(DIM)))) {
+        "schema.embedding-dim", Integer.toString(DIM), "shards", shards))) {
       store1Rate = run("store, 1 caller", adds, 1, rows, store1,
           (random, caller, i) -> store.add(Bench.rolloutAdd(random, "a" + caller, i, rows, DIM)));
       store8Rate = run("store, " + callers + " callers", adds, callers, rows, store8,

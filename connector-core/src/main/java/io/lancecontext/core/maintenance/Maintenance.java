@@ -195,65 +195,62 @@ public final class Maintenance implements AutoCloseable {
     }
   }
 
-  private MergeResult mergeLocked() {
+  /** Work that needs the store's maintenance lease. */
+  @FunctionalInterface
+  private interface LeasedWork<T> {
+    T run() throws IOException;
+  }
+
+  /** Runs {@code work} holding the maintenance lease, or returns {@code skipped} if another process has it. */
+  private <T> T withLease(String what, T skipped, LeasedWork<T> work) {
     try {
       Optional<MaintenanceLock> lease = MaintenanceLock.tryAcquire(host.files(), LEASE);
       if (lease.isEmpty()) {
-        return MergeResult.skipped("another process holds the maintenance lease", -1);
+        return skipped;
       }
       try (MaintenanceLock ignored = lease.get()) {
-        MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator());
-        if (r.merged()) {
-          merges.incrementAndGet();
-          mergedGenerations.addAndGet(r.generationCount());
-          lastMerge.set(r);
-          LOG.info("{}: merged {} generations ({} rows, {} deletions) into base version {} in {} ms", host.name(),
-              r.generationCount(), r.rows(), r.tombstones(), r.baseVersion(), r.millis());
-        }
-        return r;
+        return work.run();
       }
     } catch (IOException e) {
-      throw LanceErrors.translate("merge", e);
+      throw LanceErrors.translate(what, e);
     }
+  }
+
+  private MergeResult mergeLocked() {
+    return withLease("merge", MergeResult.skipped("another process holds the maintenance lease", -1), () -> {
+      MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator());
+      if (r.merged()) {
+        merges.incrementAndGet();
+        mergedGenerations.addAndGet(r.generationCount());
+        lastMerge.set(r);
+        LOG.info("{}: merged {} generations ({} rows, {} deletions) into base version {} in {} ms", host.name(),
+            r.generationCount(), r.rows(), r.tombstones(), r.baseVersion(), r.millis());
+      }
+      return r;
+    });
   }
 
   private CompactionResult compactLocked() {
-    try {
-      Optional<MaintenanceLock> lease = MaintenanceLock.tryAcquire(host.files(), LEASE);
-      if (lease.isEmpty()) {
-        return new CompactionResult(false, 0, 0, -1, 0);
-      }
-      try (MaintenanceLock ignored = lease.get()) {
-        CompactionResult r = Compactor.compact(host.config(), host.spec(), host.allocator());
-        compactions.incrementAndGet();
-        LOG.info("{}: compacted {} fragments into {} (base version {}) in {} ms", host.name(), r.fragmentsBefore(),
-            r.fragmentsAfter(), r.baseVersion(), r.millis());
-        return r;
-      }
-    } catch (IOException e) {
-      throw LanceErrors.translate("compact", e);
-    }
+    return withLease("compact", new CompactionResult(false, 0, 0, -1, 0), () -> {
+      CompactionResult r = Compactor.compact(host.config(), host.spec(), host.allocator());
+      compactions.incrementAndGet();
+      LOG.info("{}: compacted {} fragments into {} (base version {}) in {} ms", host.name(), r.fragmentsBefore(),
+          r.fragmentsAfter(), r.baseVersion(), r.millis());
+      return r;
+    });
   }
 
   private GcResult gcLocked() {
-    try {
-      Optional<MaintenanceLock> lease = MaintenanceLock.tryAcquire(host.files(), LEASE);
-      if (lease.isEmpty()) {
-        return GcResult.skipped();
+    return withLease("garbage-collect", GcResult.skipped(), () -> {
+      GcResult r = GarbageCollector.collect(host.config(), host.shards(), host.files(), host.allocator(),
+          host.config().get(StoreOptions.GC_GRACE));
+      gcRuns.incrementAndGet();
+      if (r.generationDirs() + r.walEntries() + r.manifests() + r.baseVersionsRemoved() > 0) {
+        LOG.info("{}: garbage collected {} generations, {} WAL entries, {} manifests, {} base versions ({} bytes)",
+            host.name(), r.generationDirs(), r.walEntries(), r.manifests(), r.baseVersionsRemoved(), r.bytesRemoved());
       }
-      try (MaintenanceLock ignored = lease.get()) {
-        GcResult r = GarbageCollector.collect(host.config(), host.shards(), host.files(), host.allocator(),
-            host.config().get(StoreOptions.GC_GRACE));
-        gcRuns.incrementAndGet();
-        if (r.generationDirs() + r.walEntries() + r.manifests() + r.baseVersionsRemoved() > 0) {
-          LOG.info("{}: garbage collected {} generations, {} WAL entries, {} manifests, {} base versions ({} bytes)",
-              host.name(), r.generationDirs(), r.walEntries(), r.manifests(), r.baseVersionsRemoved(), r.bytesRemoved());
-        }
-        return r;
-      }
-    } catch (IOException e) {
-      throw LanceErrors.translate("garbage-collect", e);
-    }
+      return r;
+    });
   }
 
   /** Counters for stats. */

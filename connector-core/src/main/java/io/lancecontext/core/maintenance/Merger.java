@@ -5,6 +5,7 @@ import io.lancecontext.core.io.StoreFiles;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.BlobMaterializer;
 import io.lancecontext.core.read.RowCopier;
+import io.lancecontext.core.read.ScanHandle;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
@@ -34,7 +35,6 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
 import org.lance.MetadataColumns;
-import org.lance.ipc.LanceScanner;
 import org.lance.ipc.ScanOptions;
 import org.lance.memwal.MergedGeneration;
 import org.lance.merge.MergeInsertParams;
@@ -79,10 +79,11 @@ final class Merger {
         marked.add(new MergedGeneration(in.shardId(), in.generation()));
       }
       MergeSource source = new MergeSource(spec, base.getSchema(), inputs, winners, allocator);
-      // a row replaces a base row only if it was written later: generations may be merged out of order
-      // (a recovered lane), and never may an older row win
-      MergeInsertParams params = new MergeInsertParams(List.of(spec.key()))
-          .withMatchedUpdateIf("source." + SystemColumns.SEQUENCE + " > target." + SystemColumns.SEQUENCE)
+      // update unconditionally: generations reach the base in write order (a bucket's seals run one
+      // after another, a recovering writer seals the older lane first). A conditional update
+      // ("source._lc_seq > target._lc_seq") would be the safer rule, but lance-core 7.0.0 aborts the
+      // JVM evaluating it on a table with a blob column (it reads the target's blob descriptors)
+      MergeInsertParams params = new MergeInsertParams(List.of(spec.key())).withMatchedUpdateAll()
           .withNotMatched(MergeInsertParams.WhenNotMatched.InsertAll).withConflictRetries(10)
           .markGenerationsAsMerged(marked);
       long version;
@@ -121,7 +122,8 @@ final class Merger {
       Map<String, Long> local = new HashMap<>();
       Map<String, Long> localSeq = new HashMap<>();
       ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), SystemColumns.SEQUENCE)).build();
-      try (LanceScanner scanner = inputs.get(i).dataset().newScan(options); ArrowReader reader = scanner.scanBatches()) {
+      try (ScanHandle scan = ScanHandle.open(inputs.get(i).dataset(), options)) {
+        ArrowReader reader = scan.reader();
         long offset = 0;
         while (reader.loadNextBatch()) {
           VectorSchemaRoot b = reader.getVectorSchemaRoot();
@@ -158,8 +160,7 @@ final class Merger {
     private final BufferAllocator allocator;
     private final List<String> columns;
     private int input = -1;
-    private LanceScanner scanner;
-    private ArrowReader reader;
+    private ScanHandle scan;
     long tombstones;
 
     MergeSource(SchemaSpec spec, Schema schema, List<Input> inputs, Map<String, Long> winners, BufferAllocator allocator) {
@@ -176,19 +177,18 @@ final class Merger {
     public boolean loadNextBatch() throws IOException {
       try {
         while (true) {
-          if (reader == null) {
+          if (scan == null) {
             if (++input >= inputs.size()) {
               return false;
             }
             ScanOptions options = new ScanOptions.Builder().columns(columns).withRowId(true).build();
-            scanner = inputs.get(input).dataset().newScan(options);
-            reader = scanner.scanBatches();
+            scan = ScanHandle.open(inputs.get(input).dataset(), options);
           }
-          if (!reader.loadNextBatch()) {
+          if (!scan.reader().loadNextBatch()) {
             closeInput();
             continue;
           }
-          VectorSchemaRoot in = reader.getVectorSchemaRoot();
+          VectorSchemaRoot in = scan.reader().getVectorSchemaRoot();
           VarCharVector key = (VarCharVector) in.getVector(spec.key());
           var rowIds = in.getVector(MetadataColumns.ROWID);
           BitVector tomb = spec.has(Capability.TOMBSTONES) ? (BitVector) in.getVector(SystemColumns.TOMBSTONE) : null;
@@ -224,21 +224,11 @@ final class Merger {
       }
     }
 
-    private void closeInput() throws IOException {
-      try {
-        if (reader != null) {
-          reader.close();
-        }
-        if (scanner != null) {
-          scanner.close();
-        }
-      } catch (IOException e) {
-        throw e;
-      } catch (Exception e) {
-        throw new IOException(e);
-      } finally {
-        reader = null;
-        scanner = null;
+    private void closeInput() {
+      ScanHandle s = scan;
+      scan = null;
+      if (s != null) {
+        s.close();
       }
     }
 

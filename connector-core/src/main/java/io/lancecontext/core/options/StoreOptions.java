@@ -25,8 +25,8 @@ public final class StoreOptions {
       OptionParsers::positiveInt, "Dimension of the preset schemas' embedding vector column.");
 
   public static final ConfigOption<Integer> SHARDS = ConfigOption.of("shards", "4", OptionParsers::positiveInt,
-      "Number of key buckets (MemWAL shards), fixed when the store is created. Each shard has at most one "
-          + "writer at a time.");
+      "Number of key buckets, fixed when the store is created. Each bucket has at most one writer at a time, "
+          + "which writes two MemWAL shards (its lanes) in turn.");
 
   public static final ConfigOption<Long> CACHE_BYTES = ConfigOption.optional("cache.bytes", OptionParsers::bytes,
       "Byte budget of the JVM's shared Lance session (index and metadata caches, split 6:1). Precedence: this "
@@ -44,14 +44,14 @@ public final class StoreOptions {
 
   public static final ConfigOption<Duration> IDLE_TIMEOUT = ConfigOption.of("write.idle-timeout", "5min",
       OptionParsers::positiveDuration,
-      "A resident shard writer idle this long is closed (its memtable sealed into a generation).");
+      "A resident bucket writer idle this long is closed (its memtable sealed into a generation).");
 
   public static final ConfigOption<Integer> BATCH_ROWS = ConfigOption.of("write.batch-rows", "8192",
       OptionParsers::positiveInt, "A writer handle puts its buffered rows once it holds this many.");
 
   public static final ConfigOption<Long> BATCH_BYTES = ConfigOption.of("write.batch-bytes", "64MiB",
       OptionParsers::bytes, "A writer handle puts its buffered rows once they take this many bytes; also the "
-          + "memtable size at which a shard seals a generation.");
+          + "size at which a bucket seals its open generation.");
 
   public static final ConfigOption<Integer> MERGE_GENERATIONS = ConfigOption.of("merge.trigger.generations", "8",
       OptionParsers::positiveInt, "Merge flushed generations into the base table once this many are unmerged.");

@@ -25,7 +25,6 @@ import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.lance.Dataset;
-import org.lance.ipc.LanceScanner;
 import org.lance.ipc.ScanOptions;
 
 /**
@@ -129,6 +128,44 @@ public final class FreshCache implements AutoCloseable {
   }
 
   /**
+   * A view pinned to what another view saw (a read split's snapshot): the generations a given manifest
+   * version lists above {@code watermark}, and exactly the given WAL positions. Retained for the caller.
+   */
+  public FreshShard pinnedView(String shardId, long watermark, long manifestVersion, List<Long> positions) {
+    try {
+      synchronized (this) {
+        if (closed) {
+          throw new IllegalStateException("store closed");
+        }
+        ShardCache cache = shards.computeIfAbsent(shardId, k -> new ShardCache());
+        ShardManifest manifest = manifestVersion == 0 ? ShardManifest.empty()
+            : ShardManifests.read(files, shardId, manifestVersion);
+        List<FreshSource> sources = new ArrayList<>();
+        StringBuilder signature = new StringBuilder("pinned|").append(watermark).append('|').append(manifestVersion);
+        for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
+          if (g.generation() > watermark) {
+            sources.add(cache.sources.computeIfAbsent("gen:" + g.path(), k -> loadGeneration(shardId, g)));
+          }
+        }
+        for (long p : positions) {
+          sources.add(cache.sources.computeIfAbsent("wal:" + p, k -> loadWal(shardId, p)));
+          signature.append(',').append(p);
+        }
+        FreshShard view = new FreshShard(shardId, watermark, manifest, sources, signature.toString());
+        if (!view.retain()) {
+          throw new IllegalStateException("fresh sources of shard " + shardId + " were freed while in view");
+        }
+        return view;
+      }
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new io.lancecontext.core.error.StorageException("shard " + shardId + ": the read's snapshot is gone (it is "
+          + "older than gc.grace); plan the read again", e);
+    } catch (IOException e) {
+      throw LanceErrors.translate("read the fresh tier of shard " + shardId, e);
+    }
+  }
+
+  /**
    * Brings a shard's manifest and WAL positions up to date with a few existence checks: manifest
    * versions and WAL positions are consecutive and only ever added above what is known (garbage
    * collection removes only entries at or below the replay position). A changed manifest is read and the
@@ -188,7 +225,8 @@ public final class FreshCache implements AutoCloseable {
       List<Boolean> tombs = new ArrayList<>();
       List<Long> seqs = new ArrayList<>();
       ScanOptions options = new ScanOptions.Builder().columns(columns).build();
-      try (LanceScanner scanner = ds.newScan(options); ArrowReader reader = scanner.scanBatches()) {
+      try (ScanHandle scan = ScanHandle.open(ds, options)) {
+        ArrowReader reader = scan.reader();
         while (reader.loadNextBatch()) {
           VectorSchemaRoot batch = reader.getVectorSchemaRoot();
           VarCharVector key = (VarCharVector) batch.getVector(spec.key());

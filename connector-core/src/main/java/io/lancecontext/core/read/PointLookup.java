@@ -13,7 +13,6 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.lance.MetadataColumns;
-import org.lance.ipc.LanceScanner;
 import org.lance.ipc.ScanOptions;
 
 /**
@@ -99,7 +98,8 @@ public final class PointLookup {
     String sql = LanceSql.render(filter).orElseThrow();
     boolean blobs = columns.stream().anyMatch(c -> spec.column(c).blob());
     ScanOptions options = new ScanOptions.Builder().columns(columns).filter(sql).withRowId(blobs).build();
-    try (LanceScanner scanner = snapshot.base().dataset().newScan(options); ArrowReader reader = scanner.scanBatches()) {
+    try (ScanHandle scan = ScanHandle.open(snapshot.base().dataset(), options)) {
+      ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();
         if (in.getRowCount() == 0) {

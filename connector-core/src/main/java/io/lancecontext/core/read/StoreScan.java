@@ -14,10 +14,8 @@ import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ArrowReader;
 import org.lance.Dataset;
 import org.lance.MetadataColumns;
-import org.lance.ipc.LanceScanner;
 import org.lance.ipc.ScanOptions;
 
 /**
@@ -55,8 +53,7 @@ public final class StoreScan implements AutoCloseable {
   private final boolean javaBaseFilter;
   private final String lanceFilter;
   private final boolean pushLimit;
-  private LanceScanner baseScanner;
-  private ArrowReader baseReader;
+  private ScanHandle baseScan;
   private boolean baseDone;
 
   // fresh state
@@ -64,8 +61,7 @@ public final class StoreScan implements AutoCloseable {
   private FreshShard shard;
   private int sourceIndex = -1;
   private int batchIndex;
-  private LanceScanner genScanner;
-  private ArrowReader genReader;
+  private ScanHandle genScan;
 
   private long toSkip;
   private long remaining;
@@ -115,7 +111,7 @@ public final class StoreScan implements AutoCloseable {
     }
   }
 
-  static List<String> resolveColumns(SchemaSpec spec, ScanSpec scan) {
+  public static List<String> resolveColumns(SchemaSpec spec, ScanSpec scan) {
     if (scan.columns() == null) {
       return spec.columnNames();
     }
@@ -170,11 +166,11 @@ public final class StoreScan implements AutoCloseable {
 
   private VectorSchemaRoot nextBase() {
     try {
-      if (baseReader == null) {
+      if (baseScan == null) {
         openBase();
       }
-      while (baseReader.loadNextBatch()) {
-        VectorSchemaRoot in = baseReader.getVectorSchemaRoot();
+      while (baseScan.reader().loadNextBatch()) {
+        VectorSchemaRoot in = baseScan.reader().getVectorSchemaRoot();
         VectorSchemaRoot out = selectBase(in);
         if (out != null) {
           return out;
@@ -210,8 +206,7 @@ public final class StoreScan implements AutoCloseable {
         b.offset(scan.offset());
       }
     }
-    baseScanner = snapshot.base().dataset().newScan(b.build());
-    baseReader = baseScanner.scanBatches();
+    baseScan = ScanHandle.open(snapshot.base().dataset(), b.build());
   }
 
   private boolean hasBlobs() {
@@ -304,15 +299,14 @@ public final class StoreScan implements AutoCloseable {
       return null;
     }
     GenerationSource g = (GenerationSource) source;
-    if (genReader == null) {
+    if (genScan == null) {
       Set<String> cols = new LinkedHashSet<>(outColumns);
       cols.add(spec.key());
       cols.addAll(Predicates.topLevelColumns(freshFilter));
-      genScanner = g.dataset().newScan(new ScanOptions.Builder().columns(new ArrayList<>(cols)).withRowId(true).build());
-      genReader = genScanner.scanBatches();
+      genScan = ScanHandle.open(g.dataset(), new ScanOptions.Builder().columns(new ArrayList<>(cols)).withRowId(true).build());
     }
-    while (genReader.loadNextBatch()) {
-      VectorSchemaRoot in = genReader.getVectorSchemaRoot();
+    while (genScan.reader().loadNextBatch()) {
+      VectorSchemaRoot in = genScan.reader().getVectorSchemaRoot();
       VarCharVector key = (VarCharVector) in.getVector(spec.key());
       var rowIds = in.getVector(MetadataColumns.ROWID);
       PredicateEvaluator eval = new PredicateEvaluator(freshFilter, in);
@@ -396,34 +390,18 @@ public final class StoreScan implements AutoCloseable {
   }
 
   private void closeBase() {
-    try {
-      if (baseReader != null) {
-        baseReader.close();
-      }
-      if (baseScanner != null) {
-        baseScanner.close();
-      }
-    } catch (Exception e) {
-      throw LanceErrors.translate("close the base scan", e);
-    } finally {
-      baseReader = null;
-      baseScanner = null;
+    ScanHandle s = baseScan;
+    baseScan = null;
+    if (s != null) {
+      s.close();
     }
   }
 
   private void closeGeneration() {
-    try {
-      if (genReader != null) {
-        genReader.close();
-      }
-      if (genScanner != null) {
-        genScanner.close();
-      }
-    } catch (Exception e) {
-      throw LanceErrors.translate("close a generation scan", e);
-    } finally {
-      genReader = null;
-      genScanner = null;
+    ScanHandle s = genScan;
+    genScan = null;
+    if (s != null) {
+      s.close();
     }
   }
 

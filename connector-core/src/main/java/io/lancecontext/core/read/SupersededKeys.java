@@ -11,7 +11,6 @@ import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.lance.MetadataColumns;
-import org.lance.ipc.LanceScanner;
 import org.lance.ipc.ScanOptions;
 
 /**
@@ -29,7 +28,8 @@ final class SupersededKeys {
     Set<String> fresh = snapshot.freshKeys();
     String filter = LanceSql.render(Predicate.and(Predicate.isNotNull(COLUMN), Predicates.notTombstone(spec))).orElseThrow();
     ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), COLUMN)).filter(filter).build();
-    try (LanceScanner scanner = snapshot.base().dataset().newScan(options); ArrowReader reader = scanner.scanBatches()) {
+    try (ScanHandle scan = ScanHandle.open(snapshot.base().dataset(), options)) {
+      ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         VectorSchemaRoot b = reader.getVectorSchemaRoot();
         VarCharVector key = (VarCharVector) b.getVector(spec.key());
@@ -70,7 +70,8 @@ final class SupersededKeys {
         GenerationSource g = (GenerationSource) source;
         ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), COLUMN)).withRowId(true)
             .filter(LanceSql.column(COLUMN) + " IS NOT NULL").build();
-        try (LanceScanner scanner = g.dataset().newScan(options); ArrowReader reader = scanner.scanBatches()) {
+        try (ScanHandle scan = ScanHandle.open(g.dataset(), options)) {
+          ArrowReader reader = scan.reader();
           while (reader.loadNextBatch()) {
             VectorSchemaRoot batch = reader.getVectorSchemaRoot();
             VarCharVector key = (VarCharVector) batch.getVector(spec.key());

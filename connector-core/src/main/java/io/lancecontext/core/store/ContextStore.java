@@ -7,6 +7,7 @@ import io.lancecontext.core.maintenance.MergeResult;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.LsmSnapshot;
 import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.read.StoreScan;
 import io.lancecontext.core.schema.Capability;
@@ -141,6 +142,59 @@ public final class ContextStore implements AutoCloseable {
     LsmSnapshot snapshot = store.snapshot(null);
     try {
       StoreScan scan = new StoreScan(store.spec(), snapshot, spec, store.allocator(), StoreScan.Part.ALL, null);
+      return new StoreReader(snapshot, scan, store.codec());
+    } catch (RuntimeException e) {
+      snapshot.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Splits a read into independent parts that return, together, exactly the LSM view of one snapshot:
+   * up to {@code maxSplits - 1} groups of base-table fragments and one part for the fresh tier. Engines
+   * read the parts in parallel, in any process ({@link #read(ReadSplit)}). The scan may not have an
+   * offset; a limit applies to each part. Expiry is judged at planning time.
+   */
+  public List<ReadSplit> planRead(ScanSpec scan, int maxSplits) {
+    check();
+    if (scan.offset() > 0) {
+      throw new IllegalArgumentException("a split read cannot skip rows (offset " + scan.offset() + ")");
+    }
+    ScanSpec pinnedScan = scan.now() == null ? scan.withNow(Instant.now()) : scan;
+    try (LsmSnapshot snapshot = store.snapshot(null)) {
+      StoreScan.resolveColumns(store.spec(), pinnedScan);
+      ReadSplit.Snapshot pinned = ReadSplit.Snapshot.of(snapshot);
+      List<ReadSplit> splits = new ArrayList<>();
+      List<org.lance.Fragment> fragments = snapshot.base().dataset().getFragments();
+      int groups = Math.max(1, Math.min(maxSplits - 1, fragments.size()));
+      long total = fragments.stream().mapToLong(f -> f.metadata().getNumRows()).sum();
+      long perGroup = Math.max(1, (total + groups - 1) / groups);
+      List<Integer> group = new ArrayList<>();
+      long inGroup = 0;
+      for (org.lance.Fragment f : fragments) {
+        group.add(f.getId());
+        inGroup += f.metadata().getNumRows();
+        if (inGroup >= perGroup) {
+          splits.add(new ReadSplit(store.config(), pinned, pinnedScan, StoreScan.Part.BASE, group));
+          group = new ArrayList<>();
+          inGroup = 0;
+        }
+      }
+      if (!group.isEmpty()) {
+        splits.add(new ReadSplit(store.config(), pinned, pinnedScan, StoreScan.Part.BASE, group));
+      }
+      splits.add(new ReadSplit(store.config(), pinned, pinnedScan, StoreScan.Part.FRESH, null));
+      return splits;
+    }
+  }
+
+  /** Reads one part of a planned read (in this or any other process). Close the reader. */
+  public StoreReader read(ReadSplit split) {
+    check();
+    LsmSnapshot snapshot = store.pinnedSnapshot(split.snapshot());
+    try {
+      StoreScan scan = new StoreScan(store.spec(), snapshot, split.scan(), store.allocator(), split.part(),
+          split.fragments());
       return new StoreReader(snapshot, scan, store.codec());
     } catch (RuntimeException e) {
       snapshot.close();

@@ -393,6 +393,31 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     }
   }
 
+  /** The snapshot a read split pinned (see {@link io.lancecontext.core.read.ReadSplit}). */
+  LsmSnapshot pinnedSnapshot(io.lancecontext.core.read.ReadSplit.Snapshot pinned) {
+    ensureOpen();
+    Dataset ds = StoreDatasets.open(config.uri(), config, allocator, pinned.baseVersion());
+    BaseTable b;
+    try {
+      b = new BaseTable(ds, MergedWatermarks.read(ds));
+    } catch (RuntimeException e) {
+      ds.close();
+      throw e;
+    }
+    List<FreshShard> views = new ArrayList<>();
+    try {
+      for (var e : pinned.shards().entrySet()) {
+        var p = e.getValue();
+        views.add(fresh.pinnedView(e.getKey(), p.watermark(), p.manifestVersion(), p.walPositions()));
+      }
+      return new LsmSnapshot(b, views);
+    } catch (RuntimeException e) {
+      views.forEach(FreshShard::release);
+      b.release();
+      throw e;
+    }
+  }
+
   List<Map<String, Object>> lookup(List<String> keys, List<String> columns, boolean includeExpired, Instant now) {
     Set<String> shardIds = new java.util.HashSet<>();
     for (String k : keys) {

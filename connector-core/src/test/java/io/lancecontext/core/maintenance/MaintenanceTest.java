@@ -8,6 +8,7 @@ import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.store.ContextStore;
 import io.lancecontext.core.store.StoreStats;
+import io.lancecontext.core.testing.StoreTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,20 +18,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.arrow.memory.RootAllocator;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.lance.Dataset;
 
-class MaintenanceTest {
-  @TempDir
-  Path dir;
-
-  @AfterEach
-  void closeAll() {
-    ContextStore.closeAllResident();
-  }
-
+class MaintenanceTest extends StoreTest {
   private Map<String, String> options(String name, String... more) {
     Map<String, String> o = new HashMap<>();
     o.put("path", dir.resolve(name).toString());

@@ -17,6 +17,7 @@ import io.lancecontext.core.error.StoreNotFoundException;
 import io.lancecontext.core.maintenance.MergeResult;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.testing.StoreTest;
 import io.lancecontext.core.wal.Buckets;
 import io.lancecontext.core.wal.ShardIds;
 import io.lancecontext.core.wal.ShardLayout;
@@ -28,19 +29,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-class ContextStoreTest {
-  @TempDir
-  Path dir;
-
-  @AfterEach
-  void closeAll() {
-    ContextStore.closeAllResident();
-  }
-
+class ContextStoreTest extends StoreTest {
   /** Runs {@code check} with the rows in the WAL tail, then in a generation, then in the base table. */
   private static void inEveryTier(ContextStore store, Runnable check) {
     runIn("the WAL tail", check);
@@ -186,6 +177,28 @@ class ContextStoreTest {
         assertEquals(null, scanned.get("none"));
         assertEquals(null, scanned.get("empty"), "an empty blob in a nullable column is stored as null");
       });
+    }
+  }
+
+  @Test
+  void mergesUpdateRowsOfStoresWithBlobColumns() {
+    try (ContextStore store = ContextStore.open(options(dir, "bu", "rollout"))) {
+      for (int round = 0; round < 5; round++) {
+        List<Map<String, Object>> rows = new java.util.ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+          // half of each round updates keys already merged, half are new; some carry blob bytes
+          int k = round * 150 + i;
+          rows.add(rec("id", "k" + k, "reward", (double) round, "binary_payload",
+              k % 3 == 0 ? new byte[] {(byte) round, (byte) k} : null));
+        }
+        store.add(rows);
+        store.seal();
+        assertTrue(store.merge().merged());
+      }
+      assertEquals(4.0, store.get("k700").orElseThrow().get("reward"));
+      assertArrayEquals(new byte[] {4, (byte) 750}, (byte[]) store.get("k750").orElseThrow().get("binary_payload"));
+      assertEquals(3.0, store.get("k599").orElseThrow().get("reward"), "k599 was last written in round 3");
+      assertEquals(900, store.count());
     }
   }
 

@@ -7,27 +7,17 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.testing.ChildJvm;
 import io.lancecontext.core.testing.StoreProcess;
-import java.nio.file.Path;
+import io.lancecontext.core.testing.StoreTest;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The store's guarantees as other processes see them, with real child JVMs. */
-class CrossProcessTest {
-  @TempDir
-  Path dir;
-
-  @AfterEach
-  void closeAll() {
-    ContextStore.closeAllResident();
-  }
-
+class CrossProcessTest extends StoreTest {
   private String createStore(String name, int shards) {
     String path = dir.resolve(name).toString();
     try (ContextStore ignored = ContextStore.open(Map.of("path", path, "schema", "rollout", "schema.embedding-dim", "8",

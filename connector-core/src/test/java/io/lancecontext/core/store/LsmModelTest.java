@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.lancecontext.core.maintenance.CompactionResult;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
-import java.nio.file.Path;
+import io.lancecontext.core.testing.StoreTest;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,28 +17,18 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The LSM view against an in-memory model: 5,000 seeded random operations (adds, upserts, duplicate keys
  * in one add, deletes, seals, merges, compactions, garbage collection), the whole view compared after
  * every step, plus a filtered scan and point lookups of the keys the step touched.
  */
-class LsmModelTest {
+class LsmModelTest extends StoreTest {
   private static final String SPEC = "{\"columns\":[{\"name\":\"id\",\"type\":\"string\"},"
       + "{\"name\":\"n\",\"type\":\"int64\"},{\"name\":\"tag\",\"type\":\"string\"}],\"capabilities\":[\"tombstones\"]}";
   private static final int OPERATIONS = 5_000;
   private static final int KEYS = 150;
-
-  @TempDir
-  Path dir;
-
-  @AfterEach
-  void closeAll() {
-    ContextStore.closeAllResident();
-  }
 
   @Test
   void randomOperationsMatchAModelAfterEveryStep() {

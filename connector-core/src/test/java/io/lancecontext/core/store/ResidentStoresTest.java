@@ -15,7 +15,7 @@ import io.lancecontext.core.read.LsmSnapshot;
 import io.lancecontext.core.session.LanceRuntime;
 import io.lancecontext.core.testing.ChildJvm;
 import io.lancecontext.core.testing.SessionProbe;
-import java.nio.file.Path;
+import io.lancecontext.core.testing.StoreTest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,24 +25,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.lance.Dataset;
 import org.lance.Session;
 
 /** One bounded Lance session per JVM and resident stores (design §4). */
-class ResidentStoresTest {
-  @TempDir
-  Path dir;
-
-  @BeforeEach
-  @AfterEach
-  void closeAll() {
-    ContextStore.closeAllResident();
-  }
-
+class ResidentStoresTest extends StoreTest {
   @Test
   void everyStoreBaseAndGenerationUsesTheOneSharedSession() {
     try (ContextStore a = ContextStore.open(options(dir, "a", "rollout"));

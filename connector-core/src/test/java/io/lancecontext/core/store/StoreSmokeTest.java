@@ -4,24 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.read.ScanSpec;
-import java.nio.file.Path;
+import io.lancecontext.core.testing.StoreTest;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-class StoreSmokeTest {
-  @TempDir
-  Path dir;
-
-  @AfterEach
-  void closeAll() {
-    ContextStore.closeAllResident();
-  }
-
+class StoreSmokeTest extends StoreTest {
   @Test
   void addGetScanMerge() {
     String path = dir.resolve("s").toString();
