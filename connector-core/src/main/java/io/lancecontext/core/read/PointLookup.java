@@ -65,7 +65,11 @@ public final class PointLookup {
     }
   }
 
-  private static VectorSchemaRoot fresh(SchemaSpec spec, FreshShard shard, FreshShard.RowRef ref, List<String> columns,
+  /**
+   * The fresh row {@code ref} of {@code shard} as a one-row batch of {@code columns} (blobs as bytes), or
+   * null if it does not match {@code visible}.
+   */
+  static VectorSchemaRoot fresh(SchemaSpec spec, FreshShard shard, FreshShard.RowRef ref, List<String> columns,
       Predicate visible, BufferAllocator allocator) throws Exception {
     FreshSource source = shard.sources().get(ref.source());
     if (source instanceof WalSource w) {

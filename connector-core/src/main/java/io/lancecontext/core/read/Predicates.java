@@ -57,6 +57,51 @@ public final class Predicates {
     return out;
   }
 
+  /**
+   * The keys a filter confines rows to, when it does ({@code key = 'a'}, {@code key IN (...)}, a
+   * conjunction with such a term, a disjunction of such terms); empty when any key may match.
+   */
+  public static java.util.Optional<Set<String>> keys(String key, Predicate p) {
+    if (p instanceof Predicate.Compare c && c.column().equals(key) && c.op() == Predicate.Op.EQ
+        && c.value() instanceof String v) {
+      return java.util.Optional.of(Set.of(v));
+    }
+    if (p instanceof Predicate.In in && in.column().equals(key)
+        && in.values().stream().allMatch(v -> v instanceof String)) {
+      Set<String> out = new java.util.TreeSet<>();
+      in.values().forEach(v -> out.add((String) v));
+      return java.util.Optional.of(out);
+    }
+    if (p instanceof Predicate.And a) {
+      java.util.Optional<Set<String>> best = java.util.Optional.empty();
+      for (Predicate c : a.children()) {
+        java.util.Optional<Set<String>> k = keys(key, c);
+        if (k.isPresent()) {
+          if (best.isEmpty()) {
+            best = k;
+          } else {
+            Set<String> both = new java.util.TreeSet<>(best.get());
+            both.retainAll(k.get());
+            best = java.util.Optional.of(both);
+          }
+        }
+      }
+      return best;
+    }
+    if (p instanceof Predicate.Or o && !o.children().isEmpty()) {
+      Set<String> out = new java.util.TreeSet<>();
+      for (Predicate c : o.children()) {
+        java.util.Optional<Set<String>> k = keys(key, c);
+        if (k.isEmpty()) {
+          return java.util.Optional.empty();
+        }
+        out.addAll(k.get());
+      }
+      return java.util.Optional.of(out);
+    }
+    return java.util.Optional.empty();
+  }
+
   /** Checks that every column exists and every literal fits its column's type. */
   public static void validate(SchemaSpec spec, Predicate p) {
     if (p instanceof Predicate.Compare c) {

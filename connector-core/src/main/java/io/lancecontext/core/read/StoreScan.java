@@ -34,6 +34,9 @@ public final class StoreScan implements AutoCloseable {
   /** Above this many fresh keys, the base scan filters them out in Java instead of in its Lance filter. */
   static final int MAX_PUSHED_EXCLUSIONS = 1_000;
 
+  /** Above this many keys named by a filter, the fresh tier is scanned instead of read key by key. */
+  static final int MAX_KEYS_READ_BY_KEY = 10_000;
+
   /** Which part of the view to read (engines read the parts in parallel). */
   public enum Part { ALL, BASE, FRESH }
 
@@ -63,6 +66,10 @@ public final class StoreScan implements AutoCloseable {
   private int batchIndex;
   private ScanHandle genScan;
 
+  /** Keys the filter confines the read to (read from the fresh tier by key), or null. */
+  private final List<String> keysToRead;
+  private int keyIndex;
+
   private long toSkip;
   private long remaining;
   private VectorSchemaRoot current;
@@ -85,6 +92,8 @@ public final class StoreScan implements AutoCloseable {
         ? Predicates.lifecycleVisible(spec, now) : Predicate.alwaysTrue();
     this.freshFilter = Predicate.and(scan.filter(), visible);
     this.freshKeys = snapshot.freshKeys();
+    this.keysToRead = Predicates.keys(spec.key(), scan.filter())
+        .filter(k -> k.size() <= MAX_KEYS_READ_BY_KEY).map(k -> List.copyOf(k)).orElse(null);
     this.superseded = spec.has(Capability.SUPERSESSION) && !scan.includeSuperseded()
         ? SupersededKeys.compute(spec, snapshot, allocator) : Set.of();
 
@@ -243,6 +252,9 @@ public final class StoreScan implements AutoCloseable {
   // ------------------------------------------------------------------ fresh tier
 
   private VectorSchemaRoot nextFresh() {
+    if (keysToRead != null) {
+      return nextFreshByKey();
+    }
     try {
       while (true) {
         if (shard == null) {
@@ -270,6 +282,31 @@ public final class StoreScan implements AutoCloseable {
       }
     } catch (Exception e) {
       throw LanceErrors.translate("scan the fresh tier", e);
+    }
+  }
+
+  /** The fresh rows of the keys the filter names, looked up by key (no scan of the fresh tier). */
+  private VectorSchemaRoot nextFreshByKey() {
+    try {
+      while (keyIndex < keysToRead.size()) {
+        String k = keysToRead.get(keyIndex++);
+        LsmSnapshot.Winner win = snapshot.winner(k);
+        if (win == null || win.ref().tombstone() || superseded.contains(k)) {
+          continue;
+        }
+        try (VectorSchemaRoot row = PointLookup.fresh(spec, win.shard(), win.ref(), outColumns, freshFilter, allocator)) {
+          if (row == null) {
+            continue;
+          }
+          VectorSchemaRoot out = emit(row, new int[] {0}, 1, null, true);
+          if (out != null) {
+            return out;
+          }
+        }
+      }
+      return null;
+    } catch (Exception e) {
+      throw LanceErrors.translate("read the fresh tier by key", e);
     }
   }
 

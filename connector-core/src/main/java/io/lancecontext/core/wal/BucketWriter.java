@@ -202,10 +202,17 @@ public final class BucketWriter implements AutoCloseable {
     }
     LaneWriter lane = lanes[active];
     lane.put(batch, keys);
-    if (lane.entries() >= sealEntries || lane.bytes() >= sealBytes) {
+    boolean full = lane.entries() >= sealEntries || lane.bytes() >= sealBytes;
+    // while the other lane is still being sealed, switching would make the next put wait for it: let this
+    // lane grow instead, up to HARD_LIMIT times the threshold (lance-core's own limit is 8,000 puts)
+    boolean mustSeal = lane.entries() >= HARD_LIMIT * sealEntries || lane.bytes() >= HARD_LIMIT * sealBytes;
+    if (full && (mustSeal || !lanes[(active + 1) % lanes.length].isSealing())) {
       switchLanesLocked("the open generation holds " + lane.entries() + " WAL entries, " + lane.bytes() + " bytes");
     }
   }
+
+  /** How far past the seal thresholds a lane may grow while the other lane is still being sealed. */
+  static final int HARD_LIMIT = 4;
 
   /**
    * Runs {@code close} once the bucket's previous seal ended (or after {@code write.put-timeout}: a

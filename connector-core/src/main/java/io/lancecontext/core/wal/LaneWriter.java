@@ -115,6 +115,12 @@ final class LaneWriter {
     return lastUseNanos;
   }
 
+  /** Whether a background seal of this lane is still running. */
+  boolean isSealing() {
+    Future<Boolean> s = sealing;
+    return s != null && !s.isDone();
+  }
+
   long epoch() {
     return guard == null ? -1 : guard.epoch();
   }
@@ -319,12 +325,16 @@ final class LaneWriter {
   }
 
   static ShardWriterConfig writerConfig() {
-    // durable puts; lance-core's own memtable rotation (8,000 batches / 256 MiB) stays out of reach of
-    // the store's seal thresholds, because 7.0.0 acknowledges puts before their WAL entry exists once
-    // it has rotated
+    // durable puts; lance-core's own memtable rotation stays out of reach of the store's seal thresholds
+    // (at most 4,096 puts, see BucketWriter.HARD_LIMIT), because 7.0.0 acknowledges puts before their WAL
+    // entry exists once it has rotated: 8,000 batches (its pre-allocated batch store), and a size limit
+    // far above any memtable the store lets grow
     return new ShardWriterConfig().withDurableWrite(true).withMaxMemtableBatches(8_000)
-        .withMaxMemtableSize(256L << 20);
+        .withMaxMemtableSize(MEMTABLE_SIZE_LIMIT).withMaxUnflushedMemtableBytes(2 * MEMTABLE_SIZE_LIMIT);
   }
+
+  /** lance-core's memtable size limit as lancecontext sets it: never reached. */
+  static final long MEMTABLE_SIZE_LIMIT = 16L << 30;
 
   private void checkFenced() throws IOException {
     try {
