@@ -13,13 +13,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * RSS of a worker JVM that keeps 8 stores open and writes and reads them: 20,000 adds spread over the
  * stores, each followed by a read (a scan of the rows just added, a {@code get}, a {@code stats()}),
  * merges on the default triggers. One child JVM per mode: {@code shared} (the default 2 GiB session
  * budget), {@code unshared} ({@code cache.bytes=0}: lance-core's per-dataset sessions) and {@code small}
- * (a 64 MiB budget). RSS is sampled every 500 adds; the slope is fitted over the last half.
+ * (a 64 MiB budget), run side by side. RSS is sampled every 500 adds; the slope is fitted over the last half.
  *
  * <p>Usage: {@code SessionSoakBenchmark [adds=20000] [stores=8]}. Last line:
  * {@code RESULT session_soak shared_slope_kb=.. unshared_slope_kb=.. shared_plateau_mb=.. small_slope_kb=..
@@ -36,9 +39,15 @@ public final class SessionSoakBenchmark {
     int adds = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
     int stores = args.length > 1 ? Integer.parseInt(args[1]) : 8;
     Bench.log("SessionSoakBenchmark: %d adds over %d stores, each followed by a scan, a get and stats()", adds, stores);
-    Result shared = runChild("shared", -1, adds, stores);
-    Result unshared = runChild("unshared", 0, adds, stores);
-    Result small = runChild("small", 64L << 20, adds, stores);
+    // the modes run side by side: each child's RSS is its own, and the curves are per add, not per second
+    ExecutorService modes = Executors.newFixedThreadPool(3);
+    Future<Result> sharedRun = modes.submit(() -> runChild("shared", -1, adds, stores));
+    Future<Result> unsharedRun = modes.submit(() -> runChild("unshared", 0, adds, stores));
+    Future<Result> smallRun = modes.submit(() -> runChild("small", 64L << 20, adds, stores));
+    modes.shutdown();
+    Result shared = sharedRun.get();
+    Result unshared = unsharedRun.get();
+    Result small = smallRun.get();
     Bench.log("");
     Bench.log("| adds | shared RSS MiB | unshared RSS MiB | 64 MiB budget RSS MiB |");
     Bench.log("|---|---|---|---|");

@@ -58,17 +58,15 @@ public final class LanceErrors {
       return new CommitConflictException(text, t);
     }
     if (isNotFound(m)) {
-      return new StoreNotFoundException(action + " (" + firstLine(message) + ")", t);
+      // a missing store is detected before it is opened (StoreCreation); a file missing later was removed
+      // underneath the caller: by garbage collection of a read older than gc.grace, or by hand
+      return new StorageException(text + " (a file of the store is missing: removed by garbage collection while "
+          + "a read older than gc.grace used it, or by hand)", t);
     }
     if (m.contains("schema doesn't match") || m.contains("schema error") || m.contains("no field named")) {
       return new SchemaException(text);
     }
     return new StorageException(text, t);
-  }
-
-  /** Whether a lance-core failure says that the dataset (or a file of it) does not exist. */
-  public static boolean isNotFound(Throwable t) {
-    return isNotFound(String.valueOf(t.getMessage()).toLowerCase(Locale.ROOT));
   }
 
   private static boolean isNotFound(String lowerMessage) {

@@ -29,7 +29,7 @@ import org.lance.cleanup.RemovalStats;
 /**
  * Deletes what no reader needs any more, once it is older than {@code gc.grace} (so that a read that
  * started before it became unneeded can finish): generation directories at or below the merged
- * watermark (and orphans no manifest lists), WAL entries at or below the replay position (their rows
+ * watermark (and orphans no manifest lists, once a newer generation is listed), WAL entries at or below the replay position (their rows
  * are in generations), old shard-manifest versions, and old base-table versions (Lance's cleanup,
  * which never touches {@code _mem_wal}), but never a version an index still refers to. Callers hold the
  * {@link MaintenanceLock}.
@@ -55,7 +55,11 @@ final class GarbageCollector {
         ShardManifest manifest = ShardManifests.latest(files, shard);
         long watermark = watermarks.getOrDefault(shard, 0L);
         Set<String> listed = new HashSet<>();
-        manifest.flushed().forEach(g -> listed.add(g.path()));
+        long newestListed = 0;
+        for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
+          listed.add(g.path());
+          newestListed = Math.max(newestListed, g.generation());
+        }
         for (String name : files.list(ShardLayout.shardDir(shard))) {
           Matcher m = GENERATION_DIR.matcher(name);
           if (!m.matches()) {
@@ -63,7 +67,9 @@ final class GarbageCollector {
           }
           long generation = Long.parseLong(m.group(1));
           String dir = ShardLayout.generationDir(shard, name);
-          boolean unneeded = generation <= watermark || !listed.contains(name);
+          // an unlisted generation above every listed one may be a flush in progress (its writer
+          // commits the manifest after the data); below a listed one it is a fenced writer's orphan
+          boolean unneeded = generation <= watermark || !listed.contains(name) && generation < newestListed;
           if (unneeded && older(files, dir, cutoff)) {
             bytes += files.totalBytes(dir);
             files.deleteRecursively(dir);

@@ -21,10 +21,12 @@ import io.lancecontext.core.testing.StoreTest;
 import io.lancecontext.core.wal.Buckets;
 import io.lancecontext.core.wal.ShardIds;
 import io.lancecontext.core.wal.ShardLayout;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -313,25 +315,41 @@ class ContextStoreTest extends StoreTest {
       store.seal();
       store.merge();
       store.add(List.of(rec("id", "b", "reward", 2.0)));
-      store.seal();  // an unmerged generation
+      store.seal();  // an unmerged generation (2)
+      store.add(List.of(rec("id", "b", "reward", 2.5)));
+      store.seal();  // another one (3)
       store.add(List.of(rec("id", "c", "reward", 3.0)));  // the WAL tail
       Path shard = Path.of(store.uri(), ShardLayout.shardDir(ShardIds.forLane(0, 0)));
+      List<String> listed = new ArrayList<>(generationDirs(shard));
+      assertEquals(3, listed.size(), "generation 1 (merged), 2 and 3 in lane 0: " + listed);
+      listed.removeIf(n -> n.endsWith("_gen_1"));
+      // an orphan of a fenced writer (a number below a listed one) and a flush in progress (above all)
+      Files.createDirectories(shard.resolve("0dd0dd00_gen_2/data"));
+      Files.createDirectories(shard.resolve("f1e1d000_gen_4/data"));
       Thread.sleep(20);
       var gc = store.gc();
       assertTrue(gc.ran());
-      assertEquals(1, gc.generationDirs(), "the merged generation");
-      assertEquals(2, gc.walEntries(), "the two sealed entries");
-      try (Stream<Path> s = Files.list(shard)) {
-        assertEquals(1, s.filter(p -> p.getFileName().toString().contains("_gen_")).count(), "the unmerged generation stays");
-      }
-      assertEquals(Map.of("a", 1.0, "b", 2.0, "c", 3.0), view(store, "reward"));
+      assertEquals(2, gc.generationDirs(), "the merged generation and the orphan");
+      assertEquals(3, gc.walEntries(), "the three sealed entries");
+      List<String> expected = new ArrayList<>(listed);
+      expected.add("f1e1d000_gen_4");
+      assertEquals(expected.stream().sorted().toList(), generationDirs(shard), "unmerged and in-flight generations stay");
+      Files.delete(shard.resolve("f1e1d000_gen_4/data"));
+      Files.delete(shard.resolve("f1e1d000_gen_4"));
+      assertEquals(Map.of("a", 1.0, "b", 2.5, "c", 3.0), view(store, "reward"));
       store.seal();
       store.merge();
-      assertEquals(Map.of("a", 1.0, "b", 2.0, "c", 3.0), view(store, "reward"));
+      assertEquals(Map.of("a", 1.0, "b", 2.5, "c", 3.0), view(store, "reward"));
     }
     ContextStore.closeAllResident();
     try (ContextStore reopened = ContextStore.open(Map.of("path", dir.resolve("g").toString()))) {
       assertEquals(3, reopened.count());
+    }
+  }
+
+  private static List<String> generationDirs(Path shard) throws IOException {
+    try (Stream<Path> s = Files.list(shard)) {
+      return s.map(p -> p.getFileName().toString()).filter(n -> n.contains("_gen_")).sorted().toList();
     }
   }
 

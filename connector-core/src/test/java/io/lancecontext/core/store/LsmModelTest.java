@@ -39,7 +39,10 @@ class LsmModelTest extends StoreTest {
     int merges = 0;
     int compactions = 0;
     int deletes = 0;
-    try (ContextStore store = ContextStore.open(options(dir, "model", SPEC, "gc.grace", "0s", "shards", "3"))) {
+    try (ContextStore store = ContextStore.open(options(dir, "model", SPEC, "gc.grace", "0s", "shards", "3",
+        // merges are steps of the model; a background merge plus a zero-grace collection could remove a
+        // generation under a running read, which gc.grace exists to prevent
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
       for (int step = 0; step < OPERATIONS; step++) {
         int op = random.nextInt(1000);
         List<String> touched = new ArrayList<>();
