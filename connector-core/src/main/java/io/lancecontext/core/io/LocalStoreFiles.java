@@ -3,20 +3,20 @@ package io.lancecontext.core.io;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.options.StoreOptions;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /** {@link StoreFiles} on a local or mounted file system. */
 final class LocalStoreFiles implements StoreFiles {
@@ -107,39 +107,55 @@ final class LocalStoreFiles implements StoreFiles {
 
   @Override
   public void deleteRecursively(String path) throws IOException {
-    Path p = resolve(path);
-    if (!Files.exists(p)) {
-      return;
-    }
-    try (Stream<Path> s = Files.walk(p)) {
-      s.sorted(Comparator.reverseOrder()).forEach(x -> {
-        try {
-          Files.deleteIfExists(x);
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
-    }
+    walk(resolve(path), (file, attrs) -> Files.deleteIfExists(file), Files::deleteIfExists);
   }
 
   @Override
   public long totalBytes(String dir) throws IOException {
-    Path p = resolve(dir);
-    if (!Files.exists(p)) {
-      return 0;
+    long[] total = {0};
+    walk(resolve(dir), (file, attrs) -> total[0] += attrs.isRegularFile() ? attrs.size() : 0, d -> {});
+    return total[0];
+  }
+
+  private interface FileAction {
+    void apply(Path file, BasicFileAttributes attrs) throws IOException;
+  }
+
+  private interface DirAction {
+    void apply(Path dir) throws IOException;
+  }
+
+  /**
+   * Visits the files below {@code root} (then each directory, after its content), passing over entries
+   * that vanish while the walk runs: garbage collection deletes while readers collect stats.
+   */
+  private static void walk(Path root, FileAction onFile, DirAction afterDir) throws IOException {
+    if (!Files.exists(root)) {
+      return;
     }
-    try (Stream<Path> s = Files.walk(p)) {
-      return s.filter(Files::isRegularFile).mapToLong(x -> {
-        try {
-          return Files.size(x);
-        } catch (IOException e) {
-          return 0;  // deleted while walking
+    Files.walkFileTree(root, new SimpleFileVisitor<>() {
+      @Override
+      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+        onFile.apply(file, attrs);
+        return FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+        if (e instanceof NoSuchFileException) {
+          return FileVisitResult.CONTINUE;
         }
-      }).sum();
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
-    }
+        throw e;
+      }
+
+      @Override
+      public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+        if (e != null && !(e instanceof NoSuchFileException)) {
+          throw e;
+        }
+        afterDir.apply(dir);
+        return FileVisitResult.CONTINUE;
+      }
+    });
   }
 }

@@ -316,18 +316,8 @@ public final class StoreScan implements AutoCloseable {
       while (batchIndex < batches.size()) {
         int b = batchIndex++;
         VectorSchemaRoot in = batches.get(b);
-        VarCharVector key = FreshShard.keyVector(in);
-        PredicateEvaluator eval = new PredicateEvaluator(freshFilter, in);
         int[] rows = new int[in.getRowCount()];
-        int count = 0;
-        for (int r = 0; r < in.getRowCount(); r++) {
-          String k = new String(key.get(r), StandardCharsets.UTF_8);
-          LsmSnapshot.Winner win = snapshot.winner(k);
-          if (!win.is(shard, sourceIndex, b, r) || win.ref().tombstone() || superseded.contains(k) || !eval.matches(r)) {
-            continue;
-          }
-          rows[count++] = r;
-        }
+        int count = selectVisible(in, FreshShard.keyVector(in), b, r -> r, rows);
         VectorSchemaRoot out = emit(in, rows, count, null, false);
         if (out != null) {
           return out;
@@ -344,27 +334,37 @@ public final class StoreScan implements AutoCloseable {
     }
     while (genScan.reader().loadNextBatch()) {
       VectorSchemaRoot in = genScan.reader().getVectorSchemaRoot();
-      VarCharVector key = (VarCharVector) in.getVector(spec.key());
       var rowIds = in.getVector(MetadataColumns.ROWID);
-      PredicateEvaluator eval = new PredicateEvaluator(freshFilter, in);
       int[] rows = new int[in.getRowCount()];
-      int count = 0;
-      for (int r = 0; r < in.getRowCount(); r++) {
-        String k = new String(key.get(r), StandardCharsets.UTF_8);
-        LsmSnapshot.Winner win = snapshot.winner(k);
-        long offset = ((Number) rowIds.getObject(r)).longValue();
-        if (!win.is(shard, sourceIndex, 0, (int) offset) || win.ref().tombstone() || superseded.contains(k)
-            || !eval.matches(r)) {
-          continue;
-        }
-        rows[count++] = r;
-      }
+      // a generation is one batch; a row's place in it is its row id's offset
+      int count = selectVisible(in, (VarCharVector) in.getVector(spec.key()), 0,
+          r -> (int) ((Number) rowIds.getObject(r)).longValue(), rows);
       VectorSchemaRoot out = emit(in, rows, count, g.dataset(), true);
       if (out != null) {
         return out;
       }
     }
     return null;
+  }
+
+  /**
+   * Selects into {@code rows} the rows of a fresh batch that are the LSM winners of their keys (the row at
+   * {@code rowInSource.applyAsInt(r)} of {@code batch} in the current source of the current shard), not tombstones, not
+   * superseded, matching the filter; returns how many.
+   */
+  private int selectVisible(VectorSchemaRoot in, VarCharVector key, int batch,
+      java.util.function.IntUnaryOperator rowInSource, int[] rows) {
+    PredicateEvaluator eval = new PredicateEvaluator(freshFilter, in);
+    int count = 0;
+    for (int r = 0; r < in.getRowCount(); r++) {
+      String k = new String(key.get(r), StandardCharsets.UTF_8);
+      LsmSnapshot.Winner win = snapshot.winner(k);
+      if (win.is(shard, sourceIndex, batch, rowInSource.applyAsInt(r)) && !win.ref().tombstone()
+          && !superseded.contains(k) && eval.matches(r)) {
+        rows[count++] = r;
+      }
+    }
+    return count;
   }
 
   // ------------------------------------------------------------------ output
