@@ -87,9 +87,25 @@ public final class LanceRuntime {
     return sessionBudget;
   }
 
-  /** Bytes held by the shared session's caches, or 0. */
+  /**
+   * Bytes held by the shared session's caches, or 0, measured now. lance-core sums every cache entry to
+   * answer, so the cost grows with the cache: {@link #sessionSizeBytesRecent()} is for frequent callers.
+   */
   public long sessionSizeBytes() {
     Session s = session;
-    return s == null ? 0 : s.sizeBytes();
+    long size = s == null ? 0 : s.sizeBytes();
+    sizeMeasuredAt = System.nanoTime();
+    lastSize = size;
+    return size;
+  }
+
+  private static final long SIZE_REFRESH_NANOS = 1_000_000_000L;
+  private volatile long lastSize = -1;
+  private volatile long sizeMeasuredAt;
+
+  /** {@link #sessionSizeBytes()} as measured within the last second (what {@code stats()} reports). */
+  public long sessionSizeBytesRecent() {
+    long size = lastSize;
+    return size >= 0 && System.nanoTime() - sizeMeasuredAt < SIZE_REFRESH_NANOS ? size : sessionSizeBytes();
   }
 }

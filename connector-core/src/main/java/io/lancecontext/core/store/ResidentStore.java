@@ -463,7 +463,7 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
       }
       long bytes = bytesOnDisk();
       return new StoreStats(config.uri(), ds.version(), ds.countRows(), ds.getFragments().size(), snap.freshRows(),
-          unmerged, perShard, bytes, maintenance.counters(), LanceRuntime.get().sessionSizeBytes(), residentStores,
+          unmerged, perShard, bytes, maintenance.counters(), LanceRuntime.get().sessionSizeBytesRecent(), residentStores,
           openWriters);
     } catch (IOException e) {
       throw LanceErrors.translate("collect stats", e);
