@@ -1,5 +1,6 @@
 package io.lancecontext.core.read;
 
+import io.lancecontext.core.wal.MergedWatermarks;
 import java.util.Map;
 import org.lance.Dataset;
 
@@ -12,10 +13,20 @@ public final class BaseTable extends RefCounted {
   private final long version;
   private final Map<String, Long> watermarks;
 
-  public BaseTable(Dataset dataset, Map<String, Long> watermarks) {
+  private BaseTable(Dataset dataset, Map<String, Long> watermarks) {
     this.dataset = dataset;
     this.version = dataset.version();
     this.watermarks = Map.copyOf(watermarks);
+  }
+
+  /** Takes ownership of {@code dataset} (closed if its watermarks cannot be read). */
+  public static BaseTable of(Dataset dataset) {
+    try {
+      return new BaseTable(dataset, MergedWatermarks.read(dataset));
+    } catch (RuntimeException e) {
+      dataset.close();
+      throw e;
+    }
   }
 
   public Dataset dataset() {

@@ -20,7 +20,6 @@ import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.session.LanceRuntime;
 import io.lancecontext.core.wal.Buckets;
-import io.lancecontext.core.wal.MergedWatermarks;
 import io.lancecontext.core.wal.ShardIds;
 import io.lancecontext.core.wal.BucketWriter;
 import java.io.IOException;
@@ -354,14 +353,7 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     synchronized (baseLock) {
       try {
         if (base == null || BaseVersions.exists(files, base.version() + 1)) {
-          Dataset ds = StoreDatasets.open(config.uri(), config, allocator);
-          BaseTable next;
-          try {
-            next = new BaseTable(ds, MergedWatermarks.read(ds));
-          } catch (RuntimeException e) {
-            ds.close();
-            throw e;
-          }
+          BaseTable next = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator));
           if (base != null) {
             base.release();
           }
@@ -396,14 +388,7 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
   /** The snapshot a read split pinned (see {@link io.lancecontext.core.read.ReadSplit}). */
   LsmSnapshot pinnedSnapshot(io.lancecontext.core.read.ReadSplit.Snapshot pinned) {
     ensureOpen();
-    Dataset ds = StoreDatasets.open(config.uri(), config, allocator, pinned.baseVersion());
-    BaseTable b;
-    try {
-      b = new BaseTable(ds, MergedWatermarks.read(ds));
-    } catch (RuntimeException e) {
-      ds.close();
-      throw e;
-    }
+    BaseTable b = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator, pinned.baseVersion()));
     List<FreshShard> views = new ArrayList<>();
     try {
       for (var e : pinned.shards().entrySet()) {
