@@ -11,33 +11,62 @@ import java.util.function.Function;
  * @param <T> the parsed value type
  */
 public final class ConfigOption<T> {
+  /**
+   * Who holds an option's value. Handles of one store in one JVM share one resident store; an option of
+   * scope {@link #RESIDENT} or {@link #STORE} that a handle sets must agree with it, or the open fails.
+   */
+  public enum Scope {
+    /** Fixed when the store is created (or identifies it); checked against the store on every open. */
+    STORE("store"),
+    /** One value per store per JVM, taken from the first handle that opens it. */
+    RESIDENT("resident store"),
+    /** Each handle uses its own value. */
+    HANDLE("handle"),
+    /** One value per JVM (the shared Lance session), taken from the first store that builds it. */
+    JVM("JVM");
+
+    private final String label;
+
+    Scope(String label) {
+      this.label = label;
+    }
+
+    /** How the documentation names this scope. */
+    public String label() {
+      return label;
+    }
+  }
+
   private final String key;
   private final T defaultValue;
   private final String defaultText;
   private final String description;
   private final Function<String, T> parser;
   private final boolean required;
+  private final Scope scope;
 
   private ConfigOption(String key, T defaultValue, String defaultText, String description, Function<String, T> parser,
-      boolean required) {
+      boolean required, Scope scope) {
     this.key = key;
     this.defaultValue = defaultValue;
     this.defaultText = defaultText;
     this.description = description;
     this.parser = parser;
     this.required = required;
+    this.scope = scope;
   }
 
-  static <T> ConfigOption<T> of(String key, String defaultText, Function<String, T> parser, String description) {
-    return new ConfigOption<>(key, parser.apply(defaultText), defaultText, description, parser, false);
+  static <T> ConfigOption<T> of(String key, String defaultText, Function<String, T> parser, Scope scope,
+      String description) {
+    return new ConfigOption<>(key, parser.apply(defaultText), defaultText, description, parser, false, scope);
   }
 
-  static <T> ConfigOption<T> required(String key, Function<String, T> parser, String description) {
-    return new ConfigOption<>(key, null, null, description, parser, true);
+  static <T> ConfigOption<T> required(String key, Function<String, T> parser, Scope scope, String description) {
+    return new ConfigOption<>(key, null, null, description, parser, true, scope);
   }
 
-  static <T> ConfigOption<T> optional(String key, Function<String, T> parser, String description) {
-    return new ConfigOption<>(key, null, null, description, parser, false);
+  static <T> ConfigOption<T> optional(String key, Function<String, T> parser, Scope scope, String description) {
+    return new ConfigOption<>(key, null, null, description, parser, false, scope);
   }
 
   public String key() {
@@ -60,6 +89,10 @@ public final class ConfigOption<T> {
 
   public boolean isRequired() {
     return required;
+  }
+
+  public Scope scope() {
+    return scope;
   }
 
   /** Parses a user-supplied value; a bad value raises {@link BadOptionException} naming this key. */

@@ -1,5 +1,6 @@
 package io.lancecontext.core.options;
 
+import io.lancecontext.core.options.ConfigOption.Scope;
 import java.time.Duration;
 import java.util.List;
 
@@ -14,62 +15,62 @@ public final class StoreOptions {
   /** Prefix of options passed to Lance's object store (credentials, endpoints); values are redacted. */
   public static final String STORAGE_PREFIX = "storage.";
 
-  public static final ConfigOption<String> PATH = ConfigOption.required("path", s -> s,
+  public static final ConfigOption<String> PATH = ConfigOption.required("path", s -> s, Scope.STORE,
       "Location of the store (a directory path or a URI such as file:///data/ctx or s3://bucket/ctx).");
 
-  public static final ConfigOption<String> SCHEMA = ConfigOption.optional("schema", s -> s,
+  public static final ConfigOption<String> SCHEMA = ConfigOption.optional("schema", s -> s, Scope.STORE,
       "The store's schema when it is created: a preset name (context, rollout, datagen) or a JSON schema "
           + "spec. Omit it to reuse the spec stored with an existing store; giving a different spec fails.");
 
   public static final ConfigOption<Integer> EMBEDDING_DIM = ConfigOption.of("schema.embedding-dim", "1536",
-      OptionParsers::positiveInt, "Dimension of the preset schemas' embedding vector column.");
+      OptionParsers::positiveInt, Scope.STORE, "Dimension of the preset schemas' embedding vector column.");
 
-  public static final ConfigOption<Integer> SHARDS = ConfigOption.of("shards", "4", OptionParsers::positiveInt,
+  public static final ConfigOption<Integer> SHARDS = ConfigOption.of("shards", "4", OptionParsers::positiveInt, Scope.STORE,
       "Number of key buckets, fixed when the store is created. Each bucket has at most one writer at a time, "
           + "which writes two MemWAL shards (its lanes) in turn.");
 
-  public static final ConfigOption<Long> CACHE_BYTES = ConfigOption.optional("cache.bytes", OptionParsers::bytes,
+  public static final ConfigOption<Long> CACHE_BYTES = ConfigOption.optional("cache.bytes", OptionParsers::bytes, Scope.JVM,
       "Byte budget of the JVM's shared Lance session (index and metadata caches, split 6:1). Precedence: this "
           + "option, then the system property or environment variable LANCECONTEXT_CACHE_BYTES, then 2GiB. "
           + "0 disables sharing (each store gets lance-core's own 6 GiB + 1 GiB session).");
 
   public static final ConfigOption<Duration> PUT_TIMEOUT = ConfigOption.of("write.put-timeout", "60s",
-      OptionParsers::positiveDuration,
+      OptionParsers::positiveDuration, Scope.RESIDENT,
       "A put that does not complete in this time fails the add with a fenced-writer error; the writer is abandoned.");
 
   public static final ConfigOption<Duration> FENCE_BACKOFF = ConfigOption.of("write.fence-backoff", "1s",
-      OptionParsers::duration, "After another writer claims a shard, this JVM waits this long before claiming it back "
+      OptionParsers::duration, Scope.RESIDENT, "After another writer claims a shard, this JVM waits this long before claiming it back "
           + "(adds to the shard fail with a fenced-writer error meanwhile), so that two writers cannot take a shard from "
           + "each other on every add.");
 
   public static final ConfigOption<Duration> IDLE_TIMEOUT = ConfigOption.of("write.idle-timeout", "5min",
-      OptionParsers::positiveDuration,
+      OptionParsers::positiveDuration, Scope.RESIDENT,
       "A resident bucket writer idle this long is closed (its memtable sealed into a generation).");
 
   public static final ConfigOption<Integer> BATCH_ROWS = ConfigOption.of("write.batch-rows", "8192",
-      OptionParsers::positiveInt, "A writer handle puts its buffered rows once it holds this many.");
+      OptionParsers::positiveInt, Scope.HANDLE, "A writer handle puts its buffered rows once it holds this many.");
 
   public static final ConfigOption<Long> BATCH_BYTES = ConfigOption.of("write.batch-bytes", "64MiB",
-      OptionParsers::bytes, "A writer handle puts its buffered rows once they take this many bytes; also the "
+      OptionParsers::bytes, Scope.RESIDENT, "A writer handle puts its buffered rows once they take this many bytes; also the "
           + "size at which a bucket seals its open generation.");
 
   public static final ConfigOption<Integer> MERGE_GENERATIONS = ConfigOption.of("merge.trigger.generations", "8",
-      OptionParsers::positiveInt, "Merge flushed generations into the base table once this many are unmerged.");
+      OptionParsers::positiveInt, Scope.RESIDENT, "Merge flushed generations into the base table once this many are unmerged.");
 
   public static final ConfigOption<Duration> MERGE_INTERVAL = ConfigOption.of("merge.trigger.interval", "60s",
-      OptionParsers::positiveDuration, "Merge unmerged generations at least this often.");
+      OptionParsers::positiveDuration, Scope.RESIDENT, "Merge unmerged generations at least this often.");
 
-  public static final ConfigOption<Duration> GC_GRACE = ConfigOption.of("gc.grace", "10min", OptionParsers::duration,
+  public static final ConfigOption<Duration> GC_GRACE = ConfigOption.of("gc.grace", "10min", OptionParsers::duration, Scope.RESIDENT,
       "Merged generations, WAL files and old base versions are deleted once they are this old.");
 
   public static final ConfigOption<Boolean> COMPACTION_BACKGROUND = ConfigOption.of("compaction.background", "false",
-      OptionParsers::bool, "Compact the base table's fragments in a background task of the writing JVM.");
+      OptionParsers::bool, Scope.RESIDENT, "Compact the base table's fragments in a background task of the writing JVM.");
 
   public static final ConfigOption<Integer> COMPACTION_TARGET_ROWS = ConfigOption.of(
-      "compaction.target-rows-per-fragment", "1048576", OptionParsers::positiveInt,
+      "compaction.target-rows-per-fragment", "1048576", OptionParsers::positiveInt, Scope.RESIDENT,
       "Target rows per fragment when compacting the base table.");
 
-  public static final ConfigOption<KeyIndexType> INDEX_KEY = ConfigOption.of("index.key", "btree", KeyIndexType::parse,
+  public static final ConfigOption<KeyIndexType> INDEX_KEY = ConfigOption.of("index.key", "btree", KeyIndexType::parse, Scope.RESIDENT,
       "Scalar index on the key column: btree, zonemap or none. Ensured on open and after compaction.");
 
   /** Every option, in documentation order. */

@@ -6,6 +6,8 @@ import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.options.ConfigOption;
+import io.lancecontext.core.options.ConfigOption.Scope;
 import io.lancecontext.core.options.OptionParsers;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
@@ -13,7 +15,10 @@ import io.lancecontext.core.schema.SchemaSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -89,7 +94,13 @@ final class StoreRegistry {
     return new ContextStore(this, e.store, config);
   }
 
-  private static void checkCompatible(ResidentStore resident, StoreConfig config) {
+  /**
+   * A handle's options against the resident store's: the spec and shard count must be the store's, and
+   * every option of scope {@link Scope#RESIDENT} that the handle sets must equal the resident store's
+   * value (options the handle leaves unset take the resident store's). {@link Scope#HANDLE} options are
+   * the handle's own; {@link Scope#JVM} ones are the session's (see {@code LanceRuntime}).
+   */
+  static void checkCompatible(ResidentStore resident, StoreConfig config) {
     Optional<SchemaSpec> requested = config.requestedSpec();
     if (requested.isPresent() && !requested.get().equals(resident.spec())) {
       throw new SchemaException("the store at " + config.uri() + " was created with another schema spec; omit option '"
@@ -99,9 +110,33 @@ final class StoreRegistry {
       throw new BadOptionException(StoreOptions.SHARDS.key(), "the store at " + config.uri() + " has "
           + resident.shards() + " shards, fixed at creation; got " + config.shards());
     }
-    if (!config.equals(resident.config())) {
-      LOG.debug("Store {} is resident with options {}; a handle asked for {}", config.uri(), resident.config(), config);
+    StoreConfig held = resident.config();
+    for (ConfigOption<?> option : StoreOptions.ALL) {
+      if (option.scope() == Scope.RESIDENT && config.isSet(option)
+          && !Objects.equals(config.get(option), held.get(option))) {
+        throw new BadOptionException(option.key(), "the store at " + config.uri() + " is open in this JVM with "
+            + option.key() + "=" + text(held, option) + "; this handle asked for " + text(config, option) + ". " + RESIDENT_RULE);
+      }
     }
+    Map<String, String> storage = config.storageOptions();
+    if (!storage.isEmpty()) {
+      TreeSet<String> keys = new TreeSet<>(storage.keySet());
+      keys.addAll(held.storageOptions().keySet());
+      for (String k : keys) {
+        if (!Objects.equals(storage.get(k), held.storageOptions().get(k))) {
+          throw new BadOptionException(StoreOptions.STORAGE_PREFIX + k, "the store at " + config.uri()
+              + " is open in this JVM with another value of this storage option (values are not shown). " + RESIDENT_RULE);
+        }
+      }
+    }
+  }
+
+  private static final String RESIDENT_RULE = "Options of scope 'resident store' have one value per store per JVM: "
+      + "open every handle with the same value, or close every handle and call ContextStore.closeAllResident() first";
+
+  private static String text(StoreConfig config, ConfigOption<?> option) {
+    String raw = config.asMap().get(option.key());
+    return raw != null ? raw : option.defaultText() + " (the default)";
   }
 
   /** Called when a handle is closed. */

@@ -23,10 +23,10 @@ class OptionsDocTest {
     for (ConfigOption<?> o : StoreOptions.ALL) {
       String def = o.isRequired() ? "(required)" : o.defaultText() == null ? (o == StoreOptions.CACHE_BYTES ? "`2GiB`" : "(none)")
           : "`" + o.defaultText() + "`";
-      String row = "| `" + o.key() + "` | " + def + " | " + o.description() + " |";
+      String row = "| `" + o.key() + "` | " + def + " | " + o.scope().label() + " | " + o.description() + " |";
       assertTrue(docs.contains(row), () -> "docs/options.md lacks or differs for " + o.key() + "; expected row:\n" + row);
     }
-    assertTrue(docs.contains("| `storage.*` |"));
+    assertTrue(docs.contains("| `storage.*` | (none) | resident store |"));
   }
 
   @Test
