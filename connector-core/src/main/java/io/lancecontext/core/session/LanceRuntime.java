@@ -3,6 +3,7 @@ package io.lancecontext.core.session;
 import io.lancecontext.core.options.StoreConfig;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.lance.Session;
@@ -26,6 +27,7 @@ public final class LanceRuntime {
   });
   private volatile Session session;
   private volatile CacheBudget sessionBudget;
+  private volatile Function<StoreConfig, Session> sessionOverride;
 
   private LanceRuntime() {}
 
@@ -45,6 +47,10 @@ public final class LanceRuntime {
    * anyway, with a warning.
    */
   public Session sessionFor(StoreConfig config) {
+    Function<StoreConfig, Session> override = sessionOverride;
+    if (override != null) {
+      return override.apply(config);
+    }
     CacheBudget budget = CacheBudget.resolve(config);
     if (!budget.shared()) {
       return null;
@@ -70,6 +76,17 @@ public final class LanceRuntime {
           + "bytes (from {})", budget.bytes(), budget.source(), config.uri(), current.bytes(), current.source());
     }
     return s;
+  }
+
+  /**
+   * Replaces the choice of session for every dataset opened from now on, so that benchmarks and tests can
+   * reproduce other session layouts (one unbounded session per store, for instance): {@code chooser} is
+   * given the options of the store a dataset belongs to and returns the session to open it with, or null
+   * for a session of the dataset's own. The caller owns and closes the sessions it returns; they are not
+   * bounded by {@code cache.bytes}. {@code null} restores the shared session. Not for production use.
+   */
+  public void overrideSessions(Function<StoreConfig, Session> chooser) {
+    sessionOverride = chooser;
   }
 
   /** Runs stores' background maintenance (sealing, merges, garbage collection, compaction). */
