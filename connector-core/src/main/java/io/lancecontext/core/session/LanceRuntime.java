@@ -29,7 +29,13 @@ public final class LanceRuntime {
   private volatile CacheBudget sessionBudget;
   private volatile Function<StoreConfig, Session> sessionOverride;
 
-  private LanceRuntime() {}
+  private LanceRuntime() {
+    try {
+      NativeLibrary.sweepIfConfigured();
+    } catch (RuntimeException e) {
+      LOG.warn("Stale copies of lance's native library not swept: {}", e.getMessage());
+    }
+  }
 
   public static LanceRuntime get() {
     return INSTANCE;
