@@ -36,11 +36,14 @@ import org.lance.Session;
  *       it opens, kept for the store's life (built through {@link LanceRuntime#overrideSessions});
  *   <li>{@code shared}: the JVM's one session with the default budget (2 GiB);
  *   <li>{@code small}: the JVM's one session with a 64 MiB budget;
- *   <li>{@code unshared}: {@code cache.bytes=0}, a session of lance-core's own per dataset.
+ *   <li>{@code unshared}: {@code cache.bytes=0}, a session of lance-core's own per dataset;
+ *   <li>{@code shared_base_only} (only when asked for): the shared default session for base tables, a
+ *       session of their own for generations (a diagnostic: what generations add to the shared cache).
  * </ul>
  * RSS and session size are sampled every 500 adds; slopes are least-squares fits over the last half.
  *
- * <p>Usage: {@code SessionSoakBenchmark [adds=20000] [stores=8] [heap=1g]}. Last line:
+ * <p>Usage: {@code SessionSoakBenchmark [adds=20000] [stores=8] [heap=1g] [modes=baseline,shared,small,unshared]}.
+ * With the four default modes the last line is:
  * {@code RESULT session_soak baseline_slope_kb=.. shared_slope_kb=.. small_slope_kb=.. unshared_slope_kb=..
  * session_over_budget=..}.
  */
@@ -52,7 +55,7 @@ public final class SessionSoakBenchmark {
 
   /** A mode and the {@code cache.bytes} its stores are opened with (null: not set, the default). */
   private enum Mode {
-    BASELINE(null), SHARED(null), SMALL(Long.toString(SMALL_BUDGET)), UNSHARED("0");
+    BASELINE(null), SHARED(null), SMALL(Long.toString(SMALL_BUDGET)), UNSHARED("0"), SHARED_BASE_ONLY(null);
 
     final String cacheBytes;
 
@@ -66,7 +69,7 @@ public final class SessionSoakBenchmark {
 
     /** The session budget in bytes, or -1 where no one session has one. */
     long budget() {
-      return this == SHARED ? 2L << 30 : this == SMALL ? SMALL_BUDGET : -1;
+      return this == SHARED || this == SHARED_BASE_ONLY ? 2L << 30 : this == SMALL ? SMALL_BUDGET : -1;
     }
   }
 
@@ -78,12 +81,15 @@ public final class SessionSoakBenchmark {
     int adds = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
     int stores = args.length > 1 ? Integer.parseInt(args[1]) : 8;
     String heap = args.length > 2 ? args[2] : "1g";
+    List<Mode> modes = args.length > 3
+        ? java.util.Arrays.stream(args[3].split(",")).map(m -> Mode.valueOf(m.trim().toUpperCase(java.util.Locale.ROOT))).toList()
+        : List.of(Mode.BASELINE, Mode.SHARED, Mode.SMALL, Mode.UNSHARED);
     Bench.log("SessionSoakBenchmark: %d adds over %d stores, each followed by a scan, a get and stats(); "
         + "one child JVM per mode with a fixed pre-touched heap of %s; %d cores", adds, stores, heap,
         Runtime.getRuntime().availableProcessors());
-    ExecutorService pool = Executors.newFixedThreadPool(Mode.values().length);
+    ExecutorService pool = Executors.newFixedThreadPool(modes.size());
     Map<Mode, Future<Result>> futures = new LinkedHashMap<>();
-    for (Mode m : Mode.values()) {
+    for (Mode m : modes) {
       futures.put(m, pool.submit(() -> runChild(m, adds, stores, heap)));
     }
     pool.shutdown();
@@ -91,18 +97,33 @@ public final class SessionSoakBenchmark {
     for (var e : futures.entrySet()) {
       results.put(e.getKey(), e.getValue().get());
     }
-    Result baseline = results.get(Mode.BASELINE);
-    Result shared = results.get(Mode.SHARED);
-    Result small = results.get(Mode.SMALL);
-    Result unshared = results.get(Mode.UNSHARED);
-
     Bench.log("");
-    Bench.log("| adds | baseline RSS MiB | shared RSS MiB | 64 MiB RSS MiB | unshared RSS MiB | baseline sessions MiB | shared session MiB | 64 MiB session MiB |");
-    Bench.log("|---|---|---|---|---|---|---|---|");
-    for (int i = 0; i < baseline.adds.size(); i++) {
-      Bench.log("| %d | %s | %s | %s | %s | %s | %s | %s |", baseline.adds.get(i), mib(baseline.rssKb, i, 10),
-          mib(shared.rssKb, i, 10), mib(small.rssKb, i, 10), mib(unshared.rssKb, i, 10), mib(baseline.sessionBytes, i, 20),
-          mib(shared.sessionBytes, i, 20), mib(small.sessionBytes, i, 20));
+    StringBuilder head = new StringBuilder("| adds |");
+    StringBuilder rule = new StringBuilder("|---|");
+    for (Mode m : modes) {
+      head.append(' ').append(m.label()).append(" RSS MiB |");
+      rule.append("---|");
+    }
+    for (Mode m : modes) {
+      if (m != Mode.UNSHARED) {
+        head.append(' ').append(m.label()).append(" session MiB |");
+        rule.append("---|");
+      }
+    }
+    Bench.log("%s", head);
+    Bench.log("%s", rule);
+    Result first = results.get(modes.get(0));
+    for (int i = 0; i < first.adds.size(); i++) {
+      StringBuilder row = new StringBuilder("| " + first.adds.get(i) + " |");
+      for (Mode m : modes) {
+        row.append(' ').append(mib(results.get(m).rssKb, i, 10)).append(" |");
+      }
+      for (Mode m : modes) {
+        if (m != Mode.UNSHARED) {
+          row.append(' ').append(mib(results.get(m).sessionBytes, i, 20)).append(" |");
+        }
+      }
+      Bench.log("%s", row);
     }
     for (Result r : results.values()) {
       Bench.log("%-8s: native slope over the last half %7.2f KB/add (session %6.2f KB/add, the rest %6.2f KB/add), "
@@ -110,6 +131,13 @@ public final class SessionSoakBenchmark {
           r.sessionSlopeKb(), r.slopeKb() - r.sessionSlopeKb(), r.rssKb.get(0) / 1024, r.rssKb.get(r.rssKb.size() - 1) / 1024,
           r.maxSessionBytes(), r.mode.budget() > 0 ? String.format(" (%.3f of its budget)", r.overBudget()) : "",
           r.heapCommittedMb, r.seconds);
+    }
+    Result baseline = results.get(Mode.BASELINE);
+    Result shared = results.get(Mode.SHARED);
+    Result small = results.get(Mode.SMALL);
+    Result unshared = results.get(Mode.UNSHARED);
+    if (baseline == null || shared == null || small == null || unshared == null) {
+      return;
     }
     double overBudget = Math.max(shared.overBudget(), small.overBudget());
     double limit = Math.min(5.0, baseline.slopeKb() / 20);
@@ -220,9 +248,16 @@ public final class SessionSoakBenchmark {
   private static void child(Mode mode, String dir, int adds, int stores) {
     Map<String, Session> perStore = new ConcurrentHashMap<>();
     if (mode == Mode.BASELINE) {
-      LanceRuntime.get().overrideSessions((StoreConfig config) -> perStore.computeIfAbsent(config.uri(),
+      LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) -> perStore.computeIfAbsent(config.uri(),
           uri -> Session.builder().indexCacheSizeBytes(Session.DEFAULT_INDEX_CACHE_SIZE_BYTES)
               .metadataCacheSizeBytes(Session.DEFAULT_METADATA_CACHE_SIZE_BYTES).build()));
+    } else if (mode == Mode.SHARED_BASE_ONLY) {
+      Session shared = Session.builder().indexCacheSizeBytes(new io.lancecontext.core.session.CacheBudget(2L << 30, "soak")
+          .indexCacheBytes()).metadataCacheSizeBytes(new io.lancecontext.core.session.CacheBudget(2L << 30, "soak")
+          .metadataCacheBytes()).build();
+      perStore.put("shared", shared);
+      LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) ->
+          stripSlash(dataset).equals(stripSlash(config.uri())) ? shared : null);
     }
     List<ContextStore> open = new ArrayList<>();
     for (int s = 0; s < stores; s++) {
@@ -276,9 +311,13 @@ public final class SessionSoakBenchmark {
     perStore.values().forEach(Session::close);
   }
 
+  private static String stripSlash(String uri) {
+    return uri.endsWith("/") ? uri.substring(0, uri.length() - 1) : uri;
+  }
+
   /** One line: adds, RSS in KB, bytes held by the mode's session(s) (0 when each dataset has its own). */
   private static void sample(int adds, Mode mode, Map<String, Session> perStore) {
-    long session = mode == Mode.BASELINE ? perStore.values().stream().mapToLong(Session::sizeBytes).sum()
+    long session = mode == Mode.BASELINE || mode == Mode.SHARED_BASE_ONLY ? perStore.values().stream().mapToLong(Session::sizeBytes).sum()
         : LanceRuntime.get().sessionSizeBytes();
     System.out.println("sample " + adds + " " + Bench.rssKb() + " " + session);
   }
