@@ -93,8 +93,9 @@ public final class LanceRuntime {
    * Replaces the choice of session for every dataset opened from now on, so that benchmarks and tests can
    * reproduce other session layouts (one unbounded session per store, for instance): {@code chooser} is
    * given the options of the store a dataset belongs to and the dataset's URI (the store's own for its
-   * base table) and returns the session to open it with, or null for a session of the dataset's own. The caller owns and closes the sessions it returns; they are not
-   * bounded by {@code cache.bytes}. {@code null} restores the shared session. Not for production use.
+   * base table) and returns the session to open it with, or null for a session of the dataset's own. The
+   * caller owns and closes the sessions it returns; they are not bounded by {@code cache.bytes}.
+   * {@code null} restores the shared session. Not for production use.
    */
   public void overrideSessions(BiFunction<StoreConfig, String, Session> chooser) {
     sessionOverride = chooser;
