@@ -1,5 +1,6 @@
 package io.lancecontext.benchmarks;
 
+import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.session.LanceRuntime;
@@ -10,122 +11,227 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.ToLongFunction;
+import org.lance.Session;
 
 /**
- * RSS of a worker JVM that keeps 8 stores open and writes and reads them: 20,000 adds spread over the
- * stores, each followed by a read (a scan of the rows just added, a {@code get}, a {@code stats()}),
- * merges on the default triggers. One child JVM per mode: {@code shared} (the default 2 GiB session
- * budget), {@code unshared} ({@code cache.bytes=0}: lance-core's per-dataset sessions) and {@code small}
- * (a 64 MiB budget), run side by side. RSS is sampled every 500 adds; the slope is fitted over the last half.
+ * Native memory of a worker JVM that keeps 8 stores open and writes and reads them: 20,000 adds spread
+ * over the stores, each followed by a read (a scan of the rows just added, a {@code get}, a
+ * {@code stats()}), merges, sealing and garbage collection on the default triggers.
  *
- * <p>Usage: {@code SessionSoakBenchmark [adds=20000] [stores=8]}. Last line:
- * {@code RESULT session_soak shared_slope_kb=.. unshared_slope_kb=.. shared_plateau_mb=.. small_slope_kb=..
- * small_plateau_mb=..}.
+ * <p>One child JVM per mode, run side by side, each with a fixed, pre-touched heap ({@code -Xms} =
+ * {@code -Xmx}, {@code -XX:+AlwaysPreTouch}), so that its RSS moves with native memory only:
+ * <ul>
+ *   <li>{@code baseline}: the predecessor's layout, one Lance session of lance-core's default capacity
+ *       (6 GiB index + 1 GiB metadata) per store, shared by that store's base table and every generation
+ *       it opens, kept for the store's life (built through {@link LanceRuntime#overrideSessions});
+ *   <li>{@code shared}: the JVM's one session with the default budget (2 GiB);
+ *   <li>{@code small}: the JVM's one session with a 64 MiB budget;
+ *   <li>{@code unshared}: {@code cache.bytes=0}, a session of lance-core's own per dataset;
+ *   <li>{@code shared_base_only} (only when asked for): the shared default session for base tables, a
+ *       session of their own for generations (a diagnostic: what generations add to the shared cache).
+ * </ul>
+ * RSS and session size are sampled every 500 adds; slopes are least-squares fits over the last half.
+ *
+ * <p>Usage: {@code SessionSoakBenchmark [adds=20000] [stores=8] [heap=1g] [modes=baseline,shared,small,unshared]}.
+ * With the four default modes the last line is:
+ * {@code RESULT session_soak baseline_slope_kb=.. shared_slope_kb=.. small_slope_kb=.. unshared_slope_kb=..
+ * session_over_budget=..}.
  */
 public final class SessionSoakBenchmark {
   private SessionSoakBenchmark() {}
 
+  private static final long SMALL_BUDGET = 64L << 20;
+  private static final int SAMPLE_EVERY = 500;
+
+  /** A mode and the {@code cache.bytes} its stores are opened with (null: not set, the default). */
+  private enum Mode {
+    BASELINE(null), SHARED(null), SMALL(Long.toString(SMALL_BUDGET)), UNSHARED("0"), SHARED_BASE_ONLY(null);
+
+    final String cacheBytes;
+
+    Mode(String cacheBytes) {
+      this.cacheBytes = cacheBytes;
+    }
+
+    String label() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The session budget in bytes, or -1 where no one session has one. */
+    long budget() {
+      return this == SHARED || this == SHARED_BASE_ONLY ? 2L << 30 : this == SMALL ? SMALL_BUDGET : -1;
+    }
+  }
+
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("child")) {
-      child(args[1], Long.parseLong(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+      child(Mode.valueOf(args[1]), args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]));
       return;
     }
     int adds = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
     int stores = args.length > 1 ? Integer.parseInt(args[1]) : 8;
-    Bench.log("SessionSoakBenchmark: %d adds over %d stores, each followed by a scan, a get and stats()", adds, stores);
-    // the modes run side by side: each child's RSS is its own, and the curves are per add, not per second
-    ExecutorService modes = Executors.newFixedThreadPool(3);
-    Future<Result> sharedRun = modes.submit(() -> runChild("shared", -1, adds, stores));
-    Future<Result> unsharedRun = modes.submit(() -> runChild("unshared", 0, adds, stores));
-    Future<Result> smallRun = modes.submit(() -> runChild("small", 64L << 20, adds, stores));
-    modes.shutdown();
-    Result shared = sharedRun.get();
-    Result unshared = unsharedRun.get();
-    Result small = smallRun.get();
+    String heap = args.length > 2 ? args[2] : "1g";
+    List<Mode> modes = args.length > 3
+        ? java.util.Arrays.stream(args[3].split(",")).map(m -> Mode.valueOf(m.trim().toUpperCase(java.util.Locale.ROOT))).toList()
+        : List.of(Mode.BASELINE, Mode.SHARED, Mode.SMALL, Mode.UNSHARED);
+    Bench.log("SessionSoakBenchmark: %d adds over %d stores, each followed by a scan, a get and stats(); "
+        + "one child JVM per mode with a fixed pre-touched heap of %s; %d cores", adds, stores, heap,
+        Runtime.getRuntime().availableProcessors());
+    ExecutorService pool = Executors.newFixedThreadPool(modes.size());
+    Map<Mode, Future<Result>> futures = new LinkedHashMap<>();
+    for (Mode m : modes) {
+      futures.put(m, pool.submit(() -> runChild(m, adds, stores, heap)));
+    }
+    pool.shutdown();
+    Map<Mode, Result> results = new LinkedHashMap<>();
+    for (var e : futures.entrySet()) {
+      results.put(e.getKey(), e.getValue().get());
+    }
     Bench.log("");
-    Bench.log("| adds | shared RSS MiB | unshared RSS MiB | 64 MiB budget RSS MiB |");
-    Bench.log("|---|---|---|---|");
-    for (int i = 0; i < shared.rssKb.size(); i++) {
-      Bench.log("| %d | %d | %s | %s |", shared.adds.get(i), shared.rssKb.get(i) / 1024,
-          i < unshared.rssKb.size() ? Long.toString(unshared.rssKb.get(i) / 1024) : "",
-          i < small.rssKb.size() ? Long.toString(small.rssKb.get(i) / 1024) : "");
+    StringBuilder head = new StringBuilder("| adds |");
+    StringBuilder rule = new StringBuilder("|---|");
+    for (Mode m : modes) {
+      head.append(' ').append(m.label()).append(" RSS MiB |");
+      rule.append("---|");
     }
-    for (Result r : List.of(shared, unshared, small)) {
-      Bench.log("%s: slope over the last half %.2f KB/add, final RSS %d MiB, max session %d bytes (budget %s), %.0f s",
-          r.mode, r.slopeKbPerAdd(), r.rssKb.get(r.rssKb.size() - 1) / 1024, r.maxSessionBytes,
-          r.budget < 0 ? "2 GiB default" : r.budget == 0 ? "none" : (r.budget >> 20) + " MiB", r.seconds);
+    for (Mode m : modes) {
+      if (m != Mode.UNSHARED) {
+        head.append(' ').append(m.label()).append(" session MiB |");
+        rule.append("---|");
+      }
     }
-    Bench.log("RESULT session_soak shared_slope_kb=%.2f unshared_slope_kb=%.2f shared_plateau_mb=%d small_slope_kb=%.2f "
-        + "small_plateau_mb=%d small_session_ratio=%.2f", shared.slopeKbPerAdd(), unshared.slopeKbPerAdd(),
-        shared.rssKb.get(shared.rssKb.size() - 1) / 1024, small.slopeKbPerAdd(), small.rssKb.get(small.rssKb.size() - 1) / 1024,
-        small.maxSessionBytes / (double) (64L << 20));
+    Bench.log("%s", head);
+    Bench.log("%s", rule);
+    Result first = results.get(modes.get(0));
+    for (int i = 0; i < first.adds.size(); i++) {
+      StringBuilder row = new StringBuilder("| " + first.adds.get(i) + " |");
+      for (Mode m : modes) {
+        row.append(' ').append(mib(results.get(m).rssKb, i, 10)).append(" |");
+      }
+      for (Mode m : modes) {
+        if (m != Mode.UNSHARED) {
+          row.append(' ').append(mib(results.get(m).sessionBytes, i, 20)).append(" |");
+        }
+      }
+      Bench.log("%s", row);
+    }
+    for (Result r : results.values()) {
+      Bench.log("%-8s: native slope over the last half %7.2f KB/add (session %6.2f KB/add, the rest %6.2f KB/add), "
+          + "RSS %d -> %d MiB, max session %,d bytes%s, heap committed %d MiB, %.0f s", r.mode.label(), r.slopeKb(),
+          r.sessionSlopeKb(), r.slopeKb() - r.sessionSlopeKb(), r.rssKb.get(0) / 1024, r.rssKb.get(r.rssKb.size() - 1) / 1024,
+          r.maxSessionBytes(), r.mode.budget() > 0 ? String.format(" (%.3f of its budget)", r.overBudget()) : "",
+          r.heapCommittedMb, r.seconds);
+    }
+    Result baseline = results.get(Mode.BASELINE);
+    Result shared = results.get(Mode.SHARED);
+    Result small = results.get(Mode.SMALL);
+    Result unshared = results.get(Mode.UNSHARED);
+    if (baseline == null || shared == null || small == null || unshared == null) {
+      return;
+    }
+    double overBudget = Math.max(shared.overBudget(), small.overBudget());
+    double limit = Math.min(5.0, baseline.slopeKb() / 20);
+    Bench.log("targets: shared and 64 MiB <= %.2f KB/add (5 KB/add and 1/20 of the baseline's %.2f): shared %s, 64 MiB %s; "
+        + "session <= 1.1x budget: %s", limit, baseline.slopeKb(), shared.slopeKb() <= limit ? "met" : "MISSED",
+        small.slopeKb() <= limit ? "met" : "MISSED", overBudget <= 1.1 ? "met" : "MISSED");
+    Bench.log("RESULT session_soak baseline_slope_kb=%.2f shared_slope_kb=%.2f small_slope_kb=%.2f unshared_slope_kb=%.2f "
+        + "session_over_budget=%.3f", baseline.slopeKb(), shared.slopeKb(), small.slopeKb(), unshared.slopeKb(), overBudget);
+  }
+
+  private static String mib(List<Long> values, int i, int shift) {
+    return i < values.size() ? Long.toString(values.get(i) >> shift) : "";
   }
 
   private static final class Result {
-    final String mode;
-    final long budget;
+    final Mode mode;
     final List<Integer> adds = new ArrayList<>();
     final List<Long> rssKb = new ArrayList<>();
-    long maxSessionBytes;
+    final List<Long> sessionBytes = new ArrayList<>();
+    long heapCommittedMb;
     double seconds;
 
-    Result(String mode, long budget) {
+    Result(Mode mode) {
       this.mode = mode;
-      this.budget = budget;
     }
 
-    /** Least-squares slope of RSS over adds, last half of the samples, in KB per add. */
-    double slopeKbPerAdd() {
-      int from = adds.size() / 2;
-      int n = adds.size() - from;
+    double slopeKb() {
+      return slope(adds, rssKb, v -> v);
+    }
+
+    double sessionSlopeKb() {
+      return slope(adds, sessionBytes, v -> v / 1024);
+    }
+
+    long maxSessionBytes() {
+      return sessionBytes.stream().mapToLong(Long::longValue).max().orElse(0);
+    }
+
+    /** Largest session size over the mode's budget (0 where the mode has no one budget). */
+    double overBudget() {
+      return mode.budget() > 0 ? maxSessionBytes() / (double) mode.budget() : 0;
+    }
+
+    /** Least-squares slope of {@code ys} (as KB) over adds, last half of the samples, in KB per add. */
+    private static double slope(List<Integer> xs, List<Long> ys, ToLongFunction<Long> kb) {
+      int from = xs.size() / 2;
+      int n = xs.size() - from;
       double mx = 0;
       double my = 0;
-      for (int i = from; i < adds.size(); i++) {
-        mx += adds.get(i);
-        my += rssKb.get(i);
+      for (int i = from; i < xs.size(); i++) {
+        mx += xs.get(i);
+        my += kb.applyAsLong(ys.get(i));
       }
       mx /= n;
       my /= n;
       double num = 0;
       double den = 0;
-      for (int i = from; i < adds.size(); i++) {
-        num += (adds.get(i) - mx) * (rssKb.get(i) - my);
-        den += (adds.get(i) - mx) * (adds.get(i) - mx);
+      for (int i = from; i < xs.size(); i++) {
+        num += (xs.get(i) - mx) * (kb.applyAsLong(ys.get(i)) - my);
+        den += (xs.get(i) - mx) * (xs.get(i) - mx);
       }
       return den == 0 ? 0 : num / den;
     }
   }
 
-  private static Result runChild(String mode, long budget, int adds, int stores) throws Exception {
-    Path dir = Bench.scratch("soak-" + mode);
+  private static Result runChild(Mode mode, int adds, int stores, String heap) throws Exception {
+    Path dir = Bench.scratch("soak-" + mode.label());
     List<String> cmd = new ArrayList<>();
     cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx1g");
+    cmd.add("-Xms" + heap);
+    cmd.add("-Xmx" + heap);
+    cmd.add("-XX:+AlwaysPreTouch");
     cmd.add("-XX:+UseG1GC");
     cmd.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
     cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(SessionSoakBenchmark.class.getName());
-    cmd.addAll(List.of("child", dir.toString(), Long.toString(budget), Integer.toString(adds), Integer.toString(stores)));
+    cmd.addAll(List.of("child", mode.name(), dir.toString(), Integer.toString(adds), Integer.toString(stores)));
     Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    Result r = new Result(mode, budget);
+    Result r = new Result(mode);
     long start = System.nanoTime();
     try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
       while ((line = in.readLine()) != null) {
-        if (line.startsWith("sample ")) {
-          String[] f = line.split(" ");
+        String[] f = line.split(" ");
+        if (f[0].equals("sample")) {
           r.adds.add(Integer.parseInt(f[1]));
           r.rssKb.add(Long.parseLong(f[2]));
-          r.maxSessionBytes = Math.max(r.maxSessionBytes, Long.parseLong(f[3]));
-          Bench.log("  %s: %s adds, RSS %d MiB, session %s bytes", mode, f[1], Long.parseLong(f[2]) / 1024, f[3]);
+          r.sessionBytes.add(Long.parseLong(f[3]));
+          Bench.log("  %-8s: %5s adds, RSS %5d MiB, session %,d bytes, %.0f s", mode.label(), f[1], Long.parseLong(f[2]) / 1024,
+              Long.parseLong(f[3]), (System.nanoTime() - start) / 1e9);
+        } else if (f[0].equals("heap")) {
+          r.heapCommittedMb = Long.parseLong(f[1]) >> 20;
         }
       }
     }
@@ -139,24 +245,39 @@ public final class SessionSoakBenchmark {
     return r;
   }
 
-  private static void child(String dir, long budget, int adds, int stores) {
+  private static void child(Mode mode, String dir, int adds, int stores) {
+    Map<String, Session> perStore = new ConcurrentHashMap<>();
+    if (mode == Mode.BASELINE) {
+      LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) -> perStore.computeIfAbsent(config.uri(),
+          uri -> Session.builder().indexCacheSizeBytes(Session.DEFAULT_INDEX_CACHE_SIZE_BYTES)
+              .metadataCacheSizeBytes(Session.DEFAULT_METADATA_CACHE_SIZE_BYTES).build()));
+    } else if (mode == Mode.SHARED_BASE_ONLY) {
+      Session shared = Session.builder().indexCacheSizeBytes(new io.lancecontext.core.session.CacheBudget(2L << 30, "soak")
+          .indexCacheBytes()).metadataCacheSizeBytes(new io.lancecontext.core.session.CacheBudget(2L << 30, "soak")
+          .metadataCacheBytes()).build();
+      perStore.put("shared", shared);
+      LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) ->
+          stripSlash(dataset).equals(stripSlash(config.uri())) ? shared : null);
+    }
     List<ContextStore> open = new ArrayList<>();
     for (int s = 0; s < stores; s++) {
-      Map<String, String> options = new java.util.HashMap<>(Map.of("path", dir + "/store-" + s, "schema", "context",
+      Map<String, String> options = new HashMap<>(Map.of("path", dir + "/store-" + s, "schema", "context",
           "schema.embedding-dim", "64"));
-      if (budget >= 0) {
-        options.put("cache.bytes", Long.toString(budget));
+      if (mode.cacheBytes != null) {
+        options.put("cache.bytes", mode.cacheBytes);
       }
       open.add(ContextStore.open(options));
     }
+    Runtime rt = Runtime.getRuntime();
+    System.out.println("heap " + rt.totalMemory());
+    sample(0, mode, perStore);
     Random random = new Random(1);
-    System.out.println("sample 0 " + Bench.rssKb() + " " + LanceRuntime.get().sessionSizeBytes());
     for (int i = 1; i <= adds; i++) {
       ContextStore store = open.get(i % stores);
       List<Map<String, Object>> rows = new ArrayList<>();
       List<Object> keys = new ArrayList<>();
       for (int j = 0; j < 10; j++) {
-        Map<String, Object> r = new java.util.HashMap<>();
+        Map<String, Object> r = new HashMap<>();
         String key = "k" + i + "-" + j;
         r.put("id", key);
         r.put("session_id", "s" + (i % 100));
@@ -180,11 +301,24 @@ public final class SessionSoakBenchmark {
         throw new IllegalStateException("get after add " + i + " missed its row");
       }
       store.stats();
-      if (i % 500 == 0) {
-        System.out.println("sample " + i + " " + Bench.rssKb() + " " + LanceRuntime.get().sessionSizeBytes());
+      if (i % SAMPLE_EVERY == 0) {
+        sample(i, mode, perStore);
       }
     }
     open.forEach(ContextStore::close);
     ContextStore.closeAllResident();
+    LanceRuntime.get().overrideSessions(null);
+    perStore.values().forEach(Session::close);
+  }
+
+  private static String stripSlash(String uri) {
+    return uri.endsWith("/") ? uri.substring(0, uri.length() - 1) : uri;
+  }
+
+  /** One line: adds, RSS in KB, bytes held by the mode's session(s) (0 when each dataset has its own). */
+  private static void sample(int adds, Mode mode, Map<String, Session> perStore) {
+    long session = mode == Mode.BASELINE || mode == Mode.SHARED_BASE_ONLY ? perStore.values().stream().mapToLong(Session::sizeBytes).sum()
+        : LanceRuntime.get().sessionSizeBytes();
+    System.out.println("sample " + adds + " " + Bench.rssKb() + " " + session);
   }
 }

@@ -3,6 +3,7 @@ package io.lancecontext.core.session;
 import io.lancecontext.core.options.StoreConfig;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BiFunction;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.lance.Session;
@@ -26,8 +27,15 @@ public final class LanceRuntime {
   });
   private volatile Session session;
   private volatile CacheBudget sessionBudget;
+  private volatile BiFunction<StoreConfig, String, Session> sessionOverride;
 
-  private LanceRuntime() {}
+  private LanceRuntime() {
+    try {
+      NativeLibrary.sweepIfConfigured();
+    } catch (RuntimeException e) {
+      LOG.warn("Stale copies of lance's native library not swept: {}", e.getMessage());
+    }
+  }
 
   public static LanceRuntime get() {
     return INSTANCE;
@@ -45,6 +53,15 @@ public final class LanceRuntime {
    * anyway, with a warning.
    */
   public Session sessionFor(StoreConfig config) {
+    return sessionFor(config, config.uri());
+  }
+
+  /** {@link #sessionFor(StoreConfig)} for the dataset at {@code datasetUri} of that store (its base or a generation). */
+  public Session sessionFor(StoreConfig config, String datasetUri) {
+    BiFunction<StoreConfig, String, Session> override = sessionOverride;
+    if (override != null) {
+      return override.apply(config, datasetUri);
+    }
     CacheBudget budget = CacheBudget.resolve(config);
     if (!budget.shared()) {
       return null;
@@ -70,6 +87,18 @@ public final class LanceRuntime {
           + "bytes (from {})", budget.bytes(), budget.source(), config.uri(), current.bytes(), current.source());
     }
     return s;
+  }
+
+  /**
+   * Replaces the choice of session for every dataset opened from now on, so that benchmarks and tests can
+   * reproduce other session layouts (one unbounded session per store, for instance): {@code chooser} is
+   * given the options of the store a dataset belongs to and the dataset's URI (the store's own for its
+   * base table) and returns the session to open it with, or null for a session of the dataset's own. The
+   * caller owns and closes the sessions it returns; they are not bounded by {@code cache.bytes}.
+   * {@code null} restores the shared session. Not for production use.
+   */
+  public void overrideSessions(BiFunction<StoreConfig, String, Session> chooser) {
+    sessionOverride = chooser;
   }
 
   /** Runs stores' background maintenance (sealing, merges, garbage collection, compaction). */

@@ -28,7 +28,7 @@ public final class StoreDatasets {
     if (version >= 0) {
       options.setVersion(version);
     }
-    Session session = LanceRuntime.get().sessionFor(config);
+    Session session = LanceRuntime.get().sessionFor(config, uri);
     var builder = Dataset.open().allocator(allocator).uri(uri).readOptions(options.build());
     if (session != null) {
       builder.session(session);

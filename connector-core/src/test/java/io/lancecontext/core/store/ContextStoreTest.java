@@ -355,9 +355,25 @@ class ContextStoreTest extends StoreTest {
 
   @Test
   void bucketsAreIcebergCompatible() {
+    // The hash test vectors of the Iceberg spec (appendix B, 32-bit hash requirements); Iceberg's bucket
+    // transform is (hash & Integer.MAX_VALUE) % n, so each expected bucket below follows from its vector.
     assertEquals(1210000089, io.lancecontext.core.wal.BucketsTestAccess.murmur3("iceberg"));
+    assertEquals(9, Buckets.of("iceberg", 16));
+    assertEquals(89, Buckets.of("iceberg", 1000));
+    assertEquals(441, Buckets.of(new byte[] {0, 1, 2, 3}, 0, 4, 1000), "binary 00 01 02 03: hash -188683207");
+    assertEquals(441, Buckets.of(new byte[] {9, 9, 0, 1, 2, 3, 9}, 2, 4, 1000), "the same bytes at an offset");
+    assertEquals(379, Buckets.of(new byte[] {34, 0, 0, 0, 0, 0, 0, 0}, 0, 8, 1000), "long 34: hash 2017239379");
+    assertEquals(3226, Buckets.of(new byte[] {0x4e, 0x44, 0, 0, 0, 0, 0, 0}, 0, 8, 10_000),
+        "date 2017-11-16 (day 17486): hash -653330422");
+    assertEquals(59, Buckets.of(new byte[] {0x05, (byte) 0x8c}, 0, 2, 1000), "decimal 14.20 (unscaled 1420): hash -500754589");
+    byte[] uuid = java.util.HexFormat.of().parseHex("f79c3e09677c4bbda4793f349cb785e7");
+    assertEquals(340, Buckets.of(uuid, 0, 16, 1000), "uuid f79c3e09-677c-4bbd-a479-3f349cb785e7: hash 1488055340");
     try (ContextStore store = ContextStore.open(options(dir, "bk", "rollout", "shards", "16"))) {
-      assertEquals(Buckets.of("some-key", 16), store.bucketOf("some-key"));
+      assertEquals(9, store.bucketOf("iceberg"));
+      store.add(List.of(rec("id", "iceberg")));
+      List<Integer> written = store.stats().shards().stream().filter(s -> s.puts() > 0).map(StoreStats.Shard::bucket)
+          .distinct().toList();
+      assertEquals(List.of(9), written, "the row was written to a shard of bucket 9");
     }
   }
 

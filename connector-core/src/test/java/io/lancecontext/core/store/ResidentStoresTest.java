@@ -24,9 +24,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.apache.arrow.memory.BufferAllocator;
 import org.junit.jupiter.api.Test;
-import org.lance.Dataset;
 import org.lance.Session;
 
 /** One bounded Lance session per JVM and resident stores (design §4). */
@@ -59,19 +57,35 @@ class ResidentStoresTest extends StoreTest {
 
   @Test
   void zeroCacheBytesGivesEachDatasetItsOwnSession() {
-    try (ContextStore s = ContextStore.open(options(dir, "z", "rollout"))) {
-      StoreConfig unshared = StoreConfig.of(Map.of("path", s.uri(), "cache.bytes", "0"));
-      BufferAllocator alloc = LanceRuntime.get().allocator();
-      try (Dataset one = StoreDatasets.open(s.uri(), unshared, alloc);
-          Dataset two = StoreDatasets.open(s.uri(), unshared, alloc)) {
-        // without a session lance-core builds one per dataset (its defaults) and the Java handle has none
-        for (Dataset d : List.of(one, two)) {
-          assertTrue(d.session() == null || !d.session().isSameAs(LanceRuntime.get().sharedSession()));
+    try (ContextStore shared = ContextStore.open(options(dir, "s", "rollout"));
+        ContextStore unshared = ContextStore.open(options(dir, "z", "rollout", "cache.bytes", "0"))) {
+      Session jvmSession = LanceRuntime.get().sharedSession();
+      assertNotNull(jvmSession, "the store with the default budget built the shared session");
+      assertTrue(shared.resident().baseDataset().session().isSameAs(jvmSession));
+      unshared.add(List.of(rec("id", "x")));
+      unshared.seal();
+      try (LsmSnapshot snap = unshared.resident().snapshot(null)) {
+        List<Session> sessions = new ArrayList<>();
+        sessions.add(unshared.resident().baseDataset().session());
+        sessions.add(snap.base().dataset().session());
+        for (FreshShard shard : snap.shards().values()) {
+          for (var source : shard.sources()) {
+            if (source instanceof GenerationSource g) {
+              sessions.add(g.dataset().session());
+            }
+          }
         }
-        if (one.session() != null && two.session() != null) {
-          assertFalse(one.session().isSameAs(two.session()));
+        assertEquals(3, sessions.size(), "the resident base, the snapshot's base and one generation");
+        for (int i = 0; i < sessions.size(); i++) {
+          Session si = sessions.get(i);
+          assertNotNull(si, "lance-core gives a dataset opened without a session one of its own");
+          assertFalse(si.isSameAs(jvmSession), "dataset " + i + " uses the JVM's shared session");
+          for (int j = i + 1; j < sessions.size(); j++) {
+            assertFalse(si.isSameAs(sessions.get(j)), "datasets " + i + " and " + j + " share a session");
+          }
         }
       }
+      assertEquals(1, unshared.count());
     }
   }
 
