@@ -25,8 +25,35 @@ import org.lance.ipc.ScanOptions;
  * correctly. So when a struct column of a batch reports no nulls, the rows that could be such a lost null
  * (every nullable field null) are re-checked with one {@code key IN (...) AND column IS NULL} query.
  */
-final class StructNulls {
+public final class StructNulls {
   private StructNulls() {}
+
+  /**
+   * Refuses a spec (at store creation) whose nullable structs have non-nullable fields, naming the field:
+   * lance-core 7.0.0 stores the placeholder such a field holds under a null struct, but reads it back as null;
+   * merging it into the base table then fails ("contained null values even though the field is marked
+   * non-null"), and a filtered read of such rows aborts the JVM (a panic in {@code lance_arrow::merge_with_schema}).
+   */
+  public static void checkStorable(SchemaSpec spec) {
+    for (ColumnSpec c : spec.columns()) {
+      checkStorable(c, c.name());
+    }
+  }
+
+  private static void checkStorable(ColumnSpec c, String path) {
+    if (c.type() == ColumnType.LIST) {
+      checkStorable(c.item(), path + "[]");
+    } else if (c.type() == ColumnType.STRUCT) {
+      for (ColumnSpec f : c.fields()) {
+        if (c.nullable() && !f.nullable()) {
+          throw new io.lancecontext.core.error.SchemaException(path + "." + f.name(), "a nullable struct cannot have a "
+              + "non-nullable field in a store (lance-core 7.0.0 cannot read it back under a null struct); declare "
+              + "the field nullable or the struct non-nullable");
+        }
+        checkStorable(f, path + "." + f.name());
+      }
+    }
+  }
 
   /** Sets null the struct slots of {@code batch} that are null in {@code dataset}; needs the key column. */
   static void repair(SchemaSpec spec, Dataset dataset, VectorSchemaRoot batch) {
