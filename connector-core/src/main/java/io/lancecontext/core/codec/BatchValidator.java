@@ -17,8 +17,9 @@ import org.apache.arrow.vector.types.pojo.Field;
 /**
  * The one validation entry point every write path goes through (records, Arrow batches from Spark or
  * Flink, tombstones) before anything reaches storage: the batch must be in the store's dataset schema
- * (names, order, types, nullability; metadata is not compared), the key must be non-null and
- * non-empty, non-nullable columns and struct fields must hold no nulls, and vectors no null elements.
+ * (names, order, types, nullability; metadata is not compared), the key must be non-null,
+ * non-empty and valid UTF-8 (keys are compared as text in every tier), non-nullable columns and
+ * struct fields must hold no nulls, and vectors no null elements.
  */
 public final class BatchValidator {
   private BatchValidator() {}
@@ -28,6 +29,9 @@ public final class BatchValidator {
     checkSchema(spec, root);
     VarCharVector key = (VarCharVector) root.getVector(spec.key());
     int rows = root.getRowCount();
+    java.nio.charset.CharsetDecoder decoder = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+        .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+        .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
     for (int row = 0; row < rows; row++) {
       if (key.isNull(row)) {
         throw new InvalidRecordException(spec.key(), row, "the key is null");
@@ -35,9 +39,21 @@ public final class BatchValidator {
       if (key.getValueLength(row) == 0) {
         throw new InvalidRecordException(spec.key(), row, "the key is empty");
       }
+      if (!validUtf8(decoder, key.get(row))) {
+        throw new InvalidRecordException(spec.key(), row, "the key is not valid UTF-8");
+      }
     }
     for (ColumnSpec c : spec.columns()) {
       checkNulls(root.getVector(c.name()), c, c.name(), rows);
+    }
+  }
+
+  private static boolean validUtf8(java.nio.charset.CharsetDecoder decoder, byte[] bytes) {
+    try {
+      decoder.reset().decode(java.nio.ByteBuffer.wrap(bytes));
+      return true;
+    } catch (java.nio.charset.CharacterCodingException e) {
+      return false;
     }
   }
 

@@ -35,7 +35,7 @@ import org.apache.arrow.vector.complex.StructVector;
  *
  * <p>Accepted values: bool: {@link Boolean}; int8..int64: {@link Byte}, {@link Short}, {@link Integer},
  * {@link Long} (range-checked); float32/float64: any of those or {@link Float}, {@link Double};
- * string/large_string: {@link CharSequence}; binary/large_binary: {@code byte[]} or {@link ByteBuffer};
+ * string/large_string: {@link CharSequence} (well-formed UTF-16: an unpaired surrogate is refused); binary/large_binary: {@code byte[]} or {@link ByteBuffer};
  * date: {@link LocalDate}; timestamp: {@link Instant}, {@link OffsetDateTime}, {@link ZonedDateTime}
  * (stored as UTC microseconds); list: {@link List} (or a primitive array of a numeric item type);
  * struct: {@link Map} by field name; vector: {@code float[]}, {@code double[]} or a {@link List} of
@@ -145,9 +145,30 @@ final class ValueWriter {
 
   private static byte[] string(Object value, ColumnSpec c, String path, int row) {
     if (value instanceof CharSequence s) {
-      return s.toString().getBytes(StandardCharsets.UTF_8);
+      String text = s.toString();
+      int bad = unpairedSurrogate(text);
+      if (bad >= 0) {
+        // UTF-8 cannot hold it: the encoder would store '?' and the value would not round-trip
+        throw new InvalidRecordException(path, row, "the string has an unpaired surrogate (U+"
+            + Integer.toHexString(text.charAt(bad)).toUpperCase(java.util.Locale.ROOT) + ") at index " + bad
+            + "; it is not valid Unicode text");
+      }
+      return text.getBytes(StandardCharsets.UTF_8);
     }
     throw wrongType(value, c, path, row, "java.lang.String");
+  }
+
+  /** Index of the first surrogate that is not half of a pair, or -1. */
+  private static int unpairedSurrogate(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      if (Character.isHighSurrogate(ch) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(ch)) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   private static byte[] bytes(Object value, ColumnSpec c, String path, int row) {

@@ -1,6 +1,7 @@
 package io.lancecontext.core.read;
 
 import io.lancecontext.core.error.LanceErrors;
+import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.time.Instant;
@@ -34,6 +35,7 @@ public final class PointLookup {
      */
   public static List<VectorSchemaRoot> lookup(SchemaSpec spec, LsmSnapshot snapshot, List<String> keys,
       List<String> columns, boolean includeExpired, Instant now, BufferAllocator allocator) {
+    checkColumns(spec, columns);
     Predicate visible = spec.has(Capability.LIFECYCLE) && !includeExpired
         ? Predicates.lifecycleVisible(spec, now) : Predicate.alwaysTrue();
     List<VectorSchemaRoot> out = new ArrayList<>();
@@ -56,12 +58,25 @@ public final class PointLookup {
         base(spec, snapshot, chunk, columns, visible, allocator, out);
       }
       return out;
-    } catch (RuntimeException e) {
-      out.forEach(VectorSchemaRoot::close);
-      throw e;
     } catch (Exception e) {
       out.forEach(VectorSchemaRoot::close);
       throw LanceErrors.translate("look up keys", e);
+    }
+  }
+
+  /**
+   * Rejects a column list a lookup cannot return: unknown or nested names, duplicates. (lance-core 7.0.0 aborts
+   * the JVM when {@code take} is asked for an unknown column.)
+   */
+  public static void checkColumns(SchemaSpec spec, List<String> columns) {
+    Set<String> seen = new java.util.HashSet<>();
+    for (String c : columns) {
+      if (c == null || spec.column(c) == null) {
+        throw new SchemaException(String.valueOf(c), "no such column; the store's columns are " + spec.columnNames());
+      }
+      if (!seen.add(c)) {
+        throw new SchemaException(c, "the column is named twice");
+      }
     }
   }
 
@@ -99,23 +114,42 @@ public final class PointLookup {
   private static void base(SchemaSpec spec, LsmSnapshot snapshot, List<String> keys, List<String> columns,
       Predicate visible, BufferAllocator allocator, List<VectorSchemaRoot> out) throws Exception {
     Predicate filter = Predicate.and(Predicate.in(spec.key(), new ArrayList<>(keys)), Predicates.notTombstone(spec), visible);
-    String sql = LanceSql.render(filter).orElseThrow();
+    LanceSql.Rendered sql = LanceSql.renderSuperset(filter);
     boolean blobs = columns.stream().anyMatch(c -> spec.column(c).blob());
-    ScanOptions options = new ScanOptions.Builder().columns(columns).filter(sql).withRowId(blobs).build();
+    Set<String> read = new LinkedHashSet<>(columns);
+    if (!sql.exact()) {
+      // keys Lance cannot be sent: it returns a superset (key ranges), the filter is re-checked here
+      read.addAll(Predicates.topLevelColumns(filter));
+    }
+    read.add(spec.key());
+    ScanOptions options = new ScanOptions.Builder().columns(new ArrayList<>(read)).filter(sql.sql()).withRowId(blobs).build();
+    List<String> picked = new ArrayList<>(columns);
+    if (blobs) {
+      picked.add(MetadataColumns.ROWID);
+    }
     try (ScanHandle scan = ScanHandle.open(snapshot.base().dataset(), options)) {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();
-        if (in.getRowCount() == 0) {
+        StructNulls.repair(spec, snapshot.base().dataset(), in);
+        int[] rows = new int[in.getRowCount()];
+        int count = 0;
+        PredicateEvaluator eval = sql.exact() ? null : new PredicateEvaluator(filter, in);
+        for (int r = 0; r < in.getRowCount(); r++) {
+          if (eval == null || eval.matches(r)) {
+            rows[count++] = r;
+          }
+        }
+        if (count == 0) {
           continue;
         }
+        VectorSchemaRoot selected = count == in.getRowCount() ? RowCopier.transfer(in, picked, allocator)
+            : RowCopier.copy(in, picked, rows, count, allocator);
         if (!blobs) {
-          out.add(RowCopier.transfer(in, columns, allocator));
+          out.add(selected);
         } else {
-          List<String> withIds = new ArrayList<>(columns);
-          withIds.add(MetadataColumns.ROWID);
-          try (VectorSchemaRoot picked = RowCopier.transfer(in, withIds, allocator)) {
-            out.add(BlobMaterializer.materialize(snapshot.base().dataset(), spec, picked, columns, allocator));
+          try (selected) {
+            out.add(BlobMaterializer.materialize(snapshot.base().dataset(), spec, selected, columns, allocator));
           }
         }
       }

@@ -13,7 +13,8 @@ import java.util.Objects;
  * fresh tier ({@link PredicateEvaluator}), so both tiers filter identically. Columns are top-level
  * names or dotted paths into structs ({@code state_metadata.step}). Literals are {@link String},
  * {@link Long}, {@link Double}, {@link Boolean}, {@link Instant} (timestamps) and {@link LocalDate}.
- * SQL semantics: a comparison with a null operand is not true.
+ * SQL semantics: a comparison with a null operand is not true. How literals that do not fit their column's
+ * type compare is defined by {@link Predicates#normalize} (docs/architecture.md, "Filter semantics").
  */
 public sealed interface Predicate extends Serializable {
 
@@ -24,6 +25,18 @@ public sealed interface Predicate extends Serializable {
 
     Op(String sql) {
       this.sql = sql;
+    }
+
+    /** The operator of the negated comparison ({@code NOT (a < b)} is {@code a >= b}). */
+    public Op negated() {
+      return switch (this) {
+        case EQ -> NE;
+        case NE -> EQ;
+        case LT -> GE;
+        case LE -> GT;
+        case GT -> LE;
+        case GE -> LT;
+      };
     }
   }
 
@@ -113,6 +126,11 @@ public sealed interface Predicate extends Serializable {
 
   static Predicate alwaysTrue() {
     return new True();
+  }
+
+  /** Matches no row (an empty disjunction). */
+  static Predicate alwaysFalse() {
+    return new Or(List.of());
   }
 
   private static void checkLiteral(String column, Object value) {

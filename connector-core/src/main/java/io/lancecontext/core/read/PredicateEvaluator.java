@@ -47,6 +47,9 @@ public final class PredicateEvaluator {
         case GE -> cmp >= 0;
       };
     } else if (p instanceof Predicate.In in) {
+      if (in.values().isEmpty()) {
+        return false;  // as in Lance SQL: an empty IN list is false, also for a null value
+      }
       Object v = value(in.column(), row);
       if (v == null) {
         return null;

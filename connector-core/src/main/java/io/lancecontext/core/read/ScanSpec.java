@@ -13,7 +13,7 @@ import java.util.Objects;
  * @param columns columns to return, in order; null for all declared columns
  * @param filter rows to keep
  * @param offset rows to skip
- * @param limit maximum rows to return; negative for no limit
+ * @param limit maximum rows to return (0 returns none); negative for no limit
  * @param includeSuperseded also return records another record supersedes ({@code supersession})
  * @param includeExpired also return retired or expired records ({@code lifecycle})
  * @param now the instant expiry is judged against; null for the time the scan starts

@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VarCharVector;
@@ -87,33 +86,38 @@ public final class StoreScan implements AutoCloseable {
     this.fragments = fragments;
     this.outColumns = resolveColumns(spec, scan);
     Predicates.validate(spec, scan.filter());
+    Predicate filter = Predicates.normalize(spec, scan.filter());
     Instant now = scan.now() == null ? Instant.now() : scan.now();
     Predicate visible = spec.has(Capability.LIFECYCLE) && !scan.includeExpired()
         ? Predicates.lifecycleVisible(spec, now) : Predicate.alwaysTrue();
-    this.freshFilter = Predicate.and(scan.filter(), visible);
+    this.freshFilter = Predicate.and(filter, visible);
     this.freshKeys = snapshot.freshKeys();
-    this.keysToRead = Predicates.keys(spec.key(), scan.filter())
+    this.keysToRead = Predicates.keys(spec.key(), filter)
         .filter(k -> k.size() <= MAX_KEYS_READ_BY_KEY).map(k -> List.copyOf(k)).orElse(null);
     this.superseded = spec.has(Capability.SUPERSESSION) && !scan.includeSuperseded()
         ? SupersededKeys.compute(spec, snapshot, allocator) : Set.of();
 
     Predicate baseFilter = Predicate.and(freshFilter, Predicates.notTombstone(spec));
-    Optional<String> rendered = LanceSql.render(baseFilter);
-    boolean pushExclusions = rendered.isPresent() && freshKeys.size() <= MAX_PUSHED_EXCLUSIONS;
-    this.javaBaseFilter = rendered.isEmpty();
+    LanceSql.Rendered rendered = LanceSql.renderSuperset(baseFilter);
+    this.javaBaseFilter = !rendered.exact();
     // the pushed exclusion only saves work: the Java check is what guarantees that a key the fresh tier
-    // holds never comes from the base table, whatever Lance's index does
+    // holds never comes from the base table, whatever Lance's index does (and keys Lance cannot be sent
+    // are left to it)
     this.javaKeyCheck = !freshKeys.isEmpty();
-    String sql = rendered.orElseGet(() -> LanceSql.render(Predicates.notTombstone(spec)).orElseThrow());
-    if (pushExclusions && !freshKeys.isEmpty()) {
-      sql = "(" + sql + ") AND NOT (" + LanceSql.render(Predicate.in(spec.key(), new ArrayList<>(freshKeys))).orElseThrow() + ")";
+    String sql = rendered.sql();
+    if (!freshKeys.isEmpty() && freshKeys.size() <= MAX_PUSHED_EXCLUSIONS) {
+      List<Object> sendable = freshKeys.stream().filter(LanceSql::passable).map(k -> (Object) k).toList();
+      if (!sendable.isEmpty()) {
+        sql = "(" + sql + ") AND NOT (" + LanceSql.render(Predicate.in(spec.key(), sendable)).orElseThrow() + ")";
+      }
     }
     this.lanceFilter = sql.equals("true") ? null : sql;
     // when Lance decides everything, offset and limit go there too
     this.pushLimit = part == Part.ALL && fragments == null && snapshot.freshRows() == 0 && !javaBaseFilter
         && superseded.isEmpty();
     this.toSkip = pushLimit ? 0 : scan.offset();
-    this.remaining = pushLimit || !scan.hasLimit() ? Long.MAX_VALUE : scan.limit();
+    // counted here even when pushed: Lance reads a limit of 0 as no limit
+    this.remaining = scan.hasLimit() ? scan.limit() : Long.MAX_VALUE;
     this.baseDone = part == Part.FRESH;
     if (part == Part.BASE) {
       shardIt = List.<FreshShard>of().iterator();
@@ -208,7 +212,7 @@ public final class StoreScan implements AutoCloseable {
       b.fragmentIds(fragments);
     }
     if (pushLimit) {
-      if (scan.hasLimit()) {
+      if (scan.hasLimit() && scan.limit() > 0) {
         b.limit(scan.limit());
       }
       if (scan.offset() > 0) {
@@ -228,6 +232,7 @@ public final class StoreScan implements AutoCloseable {
   }
 
   private VectorSchemaRoot selectBase(VectorSchemaRoot in) {
+    StructNulls.repair(spec, snapshot.base().dataset(), in);
     int n = in.getRowCount();
     int[] rows = new int[n];
     int count = 0;

@@ -95,6 +95,7 @@ final class StoreCreation {
   }
 
   private static Dataset create(StoreConfig config, SchemaSpec spec, BufferAllocator allocator) {
+    io.lancecontext.core.read.StructNulls.checkStorable(spec);
     Dataset ds;
     try {
       ds = StoreDatasets.create(config.uri(), spec.toArrowSchema(), config, allocator);
