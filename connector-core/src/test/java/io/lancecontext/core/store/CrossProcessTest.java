@@ -23,6 +23,8 @@ class CrossProcessTest extends StoreTest {
     try (ContextStore ignored = ContextStore.open(Map.of("path", path, "schema", "rollout", "schema.embedding-dim", "8",
         "shards", Integer.toString(shards)))) {
       return path;
+    } finally {
+      ContextStore.closeAllResident();  // the test reopens the store with options of its own
     }
   }
 
