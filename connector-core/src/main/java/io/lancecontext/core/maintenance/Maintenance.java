@@ -231,11 +231,11 @@ public final class Maintenance implements AutoCloseable {
   }
 
   private CompactionResult compactLocked() {
-    return withLease("compact", new CompactionResult(false, 0, 0, -1, 0), () -> {
+    return withLease("compact", CompactionResult.skipped("another process holds the maintenance lease"), () -> {
       CompactionResult r = Compactor.compact(host.config(), host.spec(), host.allocator());
       compactions.incrementAndGet();
-      LOG.info("{}: compacted {} fragments into {} (base version {}) in {} ms", host.name(), r.fragmentsBefore(),
-          r.fragmentsAfter(), r.baseVersion(), r.millis());
+      LOG.info("{}: compacted {} fragments into {} (base version {}) in {} ms{}", host.name(), r.fragmentsBefore(),
+          r.fragmentsAfter(), r.baseVersion(), r.millis(), r.reason().isEmpty() ? "" : "; " + r.reason());
       return r;
     });
   }
