@@ -54,7 +54,7 @@ final class Compactor {
         .withTargetRowsPerFragment(config.get(StoreOptions.COMPACTION_TARGET_ROWS)).build();
   }
 
-  static CompactionResult compact(StoreConfig config, SchemaSpec spec, BufferAllocator allocator) {
+  static CompactionResult compact(StoreConfig config, SchemaSpec spec, BufferAllocator allocator, MaintenanceLock lease) {
     long started = System.nanoTime();
     try (Dataset ds = StoreDatasets.open(config.uri(), config, allocator)) {
       int before = ds.getFragments().size();
@@ -75,6 +75,7 @@ final class Compactor {
         }
       }
       if (!rewritten.isEmpty()) {
+        lease.ensureHeld();
         LanceErrors.run("commit the compaction of the base table", () -> Compaction.commitCompaction(ds, rewritten, options));
       }
       ds.checkoutLatest();

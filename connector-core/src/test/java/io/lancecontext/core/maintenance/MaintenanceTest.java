@@ -4,12 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lancecontext.core.io.StoreFiles;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.store.ContextStore;
 import io.lancecontext.core.store.StoreStats;
 import io.lancecontext.core.testing.StoreTest;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -158,15 +158,18 @@ class MaintenanceTest extends StoreTest {
     try (ContextStore store = ContextStore.open(options("l", "merge.trigger.generations", "1000", "merge.trigger.interval", "1h"))) {
       store.add(rows("l", 5));
       store.seal();
-      Path lock = Path.of(store.uri(), MaintenanceLock.PATH);
-      Files.createDirectories(lock.getParent());
-      Files.write(lock, ((System.currentTimeMillis() + 60_000) + " other-process").getBytes(StandardCharsets.UTF_8));
+      Path first = Path.of(store.uri(), MaintenanceLock.path(1));
+      Files.createDirectories(first.getParent());
+      Files.write(first, new MaintenanceLock.Lease("other-process", System.currentTimeMillis() + 60_000, false).encode());
       MergeResult skipped = store.merge();
       assertFalse(skipped.merged());
       assertTrue(skipped.reason().contains("another process"), skipped.reason());
-      Files.write(lock, ((System.currentTimeMillis() - 1) + " dead-process").getBytes(StandardCharsets.UTF_8));
+      Files.write(first, new MaintenanceLock.Lease("dead-process", System.currentTimeMillis() - 1, false).encode());
       assertTrue(store.merge().merged());
-      assertFalse(Files.exists(lock), "the lease is released after the merge");
+      StoreFiles files = StoreFiles.forUri(store.uri());
+      assertEquals(2, MaintenanceLock.numbers(files).get(MaintenanceLock.numbers(files).size() - 1),
+          "the expired lease 1 was taken over by creating lease 2");
+      assertTrue(MaintenanceLock.current(files).orElseThrow().released(), "the lease is released after the merge");
     }
   }
 }
