@@ -51,7 +51,7 @@ import org.lance.index.Index;
 final class GarbageCollector {
   private GarbageCollector() {}
 
-  private static final Pattern GENERATION_DIR = Pattern.compile("[0-9a-f]+_gen_(\\d+)");
+  private static final Pattern GENERATION_DIR = Pattern.compile("[0-9a-f]+_gen_(\\d{1,18})");
   /** Newest manifest versions always kept, whatever their age. */
   static final int KEEP_MANIFESTS = 8;
 

@@ -118,7 +118,7 @@ final class MaintenanceLock implements AutoCloseable {
   static List<Long> numbers(StoreFiles files) throws IOException {
     List<Long> out = new ArrayList<>();
     for (String name : files.list(DIR)) {
-      if (name.length() == 20 && name.chars().allMatch(Character::isDigit)) {
+      if (name.length() == 20 && name.charAt(0) == '0' && name.chars().allMatch(c -> c >= '0' && c <= '9')) {
         out.add(Long.parseLong(name));
       }
     }

@@ -172,4 +172,48 @@ class MaintenanceTest extends StoreTest {
       assertTrue(MaintenanceLock.current(files).orElseThrow().released(), "the lease is released after the merge");
     }
   }
+
+  private static org.lance.Version version(long id, long millis) {
+    return new org.lance.Version(id, java.time.Instant.ofEpochMilli(millis).atZone(java.time.ZoneOffset.UTC),
+        new java.util.TreeMap<>());
+  }
+
+  @Test
+  void aBaseVersionIsKeptWhileItsSuccessorIsYoungerThanTheGrace() {
+    // version 1 was committed long ago but superseded only at t=900: it is kept until 900 + grace
+    List<org.lance.Version> history = List.of(version(1, 0), version(2, 900), version(3, 950), version(4, 2000));
+    assertEquals(1, GarbageCollector.firstVersionToKeep(history, 899), "2 is younger than the grace: keep 1");
+    assertEquals(2, GarbageCollector.firstVersionToKeep(history, 900), "1 superseded at the cutoff: drop it");
+    assertEquals(3, GarbageCollector.firstVersionToKeep(history, 1999));
+    assertEquals(4, GarbageCollector.firstVersionToKeep(history, 5000), "the latest always stays");
+    assertEquals(-1, GarbageCollector.newestCommittedBy(history, -1));
+    assertEquals(3, GarbageCollector.newestCommittedBy(history, 1999), "merges up to version 3 are older than the grace");
+  }
+
+  @Test
+  void theLedgerDatesAWalEntryFromTheFirstCollectionThatSawItSealed() throws Exception {
+    StoreFiles files = StoreFiles.forUri(dir.toString());
+    Files.createDirectories(dir.resolve("_lc"));
+    GcLedger ledger = GcLedger.read(files);
+    ledger.walObsolete("s", 10, 1_000);
+    ledger.walObsolete("s", 10, 5_000);   // the same position seen again: still obsolete since 1,000
+    ledger.walObsolete("s", 25, 6_000);
+    ledger.manifestsSuperseded("s", 4, 2_000);
+    ledger.write(files);
+    GcLedger read = GcLedger.read(files);
+    assertEquals(1_000, read.walObsoleteSince("s", 1));
+    assertEquals(1_000, read.walObsoleteSince("s", 10));
+    assertEquals(6_000, read.walObsoleteSince("s", 11));
+    assertEquals(-1, read.walObsoleteSince("s", 26), "not sealed yet");
+    assertEquals(-1, read.walObsoleteSince("other", 1));
+    assertEquals(2_000, read.manifestSupersededSince("s", 3));
+    assertEquals(-1, read.manifestSupersededSince("s", 4), "the manifest current then is not superseded");
+    assertEquals(7_000, read.orphanedSince("s", "abc_gen_3", 7_000));
+    assertEquals(7_000, read.orphanedSince("s", "abc_gen_3", 9_000));
+    read.prune(6_500, java.util.Set.of());
+    long since = read.walObsoleteSince("s", 10);
+    assertTrue(since >= 0 && since <= 6_500, "entries at or below the newest pruned bound stay collectable: " + since);
+    assertEquals(-1, read.walObsoleteSince("s", 26));
+    assertEquals(9_000, read.orphanedSince("s", "abc_gen_3", 9_000), "a vanished orphan is forgotten");
+  }
 }
