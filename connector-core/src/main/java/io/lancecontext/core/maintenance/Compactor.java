@@ -144,6 +144,9 @@ final class Compactor {
             continue;  // not a descriptor column: nothing lance rewrites as a blob
           }
           FieldVector size = (FieldVector) descriptors.getChild("size");
+          if (size == null) {
+            continue;  // another descriptor layout than lance-core 7.0.0's legacy (position, size)
+          }
           for (int r = 0; r < batch.getRowCount(); r++) {
             if (!descriptors.isNull(r) && !size.isNull(r) && ((Number) size.getObject(r)).longValue() == 0) {
               found.add((int) (rowAddress(addresses, r) >>> 32));

@@ -15,10 +15,11 @@ import java.util.Random;
  * Child JVM of {@link MaintenanceLeaseTest}.
  *
  * <ul>
- *   <li>{@code race <dir> <attempts> <leaseMillis> <longHoldEvery> <longHoldMillis>}: prints {@code ready},
- *       waits for {@code go}, then tries to take the lease {@code attempts} times; each time it gets it,
- *       holds it (a few milliseconds, every {@code longHoldEvery}-th attempt {@code longHoldMillis}, longer
- *       than the lease) and prints {@code held <startMicros> <endMicros>} (wall clock, taken after
+ *   <li>{@code race <dir> <holds> <leaseMillis> <longHoldEvery> <longHoldMillis>}: prints {@code ready},
+ *       waits for {@code go}, then tries to take the lease until it got it {@code holds} times (for at most
+ *       two minutes, pausing up to 3 ms after each attempt); each time it gets it,
+ *       holds it (a few milliseconds; the first time and every {@code longHoldEvery}-th time after
+ *       {@code longHoldMillis}, longer than the lease) and prints {@code held <startMicros> <endMicros>} (wall clock, taken after
  *       acquiring and before releasing), or {@code lost <detail>} if the lease was lost meanwhile;
  *       then {@code done}.</li>
  *   <li>{@code hold <dir> <leaseMillis>}: takes the lease, prints {@code held <number>} and keeps it until
@@ -42,7 +43,7 @@ public final class LeaseContender {
         Thread.sleep(10);
       }
     }
-    int attempts = Integer.parseInt(args[2]);
+    int holds = Integer.parseInt(args[2]);
     int longEvery = Integer.parseInt(args[4]);
     long longHold = Long.parseLong(args[5]);
     Random random = new Random();
@@ -51,15 +52,17 @@ public final class LeaseContender {
     if (!"go".equals(in.readLine())) {
       return;
     }
-    for (int i = 1; i <= attempts; i++) {
+    int acquired = 0;
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (acquired < holds && System.nanoTime() < deadline) {
       Optional<MaintenanceLock> lock = MaintenanceLock.tryAcquire(files, lease);
       if (lock.isEmpty()) {
-        Thread.sleep(random.nextInt(3));
+        Thread.sleep(random.nextInt(4));
         continue;
       }
       try (MaintenanceLock held = lock.get()) {
         long start = micros();
-        Thread.sleep(i % longEvery == 0 ? longHold : 1 + random.nextInt(3));
+        Thread.sleep(acquired++ % longEvery == 0 ? longHold : 1 + random.nextInt(3));
         try {
           held.ensureHeld();
           out.println("held " + start + " " + micros());
@@ -67,6 +70,7 @@ public final class LeaseContender {
           out.println("lost " + e.getMessage());
         }
       }
+      Thread.sleep(random.nextInt(4));
     }
     out.println("done");
   }

@@ -27,8 +27,9 @@ class MaintenanceLeaseTest {
   @Test
   void twoProcessesRacingForTheLeaseNeverHoldItAtTheSameTime() throws Exception {
     Path store = Files.createDirectories(dir.resolve("race"));
-    // lease 1.5 s; every 40th attempt that wins holds it 3 s, which only renewal survives
-    String[] args = {"race", store.toString(), "120", "1500", "40", "3000"};
+    // lease 2.5 s (renewed every 0.83 s); the first hold of each process and every 25th after lasts 4 s,
+    // which only renewal survives
+    String[] args = {"race", store.toString(), "40", "2500", "25", "4000"};
     List<Hold> holds = new ArrayList<>();
     List<String> lost = new ArrayList<>();
     try (ChildJvm a = ChildJvm.start(LeaseContender.class, dir.resolve("a.log"), args);
@@ -59,10 +60,19 @@ class MaintenanceLeaseTest {
     for (int p = 0; p < 2; p++) {
       int process = p;
       long n = holds.stream().filter(h -> h.process() == process).count();
-      assertTrue(n >= 3, "process " + p + " held the lease " + n + " times; holds: " + holds.size());
+      assertEquals(40, n, "process " + p + " held the lease " + n + " times; holds: " + holds.size());
     }
-    assertTrue(holds.stream().anyMatch(h -> h.end() - h.start() > 2_000_000), "some hold outlived the lease duration");
+    for (int p = 0; p < 2; p++) {
+      int process = p;
+      assertTrue(holds.stream().anyMatch(h -> h.process() == process && h.end() - h.start() > 3_000_000),
+          "process " + p + " held the lease longer than its duration");
+    }
     holds.sort(Comparator.comparingLong(Hold::start));
+    int handovers = 0;
+    for (int i = 1; i < holds.size(); i++) {
+      handovers += holds.get(i).process() != holds.get(i - 1).process() ? 1 : 0;
+    }
+    assertTrue(handovers >= 5, "the processes raced (the lease changed hands " + handovers + " times)");
     for (int i = 1; i < holds.size(); i++) {
       Hold prev = holds.get(i - 1);
       Hold next = holds.get(i);
