@@ -193,4 +193,16 @@ class ReadSplitTest extends StoreTest {
     }
     return Base64.getEncoder().encodeToString(bytes.toByteArray());
   }
+
+  @Test
+  void aSplitNeverCarriesStorageOptions() throws Exception {
+    io.lancecontext.core.options.StoreConfig config = io.lancecontext.core.options.StoreConfig.of(Map.of(
+        "path", dir.resolve("s").toString(), "gc.grace", "1m", "storage.aws_secret_access_key", "s3cr3t-value"));
+    ReadSplit split = new ReadSplit(config, new ReadSplit.Snapshot(1, Map.of(), Instant.now()), ScanSpec.all(),
+        StoreScan.Part.FRESH, null);
+    assertEquals(Map.of(), split.config().storageOptions());
+    assertEquals("1m", split.config().asMap().get("gc.grace"), "other options stay");
+    String serialized = new String(Base64.getDecoder().decode(serialize(List.of(split))), java.nio.charset.StandardCharsets.ISO_8859_1);
+    assertTrue(!serialized.contains("s3cr3t-value"), "the secret is not in the serialized split");
+  }
 }
