@@ -3,9 +3,11 @@ package io.lancecontext.core.io;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.options.StoreOptions;
 import java.io.IOException;
+import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileVisitResult;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -32,7 +34,11 @@ final class LocalStoreFiles implements StoreFiles {
       throw new BadOptionException(StoreOptions.PATH.key(), "stores on '" + scheme + "://' are not supported yet: "
           + "this release reads MemWAL manifests and WAL entries directly and supports local or mounted file systems");
     }
-    return new LocalStoreFiles(Paths.get(uri));
+    try {
+      return new LocalStoreFiles(Paths.get(uri));
+    } catch (InvalidPathException e) {
+      throw new BadOptionException(StoreOptions.PATH.key(), "'" + uri + "' is not a valid path: " + e.getReason());
+    }
   }
 
   private Path resolve(String path) {
@@ -49,6 +55,8 @@ final class LocalStoreFiles implements StoreFiles {
       }
     } catch (NoSuchFileException e) {
       return List.of();
+    } catch (DirectoryIteratorException e) {
+      throw e.getCause();
     }
     return out;
   }

@@ -39,7 +39,8 @@ public final class Maintenance implements AutoCloseable {
   /** A shard seals its generation once it holds this many WAL entries (far below lance's 8,000-batch memtable). */
   public static final long SEAL_ENTRIES = 1_024;
   static final Duration TICK = Duration.ofSeconds(1);
-  static final Duration LEASE = Duration.ofMinutes(10);
+  /** Maintenance lease duration; the holder renews it every third of it, so only a dead holder's lease expires. */
+  static final Duration LEASE = Duration.ofMinutes(2);
   static final Duration GC_EVERY = Duration.ofMinutes(1);
   static final Duration COMPACT_EVERY = Duration.ofMinutes(5);
   static final Duration STATS_LOG_EVERY = Duration.ofMinutes(5);
@@ -198,7 +199,7 @@ public final class Maintenance implements AutoCloseable {
   /** Work that needs the store's maintenance lease. */
   @FunctionalInterface
   private interface LeasedWork<T> {
-    T run() throws IOException;
+    T run(MaintenanceLock lease) throws IOException;
   }
 
   /** Runs {@code work} holding the maintenance lease, or returns {@code skipped} if another process has it. */
@@ -208,8 +209,8 @@ public final class Maintenance implements AutoCloseable {
       if (lease.isEmpty()) {
         return skipped;
       }
-      try (MaintenanceLock ignored = lease.get()) {
-        return work.run();
+      try (MaintenanceLock held = lease.get()) {
+        return work.run(held);
       }
     } catch (IOException e) {
       throw LanceErrors.translate(what, e);
@@ -217,8 +218,8 @@ public final class Maintenance implements AutoCloseable {
   }
 
   private MergeResult mergeLocked() {
-    return withLease("merge", MergeResult.skipped("another process holds the maintenance lease", -1), () -> {
-      MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator());
+    return withLease("merge", MergeResult.skipped("another process holds the maintenance lease", -1), lease -> {
+      MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator(), lease);
       if (r.merged()) {
         merges.incrementAndGet();
         mergedGenerations.addAndGet(r.generationCount());
@@ -231,19 +232,19 @@ public final class Maintenance implements AutoCloseable {
   }
 
   private CompactionResult compactLocked() {
-    return withLease("compact", new CompactionResult(false, 0, 0, -1, 0), () -> {
-      CompactionResult r = Compactor.compact(host.config(), host.spec(), host.allocator());
+    return withLease("compact", CompactionResult.skipped("another process holds the maintenance lease"), lease -> {
+      CompactionResult r = Compactor.compact(host.config(), host.spec(), host.allocator(), lease);
       compactions.incrementAndGet();
-      LOG.info("{}: compacted {} fragments into {} (base version {}) in {} ms", host.name(), r.fragmentsBefore(),
-          r.fragmentsAfter(), r.baseVersion(), r.millis());
+      LOG.info("{}: compacted {} fragments into {} (base version {}) in {} ms{}", host.name(), r.fragmentsBefore(),
+          r.fragmentsAfter(), r.baseVersion(), r.millis(), r.reason().isEmpty() ? "" : "; " + r.reason());
       return r;
     });
   }
 
   private GcResult gcLocked() {
-    return withLease("garbage-collect", GcResult.skipped(), () -> {
+    return withLease("garbage-collect", GcResult.skipped(), lease -> {
       GcResult r = GarbageCollector.collect(host.config(), host.shards(), host.files(), host.allocator(),
-          host.config().get(StoreOptions.GC_GRACE));
+          host.config().get(StoreOptions.GC_GRACE), lease);
       gcRuns.incrementAndGet();
       if (r.generationDirs() + r.walEntries() + r.manifests() + r.baseVersionsRemoved() > 0) {
         LOG.info("{}: garbage collected {} generations, {} WAL entries, {} manifests, {} base versions ({} bytes)",

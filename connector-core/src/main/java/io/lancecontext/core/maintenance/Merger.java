@@ -52,8 +52,8 @@ final class Merger {
 
   private record Input(String shardId, long generation, String path, Dataset dataset) {}
 
-  static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator)
-      throws IOException {
+  static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
+      MaintenanceLock lease) throws IOException {
     long started = System.nanoTime();
     List<Input> inputs = new ArrayList<>();
     try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
@@ -87,6 +87,7 @@ final class Merger {
           .withNotMatched(MergeInsertParams.WhenNotMatched.InsertAll).withConflictRetries(10)
           .markGenerationsAsMerged(marked);
       long version;
+      lease.ensureHeld();
       try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
         Data.exportArrayStream(allocator, source, stream);
         MergeInsertResult result = LanceErrors.call("merge " + inputs.size() + " generations into the base table",

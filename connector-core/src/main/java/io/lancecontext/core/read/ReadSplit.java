@@ -1,7 +1,10 @@
 package io.lancecontext.core.read;
 
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
 import java.io.Serializable;
+import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -9,10 +12,19 @@ import java.util.Map;
  * One independent part of a read, for engines that read in parallel (a Spark input partition, a Flink
  * source split): either some base-table fragments (rows of keys the fresh tier holds excluded) or the
  * whole fresh tier. Every split of a plan reads the same snapshot, so together they return exactly the
- * LSM view. Serializable; read it with {@code ContextStore.read(split)} in any process, within
- * {@code gc.grace} of planning.
+ * LSM view. Serializable; read it with {@code ContextStore.read(split)} in any process.
  *
- * @param config the store's options
+ * <p>A split planned at time {@code t} ({@link Snapshot#plannedAt()}) reads exactly its snapshot until
+ * {@code t + gc.grace}, whatever merges, compactions and garbage collections run meanwhile: garbage
+ * collection removes a file only {@code gc.grace} after it stopped being needed by new snapshots
+ * (a base version once its successor is that old, a generation once the merge that folded it in is,
+ * WAL entries and shard manifests once the seal or manifest that superseded them is). Later, the read
+ * may fail with a {@link io.lancecontext.core.error.StorageException}; plan again.
+ *
+ * <p>{@code storage.*} options (credentials) are never part of a split: the process that reads it opens
+ * the store with its own.
+ *
+ * @param config the store's options, without {@code storage.*}
  * @param snapshot the snapshot all splits of the plan read
  * @param scan what to read (offset not allowed; a limit applies per split)
  * @param part which part of the view
@@ -22,7 +34,17 @@ public record ReadSplit(StoreConfig config, Snapshot snapshot, ScanSpec scan, St
     List<Integer> fragments) implements Serializable {
 
   public ReadSplit {
+    config = withoutStorageOptions(config);
     fragments = fragments == null ? null : List.copyOf(fragments);
+  }
+
+  private static StoreConfig withoutStorageOptions(StoreConfig config) {
+    if (config == null || config.storageOptions().isEmpty()) {
+      return config;
+    }
+    Map<String, String> options = new LinkedHashMap<>(config.asMap());
+    options.keySet().removeIf(k -> k.startsWith(StoreOptions.STORAGE_PREFIX));
+    return StoreConfig.of(options);
   }
 
   /**
@@ -30,14 +52,20 @@ public record ReadSplit(StoreConfig config, Snapshot snapshot, ScanSpec scan, St
    *
    * @param baseVersion base-table version
    * @param shards shard id → pinned fresh tier
+   * @param plannedAt when the plan was made: the split is readable until {@code plannedAt + gc.grace}
    */
-  public record Snapshot(long baseVersion, Map<String, PinnedShard> shards) implements Serializable {
+  public record Snapshot(long baseVersion, Map<String, PinnedShard> shards, Instant plannedAt) implements Serializable {
     public Snapshot {
       shards = Map.copyOf(shards);
     }
 
-    /** Pins what {@code snapshot} sees. */
+    /**
+     * Pins what {@code snapshot} sees, stamped with the current time. Call it right after taking the
+     * snapshot: strictly, the guarantee runs from the moment the snapshot was taken, which this stamp
+     * follows by the time the call takes.
+     */
     public static Snapshot of(LsmSnapshot snapshot) {
+      Instant plannedAt = Instant.now();
       Map<String, PinnedShard> pinned = new java.util.LinkedHashMap<>();
       for (FreshShard s : snapshot.shards().values()) {
         List<Long> positions = new java.util.ArrayList<>();
@@ -48,7 +76,7 @@ public record ReadSplit(StoreConfig config, Snapshot snapshot, ScanSpec scan, St
         }
         pinned.put(s.shardId(), new PinnedShard(s.watermark(), s.manifest().version(), positions));
       }
-      return new Snapshot(snapshot.base().version(), pinned);
+      return new Snapshot(snapshot.base().version(), pinned, plannedAt);
     }
   }
 

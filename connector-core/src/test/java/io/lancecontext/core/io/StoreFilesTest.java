@@ -2,10 +2,13 @@ package io.lancecontext.core.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lancecontext.core.error.BadOptionException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -61,5 +64,44 @@ class StoreFilesTest {
       churn.join();
     }
     assertEquals(null, failure.get(), "deleting while walking failed");
+  }
+
+  @Test
+  void anInvalidPathIsABadOption() {
+    BadOptionException e = assertThrows(BadOptionException.class, () -> StoreFiles.forUri(dir + "/a\0b"));
+    assertTrue(e.getMessage().contains("path"), e.getMessage());
+  }
+
+  @Test
+  void createExclusiveSucceedsOnceAmongRacingThreads() throws Exception {
+    StoreFiles files = StoreFiles.forUri(dir.toString());
+    for (int round = 0; round < 20; round++) {
+      String path = "lease/" + round;
+      java.util.concurrent.atomic.AtomicInteger won = new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+      List<Thread> threads = new java.util.ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        byte[] content = ("writer " + t).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Thread thread = new Thread(() -> {
+          try {
+            start.await();
+            if (files.createExclusive(path, content)) {
+              won.incrementAndGet();
+            }
+          } catch (Exception e) {
+            throw new RuntimeException(e);
+          }
+        });
+        thread.start();
+        threads.add(thread);
+      }
+      start.countDown();
+      for (Thread t : threads) {
+        t.join();
+      }
+      assertEquals(1, won.get(), "round " + round);
+      assertTrue(new String(files.read(path), java.nio.charset.StandardCharsets.UTF_8).startsWith("writer "));
+    }
+    assertEquals(20, files.list("lease").size(), "no temporary files left: " + files.list("lease"));
   }
 }

@@ -4,12 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lancecontext.core.io.StoreFiles;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.store.ContextStore;
 import io.lancecontext.core.store.StoreStats;
 import io.lancecontext.core.testing.StoreTest;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -158,15 +158,62 @@ class MaintenanceTest extends StoreTest {
     try (ContextStore store = ContextStore.open(options("l", "merge.trigger.generations", "1000", "merge.trigger.interval", "1h"))) {
       store.add(rows("l", 5));
       store.seal();
-      Path lock = Path.of(store.uri(), MaintenanceLock.PATH);
-      Files.createDirectories(lock.getParent());
-      Files.write(lock, ((System.currentTimeMillis() + 60_000) + " other-process").getBytes(StandardCharsets.UTF_8));
+      Path first = Path.of(store.uri(), MaintenanceLock.path(1));
+      Files.createDirectories(first.getParent());
+      Files.write(first, new MaintenanceLock.Lease("other-process", System.currentTimeMillis() + 60_000, false).encode());
       MergeResult skipped = store.merge();
       assertFalse(skipped.merged());
       assertTrue(skipped.reason().contains("another process"), skipped.reason());
-      Files.write(lock, ((System.currentTimeMillis() - 1) + " dead-process").getBytes(StandardCharsets.UTF_8));
+      Files.write(first, new MaintenanceLock.Lease("dead-process", System.currentTimeMillis() - 1, false).encode());
       assertTrue(store.merge().merged());
-      assertFalse(Files.exists(lock), "the lease is released after the merge");
+      StoreFiles files = StoreFiles.forUri(store.uri());
+      assertEquals(2, MaintenanceLock.numbers(files).get(MaintenanceLock.numbers(files).size() - 1),
+          "the expired lease 1 was taken over by creating lease 2");
+      assertTrue(MaintenanceLock.current(files).orElseThrow().released(), "the lease is released after the merge");
     }
+  }
+
+  private static org.lance.Version version(long id, long millis) {
+    return new org.lance.Version(id, java.time.Instant.ofEpochMilli(millis).atZone(java.time.ZoneOffset.UTC),
+        new java.util.TreeMap<>());
+  }
+
+  @Test
+  void aBaseVersionIsKeptWhileItsSuccessorIsYoungerThanTheGrace() {
+    // version 1 was committed long ago but superseded only at t=900: it is kept until 900 + grace
+    List<org.lance.Version> history = List.of(version(1, 0), version(2, 900), version(3, 950), version(4, 2000));
+    assertEquals(1, GarbageCollector.firstVersionToKeep(history, 899), "2 is younger than the grace: keep 1");
+    assertEquals(2, GarbageCollector.firstVersionToKeep(history, 900), "1 superseded at the cutoff: drop it");
+    assertEquals(3, GarbageCollector.firstVersionToKeep(history, 1999));
+    assertEquals(4, GarbageCollector.firstVersionToKeep(history, 5000), "the latest always stays");
+    assertEquals(-1, GarbageCollector.newestCommittedBy(history, -1));
+    assertEquals(3, GarbageCollector.newestCommittedBy(history, 1999), "merges up to version 3 are older than the grace");
+  }
+
+  @Test
+  void theLedgerDatesAWalEntryFromTheFirstCollectionThatSawItSealed() throws Exception {
+    StoreFiles files = StoreFiles.forUri(dir.toString());
+    Files.createDirectories(dir.resolve("_lc"));
+    GcLedger ledger = GcLedger.read(files);
+    ledger.walObsolete("s", 10, 1_000);
+    ledger.walObsolete("s", 10, 5_000);   // the same position seen again: still obsolete since 1,000
+    ledger.walObsolete("s", 25, 6_000);
+    ledger.manifestsSuperseded("s", 4, 2_000);
+    ledger.write(files);
+    GcLedger read = GcLedger.read(files);
+    assertEquals(1_000, read.walObsoleteSince("s", 1));
+    assertEquals(1_000, read.walObsoleteSince("s", 10));
+    assertEquals(6_000, read.walObsoleteSince("s", 11));
+    assertEquals(-1, read.walObsoleteSince("s", 26), "not sealed yet");
+    assertEquals(-1, read.walObsoleteSince("other", 1));
+    assertEquals(2_000, read.manifestSupersededSince("s", 3));
+    assertEquals(-1, read.manifestSupersededSince("s", 4), "the manifest current then is not superseded");
+    assertEquals(7_000, read.orphanedSince("s", "abc_gen_3", 7_000));
+    assertEquals(7_000, read.orphanedSince("s", "abc_gen_3", 9_000));
+    read.prune(6_500, java.util.Set.of());
+    long since = read.walObsoleteSince("s", 10);
+    assertTrue(since >= 0 && since <= 6_500, "entries at or below the newest pruned bound stay collectable: " + since);
+    assertEquals(-1, read.walObsoleteSince("s", 26));
+    assertEquals(9_000, read.orphanedSince("s", "abc_gen_3", 9_000), "a vanished orphan is forgotten");
   }
 }
