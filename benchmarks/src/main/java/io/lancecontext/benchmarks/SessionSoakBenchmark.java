@@ -29,7 +29,8 @@ import org.lance.Session;
  * {@code stats()}), merges, sealing and garbage collection on the default triggers.
  *
  * <p>One child JVM per mode, run side by side, each with a fixed, pre-touched heap ({@code -Xms} =
- * {@code -Xmx}, {@code -XX:+AlwaysPreTouch}), so that its RSS moves with native memory only:
+ * {@code -Xmx}, {@code -XX:+AlwaysPreTouch}) and {@code MALLOC_ARENA_MAX=2} (system property
+ * {@code soak.malloc-arenas}), so that its RSS moves with the native memory it retains:
  * <ul>
  *   <li>{@code baseline}: the predecessor's layout, one Lance session of lance-core's default capacity
  *       (6 GiB index + 1 GiB metadata) per store, shared by that store's base table and every generation
@@ -217,7 +218,11 @@ public final class SessionSoakBenchmark {
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(SessionSoakBenchmark.class.getName());
     cmd.addAll(List.of("child", mode.name(), dir.toString(), Integer.toString(adds), Integer.toString(stores)));
-    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+    // glibc adds a 64 MiB malloc arena whenever threads contend: steps of RSS that say nothing of what a
+    // mode retains (seen as +70 MiB jumps in single runs); a fixed arena count keeps them out of the slope
+    pb.environment().put("MALLOC_ARENA_MAX", System.getProperty("soak.malloc-arenas", "2"));
+    Process p = pb.start();
     Result r = new Result(mode);
     long start = System.nanoTime();
     try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
