@@ -89,6 +89,14 @@ class LsmModelTest extends StoreTest {
     }
   }
 
+  private static String maintain(ContextStore store, Op op, Mix mix, String at) {
+    try {
+      return maintain(store, op, mix);
+    } catch (RuntimeException e) {
+      throw new AssertionError(at + ": " + op.name().toLowerCase() + " failed: " + e.getMessage(), e);
+    }
+  }
+
   private static String maintain(ContextStore store, Op op, Mix mix) {
     switch (op) {
       case SEAL -> store.seal();
@@ -158,7 +166,7 @@ class LsmModelTest extends StoreTest {
           mix.deletes++;
           what = "delete " + keys;
         } else {
-          what = maintain(store, op, mix);
+          what = maintain(store, op, mix, "step " + step + ", seed " + seed);
         }
         String context = "step " + step + " (" + what + "), seed " + seed;
         assertEquals(model, view(store, "n"), context);
@@ -254,7 +262,7 @@ class LsmModelTest extends StoreTest {
           mix.deletes++;
           what = "delete " + keys;
         } else {
-          what = maintain(store, op, mix);
+          what = maintain(store, op, mix, "step " + step + ", seed " + seed);
         }
         String context = "step " + step + " (" + what + "), seed " + seed;
         assertView(model, store.scanRecords(ScanSpec.all()), context + ", full scan");
