@@ -89,9 +89,11 @@ public final class ContextStore implements AutoCloseable {
   /** Adds (upserts) records; see the class contract. Returns the rows written (after dedupe by key). */
   public int add(List<? extends Map<String, ?>> records) {
     check();
-    try (VectorSchemaRoot batch = store.codec().encode(records, store.allocator())) {
-      return store.add(batch, false, true);
-    }
+    return store.operation("add rows", () -> {
+      try (VectorSchemaRoot batch = store.codec().encode(records, store.allocator())) {
+        return store.add(batch, false, true);
+      }
+    });
   }
 
   /**
@@ -109,9 +111,11 @@ public final class ContextStore implements AutoCloseable {
     if (!store.spec().has(Capability.TOMBSTONES)) {
       throw new SchemaException("the store at " + uri() + " has no 'tombstones' capability: deleting by key is disabled");
     }
-    try (VectorSchemaRoot batch = store.codec().encodeTombstones(new ArrayList<>(keys), store.allocator())) {
-      return store.add(batch, true, true);
-    }
+    return store.operation("delete keys", () -> {
+      try (VectorSchemaRoot batch = store.codec().encodeTombstones(new ArrayList<>(keys), store.allocator())) {
+        return store.add(batch, true, true);
+      }
+    });
   }
 
   /** A buffered write handle for one task (see {@link StoreWriter}). */

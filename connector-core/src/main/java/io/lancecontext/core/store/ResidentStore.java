@@ -641,8 +641,9 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     if (held == 0) {
       allocator.close();
     } else {
-      // only a put abandoned while stuck in native code can hold buffers (deliberately never freed)
-      LOG.warn("{}: {} bytes of Arrow memory stay held by abandoned writers", name, held);
+      // held by abandoned writers (lance-core keeps the batches of a writer that is never closed, and a put
+      // stuck in native code keeps its batch), or by readers still open
+      LOG.warn("{}: {} bytes of Arrow memory stay held by abandoned writers or open readers", name, held);
     }
     LOG.info("Closed store {}", config.uri());
   }
