@@ -541,10 +541,18 @@ final class LaneWriter {
     memtableRows = 0;
   }
 
+  /**
+   * The memory a put of {@code batch} pins until its generation is sealed: lance-core 7.0.0 keeps the
+   * imported Arrow buffers of every put in its memtable, at their allocated capacity, not their used
+   * size (a one-row batch encoded at Arrow's default capacity of about 4,000 rows pins about 1.6 MB for
+   * the 36-column rollout schema).
+   */
   private static long bytes(VectorSchemaRoot batch) {
     long b = 0;
     for (var v : batch.getFieldVectors()) {
-      b += v.getBufferSize();
+      for (org.apache.arrow.memory.ArrowBuf buf : v.getBuffers(false)) {
+        b += buf.capacity();
+      }
     }
     return b;
   }

@@ -27,6 +27,9 @@ import java.util.Optional;
  *       the rows {@code shared-<n>-0 .. shared-<n>-<k-1>} (keys the other contender writes too) to every
  *       add; {@code test.reopen-at=<n>} closes every resident store before add {@code n} and opens the
  *       store again.</li>
+ *   <li>{@code claimer <path> <shardId> <seconds>}: claims the MemWAL shard again and again with raw
+ *       lance-core writers (as a competing process would), printing {@code claiming} after the first
+ *       claim, then halts.</li>
  * </ul>
  */
 public final class StoreProcess {
@@ -38,6 +41,7 @@ public final class StoreProcess {
       case "reader" -> reader(args[1], out);
       case "writer" -> writer(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]), args[4], out);
       case "contender" -> contender(args, out);
+      case "claimer" -> claimer(args[1], args[2], Long.parseLong(args[3]), out);
       default -> throw new IllegalArgumentException(args[0]);
     }
   }
@@ -84,6 +88,29 @@ public final class StoreProcess {
     }
     out.println("done");
     out.flush();
+    Runtime.getRuntime().halt(0);
+  }
+
+  private static void claimer(String path, String shardId, long seconds, PrintStream out) {
+    io.lancecontext.core.options.StoreConfig config = io.lancecontext.core.options.StoreConfig.of(Map.of("path", path));
+    long end = System.nanoTime() + seconds * 1_000_000_000L;
+    int claims = 0;
+    while (System.nanoTime() < end) {
+      long t = System.nanoTime();
+      try {
+        // a dataset handle per claim (lance-core reuses a handle's writer); neither is closed: closing a
+        // writer that was fenced blocks in lance-core 7.0.0
+        org.lance.Dataset ds = io.lancecontext.core.store.StoreDatasets.open(path, config,
+            io.lancecontext.core.session.LanceRuntime.get().allocator());
+        ds.memWalWriter(shardId, new org.lance.memwal.ShardWriterConfig().withDurableWrite(true));
+        System.err.println("claim " + claims + " took " + (System.nanoTime() - t) / 1_000_000 + " ms");
+      } catch (RuntimeException e) {
+        System.err.println("claim " + claims + " failed after " + (System.nanoTime() - t) / 1_000_000 + " ms: " + e);
+      }
+      if (claims++ == 0) {
+        out.println("claiming");
+      }
+    }
     Runtime.getRuntime().halt(0);
   }
 
