@@ -226,10 +226,18 @@ final class LaneWriter {
     lastUseNanos = System.nanoTime();
   }
 
-  /** Whether the back-off after losing the shard ends early enough to try again before {@code deadline}. */
+  /**
+   * Whether the back-off after losing the shard ends early enough to try again before {@code deadline}:
+   * with at least an eighth of {@code write.put-timeout} left for the claim and the put (a claim abandoned
+   * for lack of time would still fence the other writer, for nothing).
+   */
   private boolean canRetryBefore(long deadline) {
     long at = fencedRecently ? reclaimAtNanos : System.nanoTime();
-    return at < deadline;
+    return at < lastClaimStart(deadline);
+  }
+
+  private long lastClaimStart(long deadline) {
+    return deadline - host.putTimeout().toNanos() / 8;
   }
 
   /**
@@ -332,7 +340,7 @@ final class LaneWriter {
       return;
     }
     long now = System.nanoTime();
-    if (reclaimAtNanos >= deadline) {
+    if (reclaimAtNanos >= lastClaimStart(deadline)) {
       throw new FencedWriterException(label + ": another writer claimed the shard; this JVM claims it back in "
           + (reclaimAtNanos - now) / 1_000_000 + " ms (write.fence-backoff), after write.put-timeout ends");
     }
