@@ -321,8 +321,11 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
         futures.add(putPool.submit(() -> writers[b].put(part, keysByBucket.get(b))));
       } catch (RejectedExecutionException e) {
         // only after close gave up waiting for this add (see close()); the parts not handed over are freed
+        parts.get(0).close();
         parts.subList(i, parts.size()).forEach(VectorSchemaRoot::close);
-        throw closedUnderneath(e);
+        throw new StoreClosedException("the store " + config.uri() + " was closed in this JVM while this add was in "
+            + "flight; it was not acknowledged (rows of some shards may be durable). Open the store again and retry",
+            true, e);
       }
     }
     RuntimeException first = null;
