@@ -1,8 +1,8 @@
 package io.lancecontext.core.error;
 
 /**
- * A commit lost against a concurrent commit and retries were exhausted, or an add violated the
- * store's {@code unique-ids} capability (its key already exists).
+ * A commit to the base table (a merge, a compaction, an index build) lost against concurrent commits
+ * and its retries were exhausted. Nothing of it was committed; retrying is safe.
  */
 public class CommitConflictException extends LanceContextException {
   private static final long serialVersionUID = 1L;
@@ -13,5 +13,10 @@ public class CommitConflictException extends LanceContextException {
 
   public CommitConflictException(String message, Throwable cause) {
     super(message, cause);
+  }
+
+  @Override
+  public boolean isRetryable() {
+    return true;
   }
 }

@@ -1,11 +1,12 @@
 package io.lancecontext.core.error;
 
 /**
- * Another writer (usually another process) claimed the shard this writer was writing to. The rows of
- * the failed call were not acknowledged and may be lost; retrying the call is safe because adds upsert
- * by key, and the store re-acquires the shard on the next call.
+ * Another writer (usually another process) held the shard this call had to write to, and this JVM did
+ * not win it back within {@code write.put-timeout}; or a put failed after another writer claimed the
+ * shard. The rows of the call were not acknowledged (see {@link WriteNotAcknowledgedException}); the
+ * store claims the shard again on a later call.
  */
-public class FencedWriterException extends LanceContextException {
+public class FencedWriterException extends WriteNotAcknowledgedException {
   private static final long serialVersionUID = 1L;
 
   public FencedWriterException(String message) {

@@ -64,7 +64,7 @@ public final class LanceErrors {
           + "a read older than gc.grace used it, or by hand)", t);
     }
     if (m.contains("schema doesn't match") || m.contains("schema error") || m.contains("no field named")) {
-      return new SchemaException(text);
+      return new SchemaException(text, t);
     }
     return new StorageException(text, t);
   }

@@ -19,6 +19,12 @@ public class SchemaException extends LanceContextException {
     this(null, message);
   }
 
+  /** A schema error detected by lance-core ({@code cause}), translated by {@link LanceErrors}. */
+  public SchemaException(String message, Throwable cause) {
+    super(message, cause);
+    this.column = null;
+  }
+
   /** The offending column (dotted path for nested fields), if the error concerns one. */
   public Optional<String> column() {
     return Optional.ofNullable(column);

@@ -36,12 +36,13 @@ public final class StoreOptions {
 
   public static final ConfigOption<Duration> PUT_TIMEOUT = ConfigOption.of("write.put-timeout", "60s",
       OptionParsers::positiveDuration, Scope.RESIDENT,
-      "A put that does not complete in this time fails the add with a fenced-writer error; the writer is abandoned.");
+      "An add whose put does not complete in this time, including the time spent winning its shard back from another "
+          + "writer, fails with a not-acknowledged error (fenced or timed out); a writer whose put hangs is abandoned.");
 
   public static final ConfigOption<Duration> FENCE_BACKOFF = ConfigOption.of("write.fence-backoff", "1s",
-      OptionParsers::duration, Scope.RESIDENT, "After another writer claims a shard, this JVM waits this long before claiming it back "
-          + "(adds to the shard fail with a fenced-writer error meanwhile), so that two writers cannot take a shard from "
-          + "each other on every add.");
+      OptionParsers::duration, Scope.RESIDENT, "After another writer claims a shard, this JVM waits this long (jittered 0.5 to 1.5 times, "
+          + "at most a quarter of write.put-timeout) before claiming it back; adds to the shard wait meanwhile, so that two "
+          + "writers cannot take a shard from each other on every add.");
 
   public static final ConfigOption<Duration> IDLE_TIMEOUT = ConfigOption.of("write.idle-timeout", "5min",
       OptionParsers::positiveDuration, Scope.RESIDENT,

@@ -1,6 +1,7 @@
 package io.lancecontext.core.store;
 
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.maintenance.CompactionResult;
 import io.lancecontext.core.maintenance.GcResult;
 import io.lancecontext.core.maintenance.MergeResult;
@@ -29,8 +30,10 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  *   <li>When {@link #add} (or {@link #delete}) returns, its rows are durable (they survive a crash of this
  *       process) and visible to every reader in every process.</li>
  *   <li>Adds upsert by key; within one call the last row of a key wins. A call that throws
- *       {@link io.lancecontext.core.error.FencedWriterException} acknowledged nothing, but may have stored
- *       some rows; retrying it is safe.</li>
+ *       {@link io.lancecontext.core.error.WriteNotAcknowledgedException} (fenced, timed out, interrupted)
+ *       acknowledged nothing, but may have stored some rows; retrying it is safe.</li>
+ *   <li>Every failure is a {@link io.lancecontext.core.error.LanceContextException}, which says whether
+ *       retrying the call is safe ({@code isRetryable()}).</li>
  *   <li>Reads see the newest row of every key; filters never return a row a newer version replaced.</li>
  * </ul>
  *
@@ -86,9 +89,11 @@ public final class ContextStore implements AutoCloseable {
   /** Adds (upserts) records; see the class contract. Returns the rows written (after dedupe by key). */
   public int add(List<? extends Map<String, ?>> records) {
     check();
-    try (VectorSchemaRoot batch = store.codec().encode(records, store.allocator())) {
-      return store.add(batch, false, true);
-    }
+    return store.operation("add rows", () -> {
+      try (VectorSchemaRoot batch = store.codec().encode(records, store.allocator())) {
+        return store.add(batch, false, true);
+      }
+    });
   }
 
   /**
@@ -106,9 +111,11 @@ public final class ContextStore implements AutoCloseable {
     if (!store.spec().has(Capability.TOMBSTONES)) {
       throw new SchemaException("the store at " + uri() + " has no 'tombstones' capability: deleting by key is disabled");
     }
-    try (VectorSchemaRoot batch = store.codec().encodeTombstones(new ArrayList<>(keys), store.allocator())) {
-      return store.add(batch, true, true);
-    }
+    return store.operation("delete keys", () -> {
+      try (VectorSchemaRoot batch = store.codec().encodeTombstones(new ArrayList<>(keys), store.allocator())) {
+        return store.add(batch, true, true);
+      }
+    });
   }
 
   /** A buffered write handle for one task (see {@link StoreWriter}). */
@@ -235,32 +242,35 @@ public final class ContextStore implements AutoCloseable {
   /** Merges every flushed generation into the base table now. */
   public MergeResult merge() {
     check();
-    return store.maintenance().merge();
+    return store.operation("merge", () -> store.maintenance().merge());
   }
 
   /** Compacts the base table now (deferred index remap; the key index is rebuilt). */
   public CompactionResult compact() {
     check();
-    return store.maintenance().compact();
+    return store.operation("compact", () -> store.maintenance().compact());
   }
 
   /** Deletes merged generations, sealed WAL entries and old versions older than {@code gc.grace}. */
   public GcResult gc() {
     check();
-    return store.maintenance().gc();
+    return store.operation("collect garbage", () -> store.maintenance().gc());
   }
 
   /** Seals every shard's open generation now and waits (it then becomes mergeable). */
   public void seal() {
     check();
-    for (var writer : store.writers()) {
-      writer.seal("requested");
-    }
+    store.operation("seal", () -> {
+      for (var writer : store.writers()) {
+        writer.seal("requested");
+      }
+      return null;
+    });
   }
 
   private void check() {
     if (closed) {
-      throw new IllegalStateException("this handle to " + uri() + " is closed");
+      throw new StoreClosedException("this handle to " + uri() + " is closed", false);
     }
     store.ensureOpen();
   }
@@ -274,7 +284,11 @@ public final class ContextStore implements AutoCloseable {
     }
   }
 
-  /** Closes every resident store of this JVM now: writers sealed, caches freed (tests, shutdown). */
+  /**
+   * Closes every resident store of this JVM now: writers sealed, caches freed (tests, shutdown). Calls in
+   * flight complete first; later calls through handles opened before fail with a retryable
+   * {@link StoreClosedException} (open the store again); an open of a store being closed waits for it.
+   */
   public static void closeAllResident() {
     StoreRegistry.INSTANCE.closeAll();
   }

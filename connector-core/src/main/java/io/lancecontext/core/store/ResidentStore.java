@@ -6,6 +6,8 @@ import io.lancecontext.core.error.CommitConflictException;
 import io.lancecontext.core.error.LanceContextException;
 import io.lancecontext.core.error.LanceErrors;
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.error.StoreClosedException;
+import io.lancecontext.core.error.WriteInterruptedException;
 import io.lancecontext.core.io.StoreFiles;
 import io.lancecontext.core.maintenance.Maintenance;
 import io.lancecontext.core.options.StoreConfig;
@@ -38,7 +40,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -70,6 +75,8 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
   private final Object baseLock = new Object();
   private BaseTable base;
   private volatile boolean closed;
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final Object drained = new Object();
   private final AtomicLong adds = new AtomicLong();
   private final AtomicLong rowsAdded = new AtomicLong();
 
@@ -224,6 +231,10 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
    * that may be emptied (its vectors are moved instead of copied when all its rows go to one bucket).
    */
   int add(VectorSchemaRoot batch, boolean tombstones, boolean owned) {
+    return operation("add rows", () -> write(batch, tombstones, owned));
+  }
+
+  private int write(VectorSchemaRoot batch, boolean tombstones, boolean owned) {
     ensureOpen();
     BatchValidator.validate(spec, batch);
     int n = batch.getRowCount();
@@ -306,7 +317,16 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     for (int i = 1; i < buckets.size(); i++) {
       int b = buckets.get(i);
       VectorSchemaRoot part = parts.get(i);
-      futures.add(putPool.submit(() -> writers[b].put(part, keysByBucket.get(b))));
+      try {
+        futures.add(putPool.submit(() -> writers[b].put(part, keysByBucket.get(b))));
+      } catch (RejectedExecutionException e) {
+        // only after close gave up waiting for this add (see close()); the parts not handed over are freed
+        parts.get(0).close();
+        parts.subList(i, parts.size()).forEach(VectorSchemaRoot::close);
+        throw new StoreClosedException("the store " + config.uri() + " was closed in this JVM while this add was in "
+            + "flight; it was not acknowledged (rows of some shards may be durable). Open the store again and retry",
+            true, e);
+      }
     }
     RuntimeException first = null;
     try {
@@ -327,7 +347,12 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new LanceContextException("interrupted while waiting for puts", e);
+        WriteInterruptedException w = new WriteInterruptedException(name + ": the calling thread was interrupted while "
+            + "the puts of other shards were in flight; they complete in the background", e);
+        if (first != null) {
+          w.addSuppressed(first);
+        }
+        throw w;
       }
     }
     if (first != null) {
@@ -369,6 +394,10 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
 
   /** A snapshot over the given shards (all when null). */
   LsmSnapshot snapshot(Set<String> shardIds) {
+    return operation("take a snapshot", () -> snapshotNow(shardIds));
+  }
+
+  private LsmSnapshot snapshotNow(Set<String> shardIds) {
     BaseTable b = base();
     List<FreshShard> views = new ArrayList<>();
     try {
@@ -387,6 +416,10 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
 
   /** The snapshot a read split pinned (see {@link io.lancecontext.core.read.ReadSplit}). */
   LsmSnapshot pinnedSnapshot(io.lancecontext.core.read.ReadSplit.Snapshot pinned) {
+    return operation("open a read split's snapshot", () -> pinnedSnapshotNow(pinned));
+  }
+
+  private LsmSnapshot pinnedSnapshotNow(io.lancecontext.core.read.ReadSplit.Snapshot pinned) {
     ensureOpen();
     BaseTable b = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator, pinned.baseVersion()));
     List<FreshShard> views = new ArrayList<>();
@@ -404,6 +437,11 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
   }
 
   List<Map<String, Object>> lookup(List<String> keys, List<String> columns, boolean includeExpired, Instant now) {
+    return operation("look keys up", () -> lookupNow(keys, columns, includeExpired, now));
+  }
+
+  private List<Map<String, Object>> lookupNow(List<String> keys, List<String> columns, boolean includeExpired,
+      Instant now) {
     Set<String> shardIds = new java.util.HashSet<>();
     for (String k : keys) {
       shardIds.addAll(ShardIds.forBucket(bucketOf(k)));
@@ -425,6 +463,10 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
   // ---------------------------------------------------------------- stats
 
   StoreStats stats(int residentStores, int openWriters) {
+    return operation("collect stats", () -> statsNow(residentStores, openWriters));
+  }
+
+  private StoreStats statsNow(int residentStores, int openWriters) {
     try (LsmSnapshot snap = snapshot(null)) {
       Dataset ds = snap.base().dataset();
       List<StoreStats.Shard> perShard = new ArrayList<>();
@@ -490,7 +532,63 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
 
   void ensureOpen() {
     if (closed) {
-      throw new IllegalStateException("store " + config.uri() + " is closed");
+      throw closedUnderneath(null);
+    }
+  }
+
+  private StoreClosedException closedUnderneath(Throwable cause) {
+    return new StoreClosedException("the store " + config.uri() + " was closed in this JVM (closeAllResident, eviction or "
+        + "shutdown) under an open handle; nothing of this call was written. Open the store again and retry", true, cause);
+  }
+
+  /**
+   * Runs one operation of the store: {@link #close()} waits for the operations in flight, and an
+   * operation that starts after close began fails with a retryable {@link StoreClosedException}. Failures
+   * leave as the taxonomy's exceptions ({@link LanceErrors#translate}, the cause kept).
+   */
+  <T> T operation(String action, Supplier<T> body) {
+    inFlight.incrementAndGet();
+    try {
+      ensureOpen();
+      return body.get();
+    } catch (LanceContextException e) {
+      throw e;
+    } catch (RejectedExecutionException e) {
+      throw closed ? closedUnderneath(e) : LanceErrors.translate(name + ": " + action, e);
+    } catch (RuntimeException e) {
+      throw LanceErrors.translate(name + ": " + action, e);
+    } finally {
+      if (inFlight.decrementAndGet() == 0 && closed) {
+        synchronized (drained) {
+          drained.notifyAll();
+        }
+      }
+    }
+  }
+
+  /** Waits until no operation is in flight, at most {@code timeoutNanos}; false if some still are. */
+  private boolean awaitDrained(long timeoutNanos) {
+    long end = System.nanoTime() + timeoutNanos;
+    boolean interrupted = false;
+    try {
+      synchronized (drained) {
+        while (inFlight.get() > 0) {
+          long left = end - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          try {
+            drained.wait(Math.max(1, left / 1_000_000));
+          } catch (InterruptedException e) {
+            interrupted = true;
+          }
+        }
+        return true;
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -512,10 +610,19 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
 
   /** Seals and closes every writer, stops maintenance and frees the caches. */
   void close() {
-    if (closed) {
-      return;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
     }
-    closed = true;
+    // operations that started before close complete first (an add is bounded by about two put timeouts:
+    // its shard's put plus the group ahead of it); later ones fail with StoreClosedException
+    Duration wait = config.putTimeout().multipliedBy(2).plusSeconds(5);
+    if (!awaitDrained(wait.toNanos())) {
+      LOG.warn("{}: {} operations still in flight after {}; closing anyway (they fail as closed)", name, inFlight.get(),
+          wait);
+    }
     maintenance.close();
     for (BucketWriter w : writers) {
       try {
@@ -537,8 +644,9 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     if (held == 0) {
       allocator.close();
     } else {
-      // only a put abandoned while stuck in native code can hold buffers (deliberately never freed)
-      LOG.warn("{}: {} bytes of Arrow memory stay held by abandoned writers", name, held);
+      // held by abandoned writers (lance-core keeps the batches of a writer that is never closed, and a put
+      // stuck in native code keeps its batch), or by readers still open
+      LOG.warn("{}: {} bytes of Arrow memory stay held by abandoned writers or open readers", name, held);
     }
     LOG.info("Closed store {}", config.uri());
   }

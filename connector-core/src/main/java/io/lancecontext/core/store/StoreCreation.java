@@ -2,6 +2,7 @@ package io.lancecontext.core.store;
 
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.LanceErrors;
+import io.lancecontext.core.error.OperationInterruptedException;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StoreNotFoundException;
 import io.lancecontext.core.io.StoreFiles;
@@ -125,7 +126,7 @@ final class StoreCreation {
       Thread.sleep(ms);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while waiting for a store to be created", e);
+      throw new OperationInterruptedException("interrupted while waiting for a store to be created", e);
     }
   }
 }

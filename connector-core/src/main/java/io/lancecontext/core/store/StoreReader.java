@@ -1,6 +1,8 @@
 package io.lancecontext.core.store;
 
 import io.lancecontext.core.codec.RecordCodec;
+import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.error.LanceErrors;
 import io.lancecontext.core.read.LsmSnapshot;
 import io.lancecontext.core.read.StoreScan;
 import java.util.ArrayList;
@@ -26,7 +28,13 @@ public final class StoreReader implements AutoCloseable {
 
   /** Advances to the next batch; false at the end. */
   public boolean next() {
-    return scan.next();
+    try {
+      return scan.next();
+    } catch (LanceContextException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw LanceErrors.translate("read the store", e);
+    }
   }
 
   public VectorSchemaRoot batch() {
@@ -46,7 +54,13 @@ public final class StoreReader implements AutoCloseable {
   public List<Map<String, Object>> records() {
     List<Map<String, Object>> out = new ArrayList<>();
     while (next()) {
-      out.addAll(codec.decode(batch(), columns()));
+      try {
+        out.addAll(codec.decode(batch(), columns()));
+      } catch (LanceContextException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw LanceErrors.translate("decode the rows read", e);
+      }
     }
     return out;
   }

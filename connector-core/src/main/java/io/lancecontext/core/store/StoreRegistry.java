@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.error.OperationInterruptedException;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.ConfigOption;
 import io.lancecontext.core.options.ConfigOption.Scope;
@@ -19,6 +20,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +31,10 @@ import org.slf4j.LoggerFactory;
  * never evicted; once its last handle is closed it stays resident (warm caches, open writers) until
  * it has been idle for {@value #IDLE_PROPERTY} or more than {@value #MAX_PROPERTY} stores are idle,
  * then it is closed: writers sealed, caches freed. All resident stores are closed at JVM exit.
+ *
+ * <p>A store is closed outside the cache (except by Caffeine's own eviction, which closes inside it); an
+ * open of a location whose store is being closed waits until that close is done, so that a JVM never
+ * holds two writers of one shard (the new one would fence the one being sealed).
  */
 final class StoreRegistry {
   private static final Logger LOG = LoggerFactory.getLogger(StoreRegistry.class);
@@ -47,6 +54,8 @@ final class StoreRegistry {
   }
 
   private final Cache<String, Entry> cache;
+  /** Locations whose store is being closed outside the cache; counted down when the close is done. */
+  private final ConcurrentHashMap<String, CountDownLatch> closing = new ConcurrentHashMap<>();
 
   StoreRegistry(long maxIdleStores, Duration idle) {
     long idleNanos = idle.toNanos();
@@ -81,17 +90,42 @@ final class StoreRegistry {
 
   /** A handle to the resident store for {@code config}, opening (or creating) it if needed. */
   ContextStore acquire(StoreConfig config) {
-    Entry e = cache.asMap().compute(config.uri(), (k, existing) -> {
-      Entry entry = existing;
-      if (entry == null || entry.store.isClosed()) {
-        entry = new Entry(new ResidentStore(config));
-      } else {
-        checkCompatible(entry.store, config);
+    String uri = config.uri();
+    while (true) {
+      awaitClosed(uri);
+      boolean[] beingClosed = {false};
+      Entry e = cache.asMap().compute(uri, (k, existing) -> {
+        if (closing.containsKey(k)) {
+          beingClosed[0] = true;
+          return existing;
+        }
+        Entry entry = existing;
+        if (entry == null || entry.store.isClosed()) {
+          entry = new Entry(new ResidentStore(config));
+        } else {
+          checkCompatible(entry.store, config);
+        }
+        entry.handles++;
+        return entry;
+      });
+      if (!beingClosed[0]) {
+        return new ContextStore(this, e.store, config);
       }
-      entry.handles++;
-      return entry;
-    });
-    return new ContextStore(this, e.store, config);
+    }
+  }
+
+  private void awaitClosed(String uri) {
+    CountDownLatch latch = closing.get(uri);
+    if (latch == null) {
+      return;
+    }
+    try {
+      latch.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new OperationInterruptedException("interrupted while waiting for the store at " + uri
+          + " to finish closing before it is opened again", e);
+    }
   }
 
   /**
@@ -150,34 +184,47 @@ final class StoreRegistry {
     cache.cleanUp();
   }
 
-  /** Closes every resident store now (JVM exit, tests). */
+  /**
+   * Closes every resident store now (JVM exit, tests), open handles or not; see
+   * {@link ContextStore#closeAllResident()}.
+   */
   void closeAll() {
-    List<Entry> all = new ArrayList<>(cache.asMap().values());
-    cache.asMap().clear();
-    for (Entry e : all) {
-      try {
-        e.store.close();
-      } catch (RuntimeException ex) {
-        LOG.warn("Closing store {} failed: {}", e.store.config().uri(), ex.toString());
-      }
+    for (String uri : new ArrayList<>(cache.asMap().keySet())) {
+      closeOutside(uri, false);
     }
   }
 
   /** Evicts the store at {@code uri} if no handle is open; returns whether it was closed. */
   boolean evictIfIdle(String uri) {
+    return closeOutside(uri, true);
+  }
+
+  /**
+   * Removes the store at {@code uri} from the cache (only if it has no handle, when {@code idleOnly}) and
+   * closes it; opens of the location wait meanwhile. Returns whether this call closed it.
+   */
+  private boolean closeOutside(String uri, boolean idleOnly) {
+    CountDownLatch latch = new CountDownLatch(1);
     Entry[] removed = new Entry[1];
     cache.asMap().computeIfPresent(uri, (k, e) -> {
-      if (e.handles > 0) {
+      if ((idleOnly && e.handles > 0) || closing.putIfAbsent(k, latch) != null) {
         return e;
       }
       removed[0] = e;
       return null;
     });
-    if (removed[0] != null) {
-      removed[0].store.close();
-      return true;
+    if (removed[0] == null) {
+      return false;
     }
-    return false;
+    try {
+      removed[0].store.close();
+    } catch (RuntimeException ex) {
+      LOG.warn("Closing store {} failed: {}", uri, ex.toString());
+    } finally {
+      closing.remove(uri, latch);
+      latch.countDown();
+    }
+    return true;
   }
 
   int residentStores() {

@@ -1,5 +1,6 @@
 package io.lancecontext.core.store;
 
+import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.options.StoreOptions;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,7 +80,7 @@ public final class StoreWriter implements AutoCloseable {
 
   private void check() {
     if (closed) {
-      throw new IllegalStateException("writer closed");
+      throw new StoreClosedException("this writer handle of " + store.uri() + " is closed", false);
     }
   }
 

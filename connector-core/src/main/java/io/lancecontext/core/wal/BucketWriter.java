@@ -108,9 +108,22 @@ public final class BucketWriter implements AutoCloseable {
    * comment. Takes ownership of {@code batch}.
    */
   public void put(VectorSchemaRoot batch, Collection<String> keys) {
+    if (Thread.currentThread().isInterrupted()) {
+      batch.close();
+      throw interrupted("before its rows were handed to a put; nothing was written");
+    }
     Request request = new Request(batch, keys);
     queue.add(request);
-    lock.lock();
+    try {
+      lock.lockInterruptibly();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      if (queue.remove(request)) {
+        batch.close();
+        throw interrupted("while its rows waited for a put; nothing was written");
+      }
+      lock.lock();  // another caller's put holds the rows: its outcome decides whether they are durable
+    }
     try {
       while (!request.done) {
         putNextGroupLocked();
@@ -121,6 +134,18 @@ public final class BucketWriter implements AutoCloseable {
     if (request.error != null) {
       throw request.error;
     }
+    if (Thread.currentThread().isInterrupted()) {
+      throw interrupted("while the put holding its rows was in flight; the put completed, its rows are durable");
+    }
+  }
+
+  /**
+   * An interrupted call fails alone: the put it shared with other callers completes for them, and the
+   * bucket's writers stay open.
+   */
+  private io.lancecontext.core.error.WriteInterruptedException interrupted(String when) {
+    return new io.lancecontext.core.error.WriteInterruptedException(host.name() + " bucket " + bucket
+        + ": the calling thread was interrupted " + when);
   }
 
   /** One caller's rows waiting for a put. */
@@ -145,7 +170,9 @@ public final class BucketWriter implements AutoCloseable {
       if (!group.isEmpty() && (rows + head.batch.getRowCount() > MAX_GROUP_ROWS || anyIn(head.keys, groupKeys))) {
         break;
       }
-      queue.poll();
+      if (!queue.remove(head)) {
+        continue;  // its caller was interrupted and withdrew it
+      }
       group.add(head);
       groupKeys.addAll(head.keys);
       rows += head.batch.getRowCount();

@@ -102,7 +102,7 @@ class CrossProcessTest extends StoreTest {
   }
 
   @Test
-  void contendingProcessesNeverLoseAcknowledgedRowsAndSurfaceEveryLostRace() throws Exception {
+  void contendingProcessesNeverLoseAcknowledgedRowsAndEveryAddEndsWithinThePutTimeout() throws Exception {
     String path = createStore("contended", 1);
     String timeout = "write.put-timeout=3s";
     try (ChildJvm a = ChildJvm.start(StoreProcess.class, dir.resolve("a.log"), "contender", path, "200", "a", "5", timeout);
@@ -112,7 +112,7 @@ class CrossProcessTest extends StoreTest {
       assertEquals(0, a.waitFor(120), a::tail);
       assertEquals(0, b.waitFor(120), b::tail);
       for (Outcomes o : List.of(oa, ob)) {
-        assertEquals(200, o.acked.size() + o.fenced.size(), () -> "every add ends acknowledged or fenced; errors: " + o.errors);
+        assertEquals(200, o.acked.size() + o.unacked.size(), () -> "every add ends acknowledged or not acknowledged (typed); errors: " + o.errors);
         assertTrue(o.errors.isEmpty(), () -> "unexpected errors: " + o.errors);
         assertTrue(o.maxMillis <= 3_000 + 2_000, "an add took " + o.maxMillis + " ms, longer than the put timeout");
       }
@@ -125,17 +125,68 @@ class CrossProcessTest extends StoreTest {
         for (String k : ob.acked) {
           assertTrue(present.contains(k), "acknowledged " + k + " lost");
         }
-        System.out.printf("contention: a acked %d fenced %d, b acked %d fenced %d, max add %d/%d ms%n", oa.acked.size(),
-            oa.fenced.size(), ob.acked.size(), ob.fenced.size(), oa.maxMillis, ob.maxMillis);
+        System.out.printf("contention: a acked %d not acknowledged %d, b acked %d not acknowledged %d, max add %d/%d ms%n", oa.acked.size(),
+            oa.unacked.size(), ob.acked.size(), ob.unacked.size(), oa.maxMillis, ob.maxMillis);
       }
     }
   }
 
+  @Test
+  void twoProcessesWritingTheSameKeysAndShardsBothMakeProgressAndLoseNoAcknowledgedRow() throws Exception {
+    String path = createStore("race", 2);
+    int adds = 150;
+    String[] options = {"write.put-timeout=30s", "test.shared=2"};
+    try (ChildJvm a = ChildJvm.start(StoreProcess.class, dir.resolve("a.log"), concat(
+            new String[] {"contender", path, Integer.toString(adds), "a", "0", "test.reopen-at=50"}, options));
+        ChildJvm b = ChildJvm.start(StoreProcess.class, dir.resolve("b.log"), concat(
+            new String[] {"contender", path, Integer.toString(adds), "b", "0", "test.reopen-at=100"}, options))) {
+      Outcomes oa = Outcomes.read(a);
+      Outcomes ob = Outcomes.read(b);
+      assertEquals(0, a.waitFor(300), a::tail);
+      assertEquals(0, b.waitFor(300), b::tail);
+      System.out.printf("race: a acked %d not acknowledged %d (p50 %d ms, max %d ms), b acked %d not acknowledged %d "
+          + "(p50 %d ms, max %d ms)%n", oa.acked.size(), oa.unacked.size(), oa.p50(), oa.maxMillis, ob.acked.size(),
+          ob.unacked.size(), ob.p50(), ob.maxMillis);
+      for (Outcomes o : List.of(oa, ob)) {
+        assertTrue(o.errors.isEmpty(), () -> "every failure is a typed not-acknowledged error: " + o.errors);
+        assertEquals(adds, o.acked.size() + o.unacked.size());
+        assertTrue(o.acked.size() >= adds * 9 / 10, () -> "each process makes progress: acked " + o.acked.size()
+            + " of " + adds + ", not acknowledged " + o.unacked.size());
+        assertTrue(o.maxMillis <= 30_000 + 10_000, "an add took " + o.maxMillis + " ms, longer than the put timeout");
+      }
+      try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+        Set<String> present = new HashSet<>();
+        store.scanRecords(ScanSpec.all().withColumns(List.of("id"))).forEach(r -> present.add((String) r.get("id")));
+        for (Outcomes o : List.of(oa, ob)) {
+          for (String k : o.acked) {
+            assertTrue(present.contains(k), "acknowledged " + k + " lost");
+            int n = Integer.parseInt(k.substring(2));
+            assertTrue(present.contains("shared-" + n + "-0") && present.contains("shared-" + n + "-1"),
+                "acknowledged shared rows of add " + k + " lost");
+          }
+        }
+      }
+    }
+  }
+
+  private static String[] concat(String[] a, String[] b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
   private static final class Outcomes {
     final List<String> acked = new ArrayList<>();
-    final List<String> fenced = new ArrayList<>();
+    final List<String> unacked = new ArrayList<>();
     final List<String> errors = new ArrayList<>();
+    final List<Long> millis = new ArrayList<>();
     long maxMillis;
+
+    long p50() {
+      List<Long> sorted = new ArrayList<>(millis);
+      java.util.Collections.sort(sorted);
+      return sorted.isEmpty() ? 0 : sorted.get(sorted.size() / 2);
+    }
 
     static Outcomes read(ChildJvm child) throws Exception {
       Outcomes o = new Outcomes();
@@ -143,9 +194,10 @@ class CrossProcessTest extends StoreTest {
       while ((line = child.readLine()) != null && !line.equals("done")) {
         String[] p = line.split(" ", 4);
         o.maxMillis = Math.max(o.maxMillis, Long.parseLong(p[2]));
+        o.millis.add(Long.parseLong(p[2]));
         switch (p[0]) {
           case "ack" -> o.acked.add(p[1]);
-          case "fenced" -> o.fenced.add(p[1]);
+          case "unacked" -> o.unacked.add(p[1]);
           default -> o.errors.add(line);
         }
       }

@@ -1,6 +1,6 @@
 package io.lancecontext.core.testing;
 
-import io.lancecontext.core.error.FencedWriterException;
+import io.lancecontext.core.error.WriteNotAcknowledgedException;
 import io.lancecontext.core.store.ContextStore;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -21,8 +21,15 @@ import java.util.Optional;
  *       {@code missing}), {@code count}, {@code exit}.</li>
  *   <li>{@code writer <path> <adds> <rowsPerAdd> <prefix>}: adds, printing {@code ack <n>} after each,
  *       then halts without closing anything (a crash).</li>
- *   <li>{@code contender <path> <adds> <prefix> <pauseMillis> [option=value ...]}: single-row adds, printing
- *       {@code ack|fenced|error <key> <millis> <detail>} for each, then {@code done}.</li>
+ *   <li>{@code contender <path> <adds> <prefix> <pauseMillis> [option=value ...]}: adds of the row
+ *       {@code <prefix>-<n>}, printing {@code ack|unacked|error <key> <millis> <detail>} for each, then
+ *       {@code done}. Two options steer the contender rather than the store: {@code test.shared=<k>} adds
+ *       the rows {@code shared-<n>-0 .. shared-<n>-<k-1>} (keys the other contender writes too) to every
+ *       add; {@code test.reopen-at=<n>} closes every resident store before add {@code n} and opens the
+ *       store again.</li>
+ *   <li>{@code claimer <path> <shardId> <seconds>}: claims the MemWAL shard again and again with raw
+ *       lance-core writers (as a competing process would), printing {@code claiming} after the first
+ *       claim, then halts.</li>
  * </ul>
  */
 public final class StoreProcess {
@@ -34,6 +41,7 @@ public final class StoreProcess {
       case "reader" -> reader(args[1], out);
       case "writer" -> writer(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]), args[4], out);
       case "contender" -> contender(args, out);
+      case "claimer" -> claimer(args[1], args[2], Long.parseLong(args[3]), out);
       default -> throw new IllegalArgumentException(args[0]);
     }
   }
@@ -83,40 +91,84 @@ public final class StoreProcess {
     Runtime.getRuntime().halt(0);
   }
 
+  private static void claimer(String path, String shardId, long seconds, PrintStream out) {
+    io.lancecontext.core.options.StoreConfig config = io.lancecontext.core.options.StoreConfig.of(Map.of("path", path));
+    long end = System.nanoTime() + seconds * 1_000_000_000L;
+    int claims = 0;
+    while (System.nanoTime() < end) {
+      long t = System.nanoTime();
+      try {
+        // a dataset handle per claim (lance-core reuses a handle's writer); neither is closed: closing a
+        // writer that was fenced blocks in lance-core 7.0.0
+        org.lance.Dataset ds = io.lancecontext.core.store.StoreDatasets.open(path, config,
+            io.lancecontext.core.session.LanceRuntime.get().allocator());
+        ds.memWalWriter(shardId, new org.lance.memwal.ShardWriterConfig().withDurableWrite(true));
+        System.err.println("claim " + claims + " took " + (System.nanoTime() - t) / 1_000_000 + " ms");
+      } catch (RuntimeException e) {
+        System.err.println("claim " + claims + " failed after " + (System.nanoTime() - t) / 1_000_000 + " ms: " + e);
+      }
+      if (claims++ == 0) {
+        out.println("claiming");
+      }
+    }
+    Runtime.getRuntime().halt(0);
+  }
+
   private static void contender(String[] args, PrintStream out) {
     Map<String, String> options = new HashMap<>();
     options.put("path", args[1]);
     long pause = Long.parseLong(args[4]);
+    int shared = 0;
+    int reopenAt = -1;
     for (int i = 5; i < args.length; i++) {
       String[] kv = args[i].split("=", 2);
-      options.put(kv[0], kv[1]);
+      switch (kv[0]) {
+        case "test.shared" -> shared = Integer.parseInt(kv[1]);
+        case "test.reopen-at" -> reopenAt = Integer.parseInt(kv[1]);
+        default -> options.put(kv[0], kv[1]);
+      }
     }
     int adds = Integer.parseInt(args[2]);
     String prefix = args[3];
-    try (ContextStore store = ContextStore.open(options)) {
+    ContextStore store = ContextStore.open(options);
+    try {
       for (int i = 0; i < adds; i++) {
+        if (i == reopenAt) {
+          store.close();
+          ContextStore.closeAllResident();
+          store = ContextStore.open(options);
+        }
         String key = prefix + "-" + i;
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(record(key, i));
+        for (int j = 0; j < shared; j++) {
+          rows.add(record("shared-" + i + "-" + j, i));
+        }
         long t = System.nanoTime();
         String outcome;
         String detail = "";
         try {
-          store.add(List.of(record(key, i)));
+          store.add(rows);
           outcome = "ack";
-        } catch (FencedWriterException e) {
-          outcome = "fenced";
+        } catch (WriteNotAcknowledgedException e) {
+          outcome = "unacked";
           detail = e.getClass().getSimpleName();
         } catch (RuntimeException e) {
           outcome = "error";
           detail = e.getClass().getName() + ":" + String.valueOf(e.getMessage()).replace('\n', ' ');
         }
         out.println(outcome + " " + key + " " + (System.nanoTime() - t) / 1_000_000 + " " + detail);
-        try {
-          Thread.sleep(pause);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
+        if (pause > 0) {
+          try {
+            Thread.sleep(pause);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+          }
         }
       }
+    } finally {
+      store.close();
     }
     out.println("done");
   }
