@@ -44,7 +44,7 @@ public final class RecordCodec {
   public VectorSchemaRoot encode(List<? extends Map<String, ?>> records, BufferAllocator allocator) {
     VectorSchemaRoot root = VectorSchemaRoot.create(spec.toArrowSchema(), allocator);
     try {
-      root.allocateNew();
+      allocateFor(root, records.size());
       for (int row = 0; row < records.size(); row++) {
         Map<String, ?> record = records.get(row);
         if (record == null) {
@@ -84,7 +84,7 @@ public final class RecordCodec {
       if (marker == null) {
         throw new IllegalStateException("the spec has no tombstones capability");
       }
-      root.allocateNew();
+      allocateFor(root, keys.size());
       VarCharVector key = (VarCharVector) root.getVector(spec.key());
       for (int row = 0; row < keys.size(); row++) {
         ValueWriter.write(key, row, keys.get(row), spec.column(spec.key()), spec.key(), row);
@@ -97,6 +97,19 @@ public final class RecordCodec {
       root.close();
       throw e;
     }
+  }
+
+  /**
+   * Allocates every vector for {@code rows} rows rather than Arrow's default of about 4,000: lance-core
+   * keeps each put's buffers at their allocated capacity until the generation is sealed, so a one-row add
+   * at the default capacity pinned about 1.6 MB (docs/lance-core-7.md). Writes past it still grow the
+   * vectors ({@code setSafe}).
+   */
+  private static void allocateFor(VectorSchemaRoot root, int rows) {
+    for (FieldVector v : root.getFieldVectors()) {
+      v.setInitialCapacity(Math.max(1, rows));
+    }
+    root.allocateNew();
   }
 
   /** Decodes every row; each map holds every declared column (null where the batch lacks it). */
