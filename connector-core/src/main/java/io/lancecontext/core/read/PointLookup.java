@@ -42,6 +42,9 @@ public final class PointLookup {
     Set<String> fromBase = new LinkedHashSet<>();
     try {
       for (String key : new LinkedHashSet<>(keys)) {
+        if (!Predicates.isText(key)) {
+          continue;  // no stored key holds an unpaired surrogate (refused at add)
+        }
         LsmSnapshot.Winner w = snapshot.winner(key);
         if (w == null) {
           fromBase.add(key);

@@ -186,9 +186,29 @@ public final class Predicates {
         return fitExact(column, op, micros, Long.MIN_VALUE, Long.MAX_VALUE,
             m -> Instant.ofEpochSecond(Math.floorDiv(m, 1_000_000L), Math.floorMod(m, 1_000_000L) * 1_000L));
       }
+      case STRING:
+      case LARGE_STRING:
+        if ((op == Predicate.Op.EQ || op == Predicate.Op.NE) && !isText((String) value)) {
+          // no stored value equals it: the store holds valid UTF-8 only (no unpaired surrogates)
+          return op == Predicate.Op.EQ ? Predicate.alwaysFalse() : Predicate.isNotNull(column);
+        }
+        return Predicate.compare(column, op, value);
       default:
         return Predicate.compare(column, op, value);
     }
+  }
+
+  /** Whether {@code s} is well-formed UTF-16 (no unpaired surrogate), so UTF-8 can hold it. */
+  public static boolean isText(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      if (Character.isHighSurrogate(ch) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(ch)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static final BigDecimal MICROS_PER_SECOND = BigDecimal.valueOf(1_000_000L);

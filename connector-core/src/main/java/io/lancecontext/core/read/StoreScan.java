@@ -23,9 +23,12 @@ import org.lance.ipc.ScanOptions;
  * superseded and retired/expired records hidden. Filters are applied to the newest row of each key
  * only, so a filter on any column never returns a row that a newer version replaced.
  *
- * <p>Pushdown: the filter, the visibility rules and (for small fresh tiers) the exclusion of keys
- * the fresh tier overrides are rendered into one Lance filter on the base table; what cannot be
- * rendered is evaluated in Java. Offset and limit go to Lance when nothing is left for Java to filter.
+ * <p>The filter is {@linkplain Predicates#normalize normalised} once, so both tiers evaluate the same
+ * predicate. Pushdown: the filter, the visibility rules and (for small fresh tiers) the exclusion of keys
+ * the fresh tier overrides are rendered into one Lance filter on the base table; where the filter cannot be
+ * sent exactly (literals lance-core cannot be sent, see {@link LanceSql}) Lance gets a superset and the
+ * filter is evaluated in Java over it. Offset and limit go to Lance when nothing is left for Java to filter;
+ * a limit of 0 returns nothing.
  *
  * <p>Batches are produced lazily; each is valid until the next call to {@link #next()}. Not thread-safe.
  */

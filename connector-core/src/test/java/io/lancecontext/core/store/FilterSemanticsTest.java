@@ -125,6 +125,37 @@ class FilterSemanticsTest extends StoreTest {
   }
 
   @Test
+  void floatsCompareInTotalOrderInEveryTier() {
+    String spec = "{\"columns\":[{\"name\":\"id\",\"type\":\"string\"},{\"name\":\"d\",\"type\":\"float64\"},"
+        + "{\"name\":\"f\",\"type\":\"float32\"}]}";
+    try (ContextStore store = ContextStore.open(options(dir, "t", spec))) {
+      store.add(List.of(rec("id", "nan", "d", Double.NaN, "f", Float.NaN), rec("id", "negzero", "d", -0.0, "f", -0.0f),
+          rec("id", "zero", "d", 0.0, "f", 0.0f), rec("id", "inf", "d", Double.POSITIVE_INFINITY, "f", Float.POSITIVE_INFINITY),
+          rec("id", "one", "d", 1.0, "f", 1.0f), rec("id", "null")));
+      Map<String, Map.Entry<Predicate, Set<String>>> c = new LinkedHashMap<>();
+      put(c, "d = 0.0", Predicate.compare("d", Op.EQ, 0.0), Set.of("zero"));
+      put(c, "d < 0.0", Predicate.compare("d", Op.LT, 0.0), Set.of("negzero"));
+      put(c, "d <= -0.0", Predicate.compare("d", Op.LE, -0.0), Set.of("negzero"));
+      put(c, "d > 1e300", Predicate.compare("d", Op.GT, 1e300), Set.of("inf", "nan"));
+      put(c, "d != 1.0", Predicate.compare("d", Op.NE, 1.0), Set.of("inf", "nan", "negzero", "zero"));
+      put(c, "f = 0.0", Predicate.compare("f", Op.EQ, 0.0), Set.of("zero"));
+      put(c, "f > 1e30", Predicate.compare("f", Op.GT, 1e30), Set.of("inf", "nan"));
+      put(c, "d = NaN", Predicate.compare("d", Op.EQ, Double.NaN), Set.of("nan"));
+      put(c, "f < NaN", Predicate.compare("f", Op.LT, Double.NaN), Set.of("inf", "negzero", "one", "zero"));
+      inEveryTier(store, () -> {
+        List<String> wrong = new ArrayList<>();
+        c.forEach((name, e) -> {
+          Set<String> got = keys(store, ScanSpec.all().withFilter(e.getKey()));
+          if (!got.equals(e.getValue())) {
+            wrong.add(name + ": expected " + new TreeSet<>(e.getValue()) + ", got " + got);
+          }
+        });
+        assertTrue(wrong.isEmpty(), String.join("\n", wrong));
+      });
+    }
+  }
+
+  @Test
   void limitZeroReturnsNothingInEveryTier() {
     try (ContextStore store = ContextStore.open(options(dir, "l", SPEC))) {
       store.add(rows());

@@ -110,6 +110,14 @@ class HostileKeysTest extends StoreTest {
           () -> store.add(List.of(rec("id", "x", "s", "\uDC00tail"))));
       assertEquals("s", value.column());
       assertEquals(0, store.count(), "nothing was written");
+      store.add(List.of(row("fine", 1)));
+      store.seal();
+      store.merge();
+      // reads may name such a string: nothing equals it
+      assertTrue(store.get("bad\uD800").isEmpty());
+      assertEquals(0, store.count(Predicate.eq("id", "bad\uD800")));
+      assertEquals(1, store.count(Predicate.compare("s", Predicate.Op.NE, "\uDC00tail")));
+      assertEquals(1, store.count(Predicate.in("id", List.of("fine", "\uDFFF"))));
     }
   }
 
