@@ -208,6 +208,33 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     }
   }
 
+  @Override
+  public long maxBaseSequence(long floor) {
+    BaseTable b = base();
+    try {
+      String seq = io.lancecontext.core.schema.SystemColumns.SEQUENCE;
+      org.lance.ipc.ScanOptions options = new org.lance.ipc.ScanOptions.Builder().columns(List.of(seq))
+          .filter(seq + " > " + floor).build();
+      long max = floor;
+      try (io.lancecontext.core.read.ScanHandle scan = io.lancecontext.core.read.ScanHandle.open(b.dataset(), options)) {
+        org.apache.arrow.vector.ipc.ArrowReader reader = scan.reader();
+        while (reader.loadNextBatch()) {
+          org.apache.arrow.vector.BigIntVector v = (org.apache.arrow.vector.BigIntVector) reader.getVectorSchemaRoot().getVector(seq);
+          for (int i = 0; i < v.getValueCount(); i++) {
+            if (!v.isNull(i)) {
+              max = Math.max(max, v.get(i));
+            }
+          }
+        }
+      }
+      return max;
+    } catch (IOException | RuntimeException e) {
+      throw LanceErrors.translate("read the highest write sequence of the base table", e);
+    } finally {
+      b.release();
+    }
+  }
+
   /**
    * Writes a validated batch in the dataset schema: dedupe by key (last row wins), route each row to
    * its shard, put every shard's rows durably (in parallel), verify each writer still owned its shard.

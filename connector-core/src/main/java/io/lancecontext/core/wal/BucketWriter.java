@@ -1,6 +1,7 @@
 package io.lancecontext.core.wal;
 
 import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.io.StoreFiles;
 import io.lancecontext.core.read.RowCopier;
 import io.lancecontext.core.schema.SystemColumns;
@@ -27,10 +28,14 @@ import org.slf4j.LoggerFactory;
  * puts at once while the first is closed in the background. Sealing flushes every put of the
  * generation (about 2–3 ms per put with lance-core 7.0.0), so it must not stall writers.
  *
- * <p>Rows of one key in both lanes are ordered by the write sequence the bucket stamps on every put
- * ({@code _lc_seq}: microseconds since the epoch, or one more than the previous stamp, whichever is
- * larger; seeded above the newest stamp already in the bucket's fresh tier when the bucket is first
- * written in this JVM).
+ * <p>Rows of one key are ordered by the write sequence the bucket stamps on every put ({@code _lc_seq}:
+ * microseconds since the epoch by this JVM's clock, or one more than the previous stamp, whichever is
+ * larger), in both lanes and across owners: every time a lane opens (so after any change of owner), the
+ * sequence is first raised above the highest stamp present for the bucket, the fresh tier's (WAL tail and
+ * unmerged generations) and, when another writer held a lane since this JVM last did, the base table's. A
+ * later owner whose clock runs behind therefore still stamps above every row acknowledged before it
+ * claimed the shard, and reads and merges, which both resolve a key to its highest stamp, agree with
+ * the order the adds returned in.
  *
  * <p>Group commit: calls that arrive while a put is in flight are combined into the next put (one WAL
  * entry), as long as no key repeats among them; each call returns once the put holding its rows was
@@ -59,6 +64,9 @@ public final class BucketWriter implements AutoCloseable {
     /** The highest write sequence in a bucket's fresh tier (0 if none). */
     long maxFreshSequence(int bucket);
 
+    /** The highest write sequence in the latest base table if it is above {@code floor}, else {@code floor}. */
+    long maxBaseSequence(long floor);
+
     /** The highest write sequence in a shard's unsealed WAL tail, or -1 if it has none. */
     long tailSequence(String shardId);
   }
@@ -70,6 +78,10 @@ public final class BucketWriter implements AutoCloseable {
   private final ConcurrentLinkedQueue<Request> queue = new ConcurrentLinkedQueue<>();
   private int active;
   private long lastSequence = -1;
+  /** The epoch this JVM last held each lane with (-1: never). */
+  private final long[] ownEpochs = {-1, -1};
+  /** Where stamps come from: microseconds since the epoch. Replaced by tests to skew the clock. */
+  static volatile java.util.function.LongSupplier clockMicros = () -> System.currentTimeMillis() * 1_000L;
   private boolean recovered;
   private final java.util.concurrent.ExecutorService sealers;
   private java.util.concurrent.Future<Boolean> lastSeal;
@@ -195,6 +207,7 @@ public final class BucketWriter implements AutoCloseable {
       if (lanes[active].holdsAny(keys)) {
         switchLanesLocked("a key of this put is already in the open generation");
       }
+      openActiveLocked();
       stamp(batch, nextSequence());
     } catch (RuntimeException e) {
       batch.close();
@@ -202,6 +215,7 @@ public final class BucketWriter implements AutoCloseable {
     }
     LaneWriter lane = lanes[active];
     lane.put(batch, keys);
+    ownEpochs[active] = lane.epoch();
     boolean full = lane.entries() >= sealEntries || lane.bytes() >= sealBytes;
     // while the other lane is still being sealed, switching would make the next put wait for it: let this
     // lane grow instead, up to HARD_LIMIT times the threshold (lance-core's own limit is 8,000 puts)
@@ -242,6 +256,7 @@ public final class BucketWriter implements AutoCloseable {
   private void recoverLocked() {
     long[] tails = new long[lanes.length];
     for (int l = 0; l < lanes.length; l++) {
+      WalRepair.beforeOpen(host.files(), lanes[l].shardId(), host.allocator(), host.name() + " bucket " + bucket);
       tails[l] = host.tailSequence(lanes[l].shardId());
     }
     Integer[] order = {0, 1};
@@ -249,17 +264,48 @@ public final class BucketWriter implements AutoCloseable {
     for (int l : order) {
       if (tails[l] >= 0) {
         lanes[l].recover();
+        ownEpochs[l] = lanes[l].epoch();
       }
     }
     recovered = true;
   }
 
-  private long nextSequence() {
-    if (lastSequence < 0) {
-      lastSequence = host.maxFreshSequence(bucket);
+  /**
+   * Opens the active lane if it is not open (claiming its shard, after moving aside an incomplete WAL
+   * entry a killed writer left), then raises the write sequence above every stamp present for the
+   * bucket. The stamps are read after the claim: a previous owner acknowledges a put only if its entry
+   * was written before the claim, so every acknowledged row of the bucket is seen.
+   */
+  private void openActiveLocked() {
+    LaneWriter lane = lanes[active];
+    if (lane.isOpen() && lastSequence >= 0) {
+      return;
     }
-    long now = System.currentTimeMillis() * 1_000L;
-    lastSequence = Math.max(now, lastSequence + 1);
+    boolean foreign = lastSequence < 0;
+    try {
+      for (int l = 0; l < lanes.length; l++) {
+        if (!lanes[l].isOpen() && ShardManifests.latest(host.files(), lanes[l].shardId()).writerEpoch() != ownEpochs[l]) {
+          foreign = true;  // another writer claimed this lane since this JVM last held it
+        }
+      }
+    } catch (java.io.IOException e) {
+      throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
+    }
+    if (!lane.isOpen()) {
+      WalRepair.beforeOpen(host.files(), lane.shardId(), host.allocator(), host.name() + " bucket " + bucket);
+      lane.recover();
+      ownEpochs[active] = lane.epoch();
+    }
+    long seed = Math.max(lastSequence, host.maxFreshSequence(bucket));
+    if (foreign) {
+      // merged rows keep their stamps: a previous owner's clock may have run ahead of this one's
+      seed = Math.max(seed, host.maxBaseSequence(Math.max(seed, clockMicros.getAsLong())));
+    }
+    lastSequence = seed;
+  }
+
+  private long nextSequence() {
+    lastSequence = Math.max(clockMicros.getAsLong(), lastSequence + 1);
     return lastSequence;
   }
 
