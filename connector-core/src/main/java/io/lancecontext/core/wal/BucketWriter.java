@@ -82,7 +82,6 @@ public final class BucketWriter implements AutoCloseable {
   private final long[] ownEpochs = {-1, -1};
   /** Where stamps come from: microseconds since the epoch. Replaced by tests to skew the clock. */
   static volatile java.util.function.LongSupplier clockMicros = () -> System.currentTimeMillis() * 1_000L;
-  private boolean recovered;
   private final java.util.concurrent.ExecutorService sealers;
   private java.util.concurrent.Future<Boolean> lastSeal;
   private final AtomicLong grouped = new AtomicLong();
@@ -201,9 +200,6 @@ public final class BucketWriter implements AutoCloseable {
 
   private void putLocked(VectorSchemaRoot batch, Collection<String> keys) {
     try {
-      if (!recovered) {
-        recoverLocked();
-      }
       if (lanes[active].holdsAny(keys)) {
         switchLanesLocked("a key of this put is already in the open generation");
       }
@@ -249,13 +245,18 @@ public final class BucketWriter implements AutoCloseable {
   }
 
   /**
-   * Before this JVM first writes the bucket: seal what previous owners left unsealed in the two lanes,
-   * the lane with the older rows first, so that a bucket's generations are always flushed (and so
-   * merged) in the order their rows were written.
+   * Before this JVM first writes the bucket, and whenever another writer held one of its lanes since:
+   * seal what other writers left unsealed in the lanes this JVM does not hold open, the lane with the
+   * older rows first, so that a bucket's generations are always flushed (and so merged) in the order
+   * their rows were written.
    */
   private void recoverLocked() {
     long[] tails = new long[lanes.length];
     for (int l = 0; l < lanes.length; l++) {
+      if (lanes[l].isOpen()) {
+        tails[l] = -1;
+        continue;
+      }
       WalRepair.beforeOpen(host.files(), lanes[l].shardId(), host.allocator(), host.name() + " bucket " + bucket);
       tails[l] = host.tailSequence(lanes[l].shardId());
     }
@@ -267,7 +268,6 @@ public final class BucketWriter implements AutoCloseable {
         ownEpochs[l] = lanes[l].epoch();
       }
     }
-    recovered = true;
   }
 
   /**
@@ -290,6 +290,12 @@ public final class BucketWriter implements AutoCloseable {
       }
     } catch (java.io.IOException e) {
       throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
+    }
+    if (foreign) {
+      // another writer held a lane: seal what it left unsealed, older lane first, before this JVM writes a
+      // row of the bucket, so that no older row of a key stays unsealed in one lane while a newer one is
+      // merged from the other (reads prefer the fresh tier to the base table)
+      recoverLocked();
     }
     if (!lane.isOpen()) {
       WalRepair.beforeOpen(host.files(), lane.shardId(), host.allocator(), host.name() + " bucket " + bucket);
