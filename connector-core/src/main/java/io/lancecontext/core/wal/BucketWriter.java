@@ -1,5 +1,6 @@
 package io.lancecontext.core.wal;
 
+import io.lancecontext.core.error.FencedWriterException;
 import io.lancecontext.core.error.LanceContextException;
 import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.io.StoreFiles;
@@ -119,7 +120,26 @@ public final class BucketWriter implements AutoCloseable {
    * comment. Takes ownership of {@code batch}.
    */
   public void put(VectorSchemaRoot batch, Collection<String> keys) {
-    Request request = new Request(batch, keys);
+    put(batch, keys, null);
+  }
+
+  /** Checks rows against what the store holds right before they are put; throws to refuse them. */
+  @FunctionalInterface
+  public interface KeyCheck {
+    /** Called under the bucket's lock with the caller's batch and keys; must not close the batch. */
+    void check(VectorSchemaRoot batch, Collection<String> keys);
+  }
+
+  /**
+   * As {@link #put(VectorSchemaRoot, Collection)}, atomically with {@code check} (null: none): the check
+   * runs under the bucket's lock once this JVM holds every lane of the bucket (claiming lanes another
+   * writer held), so it sees every row of the bucket acknowledged before; the put is acknowledged only
+   * if no other writer claimed a lane of the bucket between the check and the acknowledgment. Otherwise
+   * it throws {@link FencedWriterException} (not acknowledged; a retry checks again). What {@code check}
+   * throws is thrown, and nothing of this call is written.
+   */
+  public void put(VectorSchemaRoot batch, Collection<String> keys, KeyCheck check) {
+    Request request = new Request(batch, keys, check);
     queue.add(request);
     lock.lock();
     try {
@@ -138,12 +158,14 @@ public final class BucketWriter implements AutoCloseable {
   private static final class Request {
     final VectorSchemaRoot batch;
     final Collection<String> keys;
+    final KeyCheck check;
     boolean done;
     RuntimeException error;
 
-    Request(VectorSchemaRoot batch, Collection<String> keys) {
+    Request(VectorSchemaRoot batch, Collection<String> keys, KeyCheck check) {
       this.batch = batch;
       this.keys = keys;
+      this.check = check;
     }
   }
 
@@ -164,6 +186,34 @@ public final class BucketWriter implements AutoCloseable {
     if (group.isEmpty()) {
       return;
     }
+    long[] checkedEpochs = null;
+    if (group.stream().anyMatch(r -> r.check != null)) {
+      try {
+        checkedEpochs = holdEveryLaneLocked(groupKeys);
+      } catch (RuntimeException e) {
+        finish(group, e);
+        return;
+      }
+      for (java.util.Iterator<Request> it = group.iterator(); it.hasNext(); ) {
+        Request r = it.next();
+        if (r.check == null) {
+          continue;
+        }
+        try {
+          r.check.check(r.batch, r.keys);
+        } catch (RuntimeException e) {
+          it.remove();
+          finish(List.of(r), e);
+        }
+      }
+      if (group.isEmpty()) {
+        return;
+      }
+      groupKeys = new HashSet<>();
+      for (Request r : group) {
+        groupKeys.addAll(r.keys);
+      }
+    }
     RuntimeException error = null;
     try {
       VectorSchemaRoot combined;
@@ -179,7 +229,10 @@ public final class BucketWriter implements AutoCloseable {
         }
         grouped.addAndGet(group.size());
       }
-      putLocked(combined, groupKeys);
+      int written = putLocked(combined, groupKeys);
+      if (checkedEpochs != null) {
+        requireLanesHeldSince(checkedEpochs, written);
+      }
     } catch (RuntimeException e) {
       error = e;
     }
@@ -187,6 +240,62 @@ public final class BucketWriter implements AutoCloseable {
       r.error = error;
       r.done = true;
     }
+  }
+
+  /** Completes requests that are not put: their batches are freed. */
+  private static void finish(List<Request> requests, RuntimeException error) {
+    for (Request r : requests) {
+      r.batch.close();
+      r.error = error;
+      r.done = true;
+    }
+  }
+
+  /**
+   * Makes this JVM the holder of every lane of the bucket before a checked put: opens the lane the put
+   * goes to, and claims every lane another writer held since this JVM last did (a lane this JVM closed
+   * is still its own: no other writer can write it without claiming it).
+   *
+   * @return the epoch each lane is held with
+   */
+  private long[] holdEveryLaneLocked(Collection<String> keys) {
+    prepareLocked(keys);
+    long[] epochs = new long[lanes.length];
+    try {
+      for (int l = 0; l < lanes.length; l++) {
+        if (!lanes[l].isOpen() && latestEpoch(l) != ownEpochs[l]) {
+          WalRepair.beforeOpen(host.files(), lanes[l].shardId(), host.allocator(), host.name() + " bucket " + bucket);
+          lanes[l].recover();
+          ownEpochs[l] = lanes[l].epoch();
+        }
+        epochs[l] = lanes[l].isOpen() ? lanes[l].epoch() : latestEpoch(l);
+      }
+    } catch (java.io.IOException e) {
+      throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
+    }
+    return epochs;
+  }
+
+  /**
+   * After a checked put to lane {@code written} (whose own writer verified it still held that lane):
+   * fails unless every other lane is still held with the epoch it had at the check.
+   */
+  private void requireLanesHeldSince(long[] epochs, int written) {
+    try {
+      for (int l = 0; l < lanes.length; l++) {
+        if (l != written && latestEpoch(l) != epochs[l]) {
+          throw new FencedWriterException(host.name() + " bucket " + bucket + ": another writer claimed lane " + l
+              + " of the bucket between the key check and the put; the rows of this call were not acknowledged (a "
+              + "retry checks the keys again)");
+        }
+      }
+    } catch (java.io.IOException e) {
+      throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
+    }
+  }
+
+  private long latestEpoch(int lane) throws java.io.IOException {
+    return ShardManifests.latest(host.files(), lanes[lane].shardId()).writerEpoch();
   }
 
   private static boolean anyIn(Collection<String> keys, Set<String> set) {
@@ -198,17 +307,24 @@ public final class BucketWriter implements AutoCloseable {
     return false;
   }
 
-  private void putLocked(VectorSchemaRoot batch, Collection<String> keys) {
+  /** Moves the puts to the other lane if the open one holds a key of {@code keys}; opens the lane. */
+  private void prepareLocked(Collection<String> keys) {
+    if (lanes[active].holdsAny(keys)) {
+      switchLanesLocked("a key of this put is already in the open generation");
+    }
+    openActiveLocked();
+  }
+
+  /** Puts {@code batch} (taking ownership of it) on the active lane; returns that lane. */
+  private int putLocked(VectorSchemaRoot batch, Collection<String> keys) {
     try {
-      if (lanes[active].holdsAny(keys)) {
-        switchLanesLocked("a key of this put is already in the open generation");
-      }
-      openActiveLocked();
+      prepareLocked(keys);
       stamp(batch, nextSequence());
     } catch (RuntimeException e) {
       batch.close();
       throw e;
     }
+    int written = active;
     LaneWriter lane = lanes[active];
     lane.put(batch, keys);
     ownEpochs[active] = lane.epoch();
@@ -219,6 +335,7 @@ public final class BucketWriter implements AutoCloseable {
     if (full && (mustSeal || !lanes[(active + 1) % lanes.length].isSealing())) {
       switchLanesLocked("the open generation holds " + lane.entries() + " WAL entries, " + lane.bytes() + " bytes");
     }
+    return written;
   }
 
   /** How far past the seal thresholds a lane may grow while the other lane is still being sealed. */
