@@ -263,7 +263,7 @@ public final class BucketWriter implements AutoCloseable {
     long[] epochs = new long[lanes.length];
     try {
       for (int l = 0; l < lanes.length; l++) {
-        if (!lanes[l].isOpen() && latestEpoch(l) != ownEpochs[l]) {
+        if (!lanes[l].isOpen() && heldByAnother(l)) {
           WalRepair.beforeOpen(host.files(), lanes[l].shardId(), host.allocator(), host.name() + " bucket " + bucket);
           lanes[l].recover();
           ownEpochs[l] = lanes[l].epoch();
@@ -294,8 +294,15 @@ public final class BucketWriter implements AutoCloseable {
     }
   }
 
+  /** The epoch of the lane's newest manifest; 0 for a lane nobody opened (no other writer holds it). */
   private long latestEpoch(int lane) throws java.io.IOException {
     return ShardManifests.latest(host.files(), lanes[lane].shardId()).writerEpoch();
+  }
+
+  /** Whether another writer claimed {@code lane} since this JVM last held it (or, if never, at all). */
+  private boolean heldByAnother(int lane) throws java.io.IOException {
+    long epoch = latestEpoch(lane);
+    return epoch != ownEpochs[lane] && epoch != 0;
   }
 
   private static boolean anyIn(Collection<String> keys, Set<String> set) {
@@ -401,7 +408,7 @@ public final class BucketWriter implements AutoCloseable {
     boolean foreign = lastSequence < 0;
     try {
       for (int l = 0; l < lanes.length; l++) {
-        if (!lanes[l].isOpen() && ShardManifests.latest(host.files(), lanes[l].shardId()).writerEpoch() != ownEpochs[l]) {
+        if (!lanes[l].isOpen() && heldByAnother(l)) {
           foreign = true;  // another writer claimed this lane since this JVM last held it
         }
       }
