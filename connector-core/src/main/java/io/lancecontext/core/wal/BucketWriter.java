@@ -406,10 +406,12 @@ public final class BucketWriter implements AutoCloseable {
       return;
     }
     boolean foreign = lastSequence < 0;
+    boolean activeForeign = ownEpochs[active] < 0;
     try {
       for (int l = 0; l < lanes.length; l++) {
         if (!lanes[l].isOpen() && heldByAnother(l)) {
           foreign = true;  // another writer claimed this lane since this JVM last held it
+          activeForeign |= l == active;
         }
       }
     } catch (java.io.IOException e) {
@@ -422,7 +424,10 @@ public final class BucketWriter implements AutoCloseable {
       recoverLocked();
     }
     if (!lane.isOpen()) {
-      WalRepair.beforeOpen(host.files(), lane.shardId(), host.allocator(), host.name() + " bucket " + bucket);
+      if (activeForeign) {
+        // only another process can have left an incomplete entry: this JVM's own entries are whole
+        WalRepair.beforeOpen(host.files(), lane.shardId(), host.allocator(), host.name() + " bucket " + bucket);
+      }
       lane.recover();
       ownEpochs[active] = lane.epoch();
     }
