@@ -5,6 +5,7 @@ import io.lancecontext.core.codec.RecordCodec;
 import io.lancecontext.core.error.LanceContextException;
 import io.lancecontext.core.error.LanceErrors;
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.error.UniqueKeyViolationException;
 import io.lancecontext.core.io.StoreFiles;
 import io.lancecontext.core.maintenance.Maintenance;
 import io.lancecontext.core.options.StoreConfig;
@@ -15,8 +16,10 @@ import io.lancecontext.core.read.FreshShard;
 import io.lancecontext.core.read.LsmSnapshot;
 import io.lancecontext.core.read.PointLookup;
 import io.lancecontext.core.read.RowCopier;
+import io.lancecontext.core.read.ScanHandle;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.SystemColumns;
 import io.lancecontext.core.session.LanceRuntime;
 import io.lancecontext.core.wal.Buckets;
 import io.lancecontext.core.wal.ShardIds;
@@ -39,10 +42,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
+import org.lance.ipc.ScanOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -210,19 +216,16 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
   @Override
   public long maxBaseSequence(long floor) {
     BaseTable b = base();
-    try {
-      String seq = io.lancecontext.core.schema.SystemColumns.SEQUENCE;
-      org.lance.ipc.ScanOptions options = new org.lance.ipc.ScanOptions.Builder().columns(List.of(seq))
-          .filter(seq + " > " + floor).build();
-      long max = floor;
-      try (io.lancecontext.core.read.ScanHandle scan = io.lancecontext.core.read.ScanHandle.open(b.dataset(), options)) {
-        org.apache.arrow.vector.ipc.ArrowReader reader = scan.reader();
-        while (reader.loadNextBatch()) {
-          org.apache.arrow.vector.BigIntVector v = (org.apache.arrow.vector.BigIntVector) reader.getVectorSchemaRoot().getVector(seq);
-          for (int i = 0; i < v.getValueCount(); i++) {
-            if (!v.isNull(i)) {
-              max = Math.max(max, v.get(i));
-            }
+    ScanOptions options = new ScanOptions.Builder().columns(List.of(SystemColumns.SEQUENCE))
+        .filter(SystemColumns.SEQUENCE + " > " + floor).build();
+    long max = floor;
+    try (ScanHandle scan = ScanHandle.open(b.dataset(), options)) {
+      ArrowReader reader = scan.reader();
+      while (reader.loadNextBatch()) {
+        BigIntVector v = (BigIntVector) reader.getVectorSchemaRoot().getVector(SystemColumns.SEQUENCE);
+        for (int i = 0; i < v.getValueCount(); i++) {
+          if (!v.isNull(i)) {
+            max = Math.max(max, v.get(i));
           }
         }
       }
@@ -408,7 +411,7 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     if (clashing.isEmpty()) {
       return;
     }
-    throw new io.lancecontext.core.error.UniqueKeyViolationException("capability unique-ids: " + clashing.size()
+    throw new UniqueKeyViolationException("capability unique-ids: " + clashing.size()
         + " key(s) already exist in " + config.uri() + " with other content: " + clashing.stream().limit(10).toList()
         + (clashing.size() > 10 ? " ..." : "") + "; " + (otherBuckets
         ? "their rows were not written (rows of this call in other shards may have been)" : "nothing was written"),
