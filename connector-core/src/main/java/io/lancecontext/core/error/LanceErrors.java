@@ -50,7 +50,10 @@ public final class LanceErrors {
     String message = String.valueOf(t.getMessage());
     String m = message.toLowerCase(Locale.ROOT);
     String text = action + ": " + firstLine(message);
-    if (m.contains("writer fenced") || m.contains("failed to claim shard") || m.contains("another writer claimed")) {
+    if (m.contains("writer fenced") || m.contains("failed to claim shard") || m.contains("another writer claimed")
+        || m.contains("wal replay aborted") && m.contains("claimed epoch")) {
+      // "WAL replay aborted: entry at position .. has writer_epoch .. > our claimed epoch ..": another writer
+      // claimed the shard while this one opened it
       return new FencedWriterException(text, t);
     }
     if (m.contains("commit conflict") || m.contains("retryable commit") || m.contains("too many concurrent writers")

@@ -11,7 +11,6 @@ import io.lancecontext.core.wal.ShardManifest;
 import io.lancecontext.core.wal.ShardManifests;
 import io.lancecontext.core.wal.WalEntry;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -82,6 +81,7 @@ public final class FreshCache implements AutoCloseable {
         for (long p : cache.positions) {
           wal.add((WalSource) cache.sources.computeIfAbsent("wal:" + p, k -> loadWal(shardId, p)));
         }
+        WalSource.requireNoneLost(config.uri(), shardId, wal);
         long newestEpoch = manifest.writerEpoch();
         for (WalSource w : wal) {
           newestEpoch = Math.max(newestEpoch, w.entry().epoch());
@@ -188,6 +188,17 @@ public final class FreshCache implements AutoCloseable {
       }
     }
     long replayAfter = cache.manifest.replayAfter();
+    if (changed) {
+      // an incomplete entry is moved aside by the next writer (a new manifest version), which may write a
+      // complete entry at the same position
+      cache.sources.entrySet().removeIf(en -> {
+        if (en.getValue() instanceof WalSource w && w.incomplete()) {
+          w.release();
+          return true;
+        }
+        return false;
+      });
+    }
     if (changed || cache.positions.isEmpty() && cache.manifest.version() == 0) {
       cache.positions.clear();
       for (long p : WalEntry.positions(files, shardId)) {
@@ -200,13 +211,42 @@ public final class FreshCache implements AutoCloseable {
     while (files.exists(WalEntry.path(shardId, next))) {
       cache.positions.add(next++);
     }
+    requireConsecutive(shardId, cache);
+  }
+
+  /**
+   * WAL positions above the replay position are consecutive: a missing one below the newest is an
+   * acknowledged entry lost, unless a newer manifest version explains it (sealed and garbage-collected
+   * since the manifest was read; the next view reads that manifest).
+   */
+  private void requireConsecutive(String shardId, ShardCache cache) throws IOException {
+    if (cache.positions.isEmpty()) {
+      return;
+    }
+    long last = cache.positions.last();
+    for (long p = cache.manifest.replayAfter() + 1; p < last; p++) {
+      if (cache.positions.contains(p)) {
+        continue;
+      }
+      if (files.exists(WalEntry.path(shardId, p))) {
+        cache.positions.add(p);  // created while the directory was listed
+      } else if (ShardManifests.exists(files, shardId, cache.manifest.version() + 1)) {
+        return;
+      } else {
+        throw new io.lancecontext.core.error.StorageException(config.uri() + ": WAL entry "
+            + WalEntry.path(shardId, p) + " is missing although later entries exist: acknowledged rows are lost", null);
+      }
+    }
   }
 
   private WalSource loadWal(String shardId, long position) {
     try {
-      return new WalSource(shardId, WalEntry.read(files, shardId, position, allocator));
+      return WalSource.load(config.uri(), files, shardId, position, allocator);
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new io.lancecontext.core.error.StorageException(config.uri() + ": WAL entry " + WalEntry.path(shardId, position)
+          + " was removed while it was read (garbage collection of a read older than gc.grace, or by hand)", e);
     } catch (IOException e) {
-      throw new UncheckedIOException("read WAL entry " + position + " of shard " + shardId, e);
+      throw LanceErrors.translate("read WAL entry " + WalEntry.path(shardId, position), e);
     }
   }
 

@@ -12,8 +12,9 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
  * One shard's fresh tier at one moment: its unmerged generations (ascending) and its WAL entries above
- * the replay position (ascending), and for every key the location of its newest row. Holds a reference
- * on each source until {@link #release()}.
+ * the replay position (ascending), and for every key the location of its newest row: the one with the
+ * highest write sequence, the later one of equal sequences (the merge picks by the same rule). Holds a
+ * reference on each source until {@link #release()}.
  */
 public final class FreshShard {
   /**
@@ -89,7 +90,7 @@ public final class FreshShard {
         for (int r = 0; r < keys.length; r++) {
           local.putIfAbsent(keys[r], new RowRef(s, 0, r, g.sequence(r), g.tombstone(r)));
         }
-        m.putAll(local);
+        local.forEach((k, ref) -> putNewer(m, k, ref));
       } else {
         WalSource w = (WalSource) source;
         List<VectorSchemaRoot> batches = w.entry().batches();
@@ -101,12 +102,23 @@ public final class FreshShard {
           for (int r = 0; r < batch.getRowCount(); r++) {
             boolean t = tomb != null && !tomb.isNull(r) && tomb.get(r) != 0;
             long q = seq == null || seq.isNull(r) ? 0 : seq.get(r);
-            m.put(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8), new RowRef(s, b, r, q, t));
+            putNewer(m, new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8), new RowRef(s, b, r, q, t));
           }
         }
       }
     }
     return m;
+  }
+
+  /**
+   * The rule every tier resolves a key by, the merge included: the highest write sequence wins, and of
+   * equal ones the later row ({@code ref} comes after every row already in {@code m}).
+   */
+  private static void putNewer(Map<String, RowRef> m, String key, RowRef ref) {
+    RowRef current = m.get(key);
+    if (current == null || ref.sequence() >= current.sequence()) {
+      m.put(key, ref);
+    }
   }
 
   /** The key column is the one carrying Lance's primary-key metadata (always the first declared key). */

@@ -47,7 +47,7 @@ public final class LsmSnapshot implements AutoCloseable {
 
   /**
    * The newest fresh row of every key: across the lanes of a bucket, the row with the highest write
-   * sequence (within a lane, sequences grow with position, so its own index already holds its newest).
+   * sequence; of equal ones the later shard's, as the merge picks (its inputs are in the same order).
    */
   public synchronized Map<String, Winner> winners() {
     if (winners == null) {
@@ -55,7 +55,7 @@ public final class LsmSnapshot implements AutoCloseable {
       for (FreshShard s : shards.values()) {
         for (Map.Entry<String, FreshShard.RowRef> e : s.newest().entrySet()) {
           Winner current = m.get(e.getKey());
-          if (current == null || e.getValue().sequence() > current.ref().sequence()) {
+          if (current == null || e.getValue().sequence() >= current.ref().sequence()) {
             m.put(e.getKey(), new Winner(s, e.getValue()));
           }
         }
@@ -75,7 +75,7 @@ public final class LsmSnapshot implements AutoCloseable {
     Winner best = null;
     for (FreshShard s : shards.values()) {
       FreshShard.RowRef ref = s.newest().get(key);
-      if (ref != null && (best == null || ref.sequence() > best.ref().sequence())) {
+      if (ref != null && (best == null || ref.sequence() >= best.ref().sequence())) {
         best = new Winner(s, ref);
       }
     }

@@ -2,12 +2,12 @@ package io.lancecontext.core.store;
 
 import io.lancecontext.core.codec.BatchValidator;
 import io.lancecontext.core.codec.RecordCodec;
-import io.lancecontext.core.error.CommitConflictException;
 import io.lancecontext.core.error.LanceContextException;
 import io.lancecontext.core.error.LanceErrors;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.error.WriteInterruptedException;
+import io.lancecontext.core.error.UniqueKeyViolationException;
 import io.lancecontext.core.io.StoreFiles;
 import io.lancecontext.core.maintenance.Maintenance;
 import io.lancecontext.core.options.StoreConfig;
@@ -18,8 +18,10 @@ import io.lancecontext.core.read.FreshShard;
 import io.lancecontext.core.read.LsmSnapshot;
 import io.lancecontext.core.read.PointLookup;
 import io.lancecontext.core.read.RowCopier;
+import io.lancecontext.core.read.ScanHandle;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.SystemColumns;
 import io.lancecontext.core.session.LanceRuntime;
 import io.lancecontext.core.wal.Buckets;
 import io.lancecontext.core.wal.ShardIds;
@@ -45,10 +47,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
+import org.lance.ipc.ScanOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -215,6 +220,30 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     }
   }
 
+  @Override
+  public long maxBaseSequence(long floor) {
+    BaseTable b = base();
+    ScanOptions options = new ScanOptions.Builder().columns(List.of(SystemColumns.SEQUENCE))
+        .filter(SystemColumns.SEQUENCE + " > " + floor).build();
+    long max = floor;
+    try (ScanHandle scan = ScanHandle.open(b.dataset(), options)) {
+      ArrowReader reader = scan.reader();
+      while (reader.loadNextBatch()) {
+        BigIntVector v = (BigIntVector) reader.getVectorSchemaRoot().getVector(SystemColumns.SEQUENCE);
+        for (int i = 0; i < v.getValueCount(); i++) {
+          if (!v.isNull(i)) {
+            max = Math.max(max, v.get(i));
+          }
+        }
+      }
+      return max;
+    } catch (IOException | RuntimeException e) {
+      throw LanceErrors.translate("read the highest write sequence of the base table", e);
+    } finally {
+      b.release();
+    }
+  }
+
   /**
    * Writes a validated batch in the dataset schema: dedupe by key (last row wins), route each row to
    * its shard, put every shard's rows durably (in parallel), verify each writer still owned its shard.
@@ -257,8 +286,11 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
       rowsByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(r);
       keysByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(k);
     }
-    if (spec.has(Capability.UNIQUE_IDS) && !tombstones) {
-      rejectExisting(last.keySet());
+    boolean unique = spec.has(Capability.UNIQUE_IDS) && !tombstones;
+    if (unique) {
+      // fail fast, with nothing written, when the keys exist already; the binding check runs per bucket
+      // under its writer's lock, right before the put
+      rejectExisting(batch, last);
     }
     List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
     List<VectorSchemaRoot> parts = new ArrayList<>();
@@ -280,7 +312,7 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
       parts.forEach(VectorSchemaRoot::close);
       throw e;
     }
-    putAll(buckets, parts, keysByBucket);
+    putAll(buckets, parts, keysByBucket, unique ? (part, partKeys) -> rejectExisting(part, partKeys, buckets.size() > 1) : null);
     adds.incrementAndGet();
     rowsAdded.addAndGet(last.size());
     maintenance.onWrite();
@@ -306,10 +338,11 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
   }
 
   /** Puts every part on its shard; parts go to the shard writers, which close them. */
-  private void putAll(List<Integer> buckets, List<VectorSchemaRoot> parts, Map<Integer, List<String>> keysByBucket) {
+  private void putAll(List<Integer> buckets, List<VectorSchemaRoot> parts, Map<Integer, List<String>> keysByBucket,
+      BucketWriter.KeyCheck check) {
     if (buckets.size() == 1) {
       int b = buckets.get(0);
-      writers[b].put(parts.get(0), keysByBucket.get(b));
+      writers[b].put(parts.get(0), keysByBucket.get(b), check);
       return;
     }
     // shards are put in parallel; the first on the calling thread
@@ -318,7 +351,7 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
       int b = buckets.get(i);
       VectorSchemaRoot part = parts.get(i);
       try {
-        futures.add(putPool.submit(() -> writers[b].put(part, keysByBucket.get(b))));
+        futures.add(putPool.submit(() -> writers[b].put(part, keysByBucket.get(b), check)));
       } catch (RejectedExecutionException e) {
         // only after close gave up waiting for this add (see close()); the parts not handed over are freed
         parts.get(0).close();
@@ -330,7 +363,7 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     }
     RuntimeException first = null;
     try {
-      writers[buckets.get(0)].put(parts.get(0), keysByBucket.get(buckets.get(0)));
+      writers[buckets.get(0)].put(parts.get(0), keysByBucket.get(buckets.get(0)), check);
     } catch (RuntimeException e) {
       first = e;
     }
@@ -360,13 +393,92 @@ final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
     }
   }
 
-  private void rejectExisting(Collection<String> keys) {
-    List<Map<String, Object>> found = lookup(new ArrayList<>(keys), List.of(spec.key()), true, Instant.now());
-    if (!found.isEmpty()) {
-      List<String> dup = found.stream().map(r -> (String) r.get(spec.key())).limit(10).toList();
-      throw new CommitConflictException("capability unique-ids: " + found.size() + " key(s) already exist in "
-          + config.uri() + ", e.g. " + dup + "; nothing was written");
+  /** {@link #rejectExisting(VectorSchemaRoot, Collection, boolean)} for the rows {@code lastRow} maps keys to. */
+  private void rejectExisting(VectorSchemaRoot batch, Map<String, Integer> lastRow) {
+    List<String> keys = new ArrayList<>(lastRow.keySet());
+    Map<String, Map<String, Object>> existing = existing(keys);
+    if (existing.isEmpty()) {
+      return;
     }
+    List<String> clashing = new ArrayList<>();
+    for (String k : keys) {
+      Map<String, Object> stored = existing.get(k);
+      if (stored != null && !sameRecord(stored, codec.decodeRow(batch, lastRow.get(k)))) {
+        clashing.add(k);
+      }
+    }
+    throwIfAny(clashing, false);
+  }
+
+  /**
+   * Capability {@code unique-ids}: fails if a key of {@code batch} (dataset schema, one row per key)
+   * exists with other content. A stored row equal to the one being added is not a violation: it is this
+   * add, retried after it failed unacknowledged.
+   */
+  private void rejectExisting(VectorSchemaRoot batch, Collection<String> keys, boolean otherBuckets) {
+    Map<String, Map<String, Object>> existing = existing(keys);
+    if (existing.isEmpty()) {
+      return;
+    }
+    List<Map<String, Object>> rows = codec.decode(batch);
+    List<String> clashing = new ArrayList<>();
+    for (Map<String, Object> row : rows) {
+      String k = (String) row.get(spec.key());
+      Map<String, Object> stored = existing.get(k);
+      if (stored != null && !sameRecord(stored, row)) {
+        clashing.add(k);
+      }
+    }
+    throwIfAny(clashing, otherBuckets);
+  }
+
+  private void throwIfAny(List<String> clashing, boolean otherBuckets) {
+    if (clashing.isEmpty()) {
+      return;
+    }
+    throw new UniqueKeyViolationException("capability unique-ids: " + clashing.size()
+        + " key(s) already exist in " + config.uri() + " with other content: " + clashing.stream().limit(10).toList()
+        + (clashing.size() > 10 ? " ..." : "") + "; " + (otherBuckets
+        ? "their rows were not written (rows of this call in other shards may have been)" : "nothing was written"),
+        clashing);
+  }
+
+  /** The stored records of those {@code keys} that exist (deleted keys do not; expired ones do). */
+  private Map<String, Map<String, Object>> existing(Collection<String> keys) {
+    Map<String, Map<String, Object>> out = new HashMap<>();
+    for (Map<String, Object> r : lookup(new ArrayList<>(keys), spec.columnNames(), true, Instant.now())) {
+      out.put((String) r.get(spec.key()), r);
+    }
+    return out;
+  }
+
+  /** Whether two decoded records hold the same values (arrays and nested values compared by content). */
+  static boolean sameRecord(Object a, Object b) {
+    if (a instanceof Map<?, ?> ma && b instanceof Map<?, ?> mb) {
+      java.util.Set<Object> names = new java.util.HashSet<>(ma.keySet());
+      names.addAll(mb.keySet());
+      for (Object n : names) {
+        if (!sameRecord(ma.get(n), mb.get(n))) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (a instanceof List<?> la && b instanceof List<?> lb) {
+      if (la.size() != lb.size()) {
+        return false;
+      }
+      for (int i = 0; i < la.size(); i++) {
+        if (!sameRecord(la.get(i), lb.get(i))) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (a == null && b instanceof byte[] bytes || b == null && a instanceof byte[] bytes2) {
+      return (a == null ? (byte[]) b : (byte[]) a).length == 0;  // an empty blob is stored as null
+    }
+    return java.util.Objects.deepEquals(a, b);
   }
 
   // ---------------------------------------------------------------- read path

@@ -1,6 +1,8 @@
 package io.lancecontext.core.wal;
 
+import io.lancecontext.core.error.FencedWriterException;
 import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.io.StoreFiles;
 import io.lancecontext.core.read.RowCopier;
 import io.lancecontext.core.schema.SystemColumns;
@@ -27,10 +29,14 @@ import org.slf4j.LoggerFactory;
  * puts at once while the first is closed in the background. Sealing flushes every put of the
  * generation (about 2–3 ms per put with lance-core 7.0.0), so it must not stall writers.
  *
- * <p>Rows of one key in both lanes are ordered by the write sequence the bucket stamps on every put
- * ({@code _lc_seq}: microseconds since the epoch, or one more than the previous stamp, whichever is
- * larger; seeded above the newest stamp already in the bucket's fresh tier when the bucket is first
- * written in this JVM).
+ * <p>Rows of one key are ordered by the write sequence the bucket stamps on every put ({@code _lc_seq}:
+ * microseconds since the epoch by this JVM's clock, or one more than the previous stamp, whichever is
+ * larger), in both lanes and across owners: every time a lane opens (so after any change of owner), the
+ * sequence is first raised above the highest stamp present for the bucket, the fresh tier's (WAL tail and
+ * unmerged generations) and, when another writer held a lane since this JVM last did, the base table's. A
+ * later owner whose clock runs behind therefore still stamps above every row acknowledged before it
+ * claimed the shard, and reads and merges, which both resolve a key to its highest stamp, agree with
+ * the order the adds returned in.
  *
  * <p>Group commit: calls that arrive while a put is in flight are combined into the next put (one WAL
  * entry), as long as no key repeats among them; each call returns once the put holding its rows was
@@ -59,6 +65,9 @@ public final class BucketWriter implements AutoCloseable {
     /** The highest write sequence in a bucket's fresh tier (0 if none). */
     long maxFreshSequence(int bucket);
 
+    /** The highest write sequence in the latest base table if it is above {@code floor}, else {@code floor}. */
+    long maxBaseSequence(long floor);
+
     /** The highest write sequence in a shard's unsealed WAL tail, or -1 if it has none. */
     long tailSequence(String shardId);
   }
@@ -70,7 +79,10 @@ public final class BucketWriter implements AutoCloseable {
   private final ConcurrentLinkedQueue<Request> queue = new ConcurrentLinkedQueue<>();
   private int active;
   private long lastSequence = -1;
-  private boolean recovered;
+  /** The epoch this JVM last held each lane with (-1: never). */
+  private final long[] ownEpochs = {-1, -1};
+  /** Where stamps come from: microseconds since the epoch. Replaced by tests to skew the clock. */
+  static volatile java.util.function.LongSupplier clockMicros = () -> System.currentTimeMillis() * 1_000L;
   private final java.util.concurrent.ExecutorService sealers;
   private java.util.concurrent.Future<Boolean> lastSeal;
   private final AtomicLong grouped = new AtomicLong();
@@ -108,11 +120,30 @@ public final class BucketWriter implements AutoCloseable {
    * comment. Takes ownership of {@code batch}.
    */
   public void put(VectorSchemaRoot batch, Collection<String> keys) {
+    put(batch, keys, null);
+  }
+
+  /** Checks rows against what the store holds right before they are put; throws to refuse them. */
+  @FunctionalInterface
+  public interface KeyCheck {
+    /** Called under the bucket's lock with the caller's batch and keys; must not close the batch. */
+    void check(VectorSchemaRoot batch, Collection<String> keys);
+  }
+
+  /**
+   * As {@link #put(VectorSchemaRoot, Collection)}, atomically with {@code check} (null: none): the check
+   * runs under the bucket's lock once this JVM holds every lane of the bucket (claiming lanes another
+   * writer held), so it sees every row of the bucket acknowledged before; the put is acknowledged only
+   * if no other writer claimed a lane of the bucket between the check and the acknowledgment. Otherwise
+   * it throws {@link FencedWriterException} (not acknowledged; a retry checks again). What {@code check}
+   * throws is thrown, and nothing of this call is written.
+   */
+  public void put(VectorSchemaRoot batch, Collection<String> keys, KeyCheck check) {
     if (Thread.currentThread().isInterrupted()) {
       batch.close();
       throw interrupted("before its rows were handed to a put; nothing was written");
     }
-    Request request = new Request(batch, keys);
+    Request request = new Request(batch, keys, check);
     queue.add(request);
     try {
       lock.lockInterruptibly();
@@ -152,12 +183,14 @@ public final class BucketWriter implements AutoCloseable {
   private static final class Request {
     final VectorSchemaRoot batch;
     final Collection<String> keys;
+    final KeyCheck check;
     boolean done;
     RuntimeException error;
 
-    Request(VectorSchemaRoot batch, Collection<String> keys) {
+    Request(VectorSchemaRoot batch, Collection<String> keys, KeyCheck check) {
       this.batch = batch;
       this.keys = keys;
+      this.check = check;
     }
   }
 
@@ -180,6 +213,34 @@ public final class BucketWriter implements AutoCloseable {
     if (group.isEmpty()) {
       return;
     }
+    long[] checkedEpochs = null;
+    if (group.stream().anyMatch(r -> r.check != null)) {
+      try {
+        checkedEpochs = holdEveryLaneLocked(groupKeys);
+      } catch (RuntimeException e) {
+        finish(group, e);
+        return;
+      }
+      for (java.util.Iterator<Request> it = group.iterator(); it.hasNext(); ) {
+        Request r = it.next();
+        if (r.check == null) {
+          continue;
+        }
+        try {
+          r.check.check(r.batch, r.keys);
+        } catch (RuntimeException e) {
+          it.remove();
+          finish(List.of(r), e);
+        }
+      }
+      if (group.isEmpty()) {
+        return;
+      }
+      groupKeys = new HashSet<>();
+      for (Request r : group) {
+        groupKeys.addAll(r.keys);
+      }
+    }
     RuntimeException error = null;
     try {
       VectorSchemaRoot combined;
@@ -195,7 +256,10 @@ public final class BucketWriter implements AutoCloseable {
         }
         grouped.addAndGet(group.size());
       }
-      putLocked(combined, groupKeys);
+      int written = putLocked(combined, groupKeys);
+      if (checkedEpochs != null) {
+        requireLanesHeldSince(checkedEpochs, written);
+      }
     } catch (RuntimeException e) {
       error = e;
     }
@@ -203,6 +267,72 @@ public final class BucketWriter implements AutoCloseable {
       r.error = error;
       r.done = true;
     }
+  }
+
+  /** Completes requests that are not put: their batches are freed. */
+  private static void finish(List<Request> requests, RuntimeException error) {
+    for (Request r : requests) {
+      r.batch.close();
+      r.error = error;
+      r.done = true;
+    }
+  }
+
+  /**
+   * Makes this JVM the holder of every lane of the bucket before a checked put: opens the lane the put
+   * goes to, and claims every lane another writer held since this JVM last did (a lane this JVM closed
+   * is still its own: no other writer can write it without claiming it).
+   *
+   * @return the epoch each lane is held with
+   */
+  private long[] holdEveryLaneLocked(Collection<String> keys) {
+    prepareLocked(keys);
+    long[] epochs = new long[lanes.length];
+    try {
+      for (int l = 0; l < lanes.length; l++) {
+        if (!lanes[l].isOpen() && heldByAnother(l)) {
+          WalRepair.beforeOpen(host.files(), lanes[l].shardId(), host.allocator(), host.name() + " bucket " + bucket);
+          lanes[l].recover();
+          ownEpochs[l] = lanes[l].epoch();
+        }
+        epochs[l] = lanes[l].isOpen() ? lanes[l].epoch() : latestEpoch(l);
+      }
+    } catch (java.io.IOException e) {
+      throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
+    }
+    return epochs;
+  }
+
+  /**
+   * After a checked put to lane {@code written}: fails unless every lane is still held with the epoch it
+   * had at the check. For the written lane that is its writer's epoch: a put that lost the lane and won
+   * it back ({@code LaneWriter} re-claims within {@code write.put-timeout}) holds it with a newer epoch,
+   * and another writer may have added the same keys in between.
+   */
+  private void requireLanesHeldSince(long[] epochs, int written) {
+    try {
+      for (int l = 0; l < lanes.length; l++) {
+        long now = l == written ? lanes[l].epoch() : latestEpoch(l);
+        if (now != epochs[l]) {
+          throw new FencedWriterException(host.name() + " bucket " + bucket + ": another writer claimed lane " + l
+              + " of the bucket between the key check and the put; the rows of this call were not acknowledged (a "
+              + "retry checks the keys again)");
+        }
+      }
+    } catch (java.io.IOException e) {
+      throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
+    }
+  }
+
+  /** The epoch of the lane's newest manifest; 0 for a lane nobody opened (no other writer holds it). */
+  private long latestEpoch(int lane) throws java.io.IOException {
+    return ShardManifests.latest(host.files(), lanes[lane].shardId()).writerEpoch();
+  }
+
+  /** Whether another writer claimed {@code lane} since this JVM last held it (or, if never, at all). */
+  private boolean heldByAnother(int lane) throws java.io.IOException {
+    long epoch = latestEpoch(lane);
+    return epoch != ownEpochs[lane] && epoch != 0;
   }
 
   private static boolean anyIn(Collection<String> keys, Set<String> set) {
@@ -214,21 +344,27 @@ public final class BucketWriter implements AutoCloseable {
     return false;
   }
 
-  private void putLocked(VectorSchemaRoot batch, Collection<String> keys) {
+  /** Moves the puts to the other lane if the open one holds a key of {@code keys}; opens the lane. */
+  private void prepareLocked(Collection<String> keys) {
+    if (lanes[active].holdsAny(keys)) {
+      switchLanesLocked("a key of this put is already in the open generation");
+    }
+    openActiveLocked();
+  }
+
+  /** Puts {@code batch} (taking ownership of it) on the active lane; returns that lane. */
+  private int putLocked(VectorSchemaRoot batch, Collection<String> keys) {
     try {
-      if (!recovered) {
-        recoverLocked();
-      }
-      if (lanes[active].holdsAny(keys)) {
-        switchLanesLocked("a key of this put is already in the open generation");
-      }
+      prepareLocked(keys);
       stamp(batch, nextSequence());
     } catch (RuntimeException e) {
       batch.close();
       throw e;
     }
+    int written = active;
     LaneWriter lane = lanes[active];
     lane.put(batch, keys);
+    ownEpochs[active] = lane.epoch();
     boolean full = lane.entries() >= sealEntries || lane.bytes() >= sealBytes;
     // while the other lane is still being sealed, switching would make the next put wait for it: let this
     // lane grow instead, up to HARD_LIMIT times the threshold (lance-core's own limit is 8,000 puts)
@@ -236,6 +372,7 @@ public final class BucketWriter implements AutoCloseable {
     if (full && (mustSeal || !lanes[(active + 1) % lanes.length].isSealing())) {
       switchLanesLocked("the open generation holds " + lane.entries() + " WAL entries, " + lane.bytes() + " bytes");
     }
+    return written;
   }
 
   /** How far past the seal thresholds a lane may grow while the other lane is still being sealed. */
@@ -262,13 +399,19 @@ public final class BucketWriter implements AutoCloseable {
   }
 
   /**
-   * Before this JVM first writes the bucket: seal what previous owners left unsealed in the two lanes,
-   * the lane with the older rows first, so that a bucket's generations are always flushed (and so
-   * merged) in the order their rows were written.
+   * Before this JVM first writes the bucket, and whenever another writer held one of its lanes since:
+   * seal what other writers left unsealed in the lanes this JVM does not hold open, the lane with the
+   * older rows first, so that a bucket's generations are always flushed (and so merged) in the order
+   * their rows were written.
    */
   private void recoverLocked() {
     long[] tails = new long[lanes.length];
     for (int l = 0; l < lanes.length; l++) {
+      if (lanes[l].isOpen()) {
+        tails[l] = -1;
+        continue;
+      }
+      WalRepair.beforeOpen(host.files(), lanes[l].shardId(), host.allocator(), host.name() + " bucket " + bucket);
       tails[l] = host.tailSequence(lanes[l].shardId());
     }
     Integer[] order = {0, 1};
@@ -276,17 +419,58 @@ public final class BucketWriter implements AutoCloseable {
     for (int l : order) {
       if (tails[l] >= 0) {
         lanes[l].recover();
+        ownEpochs[l] = lanes[l].epoch();
       }
     }
-    recovered = true;
+  }
+
+  /**
+   * Opens the active lane if it is not open (claiming its shard, after moving aside an incomplete WAL
+   * entry a killed writer left), then raises the write sequence above every stamp present for the
+   * bucket. The stamps are read after the claim: a previous owner acknowledges a put only if its entry
+   * was written before the claim, so every acknowledged row of the bucket is seen.
+   */
+  private void openActiveLocked() {
+    LaneWriter lane = lanes[active];
+    if (lane.isOpen() && lastSequence >= 0) {
+      return;
+    }
+    boolean foreign = lastSequence < 0;
+    boolean activeForeign = ownEpochs[active] < 0;
+    try {
+      for (int l = 0; l < lanes.length; l++) {
+        if (!lanes[l].isOpen() && heldByAnother(l)) {
+          foreign = true;  // another writer claimed this lane since this JVM last held it
+          activeForeign |= l == active;
+        }
+      }
+    } catch (java.io.IOException e) {
+      throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
+    }
+    if (foreign) {
+      // another writer held a lane: seal what it left unsealed, older lane first, before this JVM writes a
+      // row of the bucket, so that no older row of a key stays unsealed in one lane while a newer one is
+      // merged from the other (reads prefer the fresh tier to the base table)
+      recoverLocked();
+    }
+    if (!lane.isOpen()) {
+      if (activeForeign) {
+        // only another process can have left an incomplete entry: this JVM's own entries are whole
+        WalRepair.beforeOpen(host.files(), lane.shardId(), host.allocator(), host.name() + " bucket " + bucket);
+      }
+      lane.recover();
+      ownEpochs[active] = lane.epoch();
+    }
+    long seed = Math.max(lastSequence, host.maxFreshSequence(bucket));
+    if (foreign) {
+      // merged rows keep their stamps: a previous owner's clock may have run ahead of this one's
+      seed = Math.max(seed, host.maxBaseSequence(Math.max(seed, clockMicros.getAsLong())));
+    }
+    lastSequence = seed;
   }
 
   private long nextSequence() {
-    if (lastSequence < 0) {
-      lastSequence = host.maxFreshSequence(bucket);
-    }
-    long now = System.currentTimeMillis() * 1_000L;
-    lastSequence = Math.max(now, lastSequence + 1);
+    lastSequence = Math.max(clockMicros.getAsLong(), lastSequence + 1);
     return lastSequence;
   }
 

@@ -50,9 +50,25 @@ public final class WalEntry implements AutoCloseable {
     return out;
   }
 
+  /**
+   * Reads and decodes one entry.
+   *
+   * @throws Incomplete if the file cannot be read completely (empty, truncated, or not an Arrow IPC
+   *     stream ending with its end-of-stream marker): lance-core writes an entry whole before a durable
+   *     put returns, so such an entry was never acknowledged
+   * @throws java.nio.file.NoSuchFileException if the entry does not exist
+   */
   public static WalEntry read(StoreFiles files, String shardId, long position, BufferAllocator allocator)
       throws IOException {
-    byte[] content = files.read(path(shardId, position));
+    return decode(shardId, position, files.read(path(shardId, position)), allocator);
+  }
+
+  /** Decodes the content of an entry; see {@link #read}. */
+  static WalEntry decode(String shardId, long position, byte[] content, BufferAllocator allocator) throws Incomplete {
+    if (!endsWithEndOfStream(content)) {
+      throw new Incomplete(shardId, position, content.length, content.length == 0 ? "the file is empty"
+          : "the Arrow IPC stream has no end-of-stream marker (truncated)", null);
+    }
     List<VectorSchemaRoot> batches = new ArrayList<>();
     try (ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(content), allocator)) {
       VectorSchemaRoot source = reader.getVectorSchemaRoot();
@@ -65,7 +81,56 @@ public final class WalEntry implements AutoCloseable {
       return new WalEntry(position, epoch, batches, content.length);
     } catch (IOException | RuntimeException ex) {
       batches.forEach(VectorSchemaRoot::close);
-      throw ex;
+      throw new Incomplete(shardId, position, content.length, "the Arrow IPC stream cannot be decoded: " + ex, ex);
+    }
+  }
+
+  /** Whether {@code content} decodes completely (see {@link #read}); decoded batches are freed at once. */
+  static boolean isComplete(String shardId, long position, byte[] content, BufferAllocator allocator) {
+    try (WalEntry ignored = decode(shardId, position, content, allocator)) {
+      return true;
+    } catch (Incomplete e) {
+      return false;
+    }
+  }
+
+  /** An Arrow IPC stream ends with the continuation marker {@code 0xFFFFFFFF} and a zero length. */
+  private static boolean endsWithEndOfStream(byte[] c) {
+    int n = c.length;
+    if (n < 8) {
+      return false;
+    }
+    for (int i = n - 8; i < n - 4; i++) {
+      if (c[i] != (byte) 0xFF) {
+        return false;
+      }
+    }
+    for (int i = n - 4; i < n; i++) {
+      if (c[i] != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** An entry with no rows, standing for one that cannot be read completely (see {@link #read}). */
+  public static WalEntry empty(long position) {
+    return new WalEntry(position, 0, List.of(), 0);
+  }
+
+  /** A WAL entry that cannot be read completely, so was never acknowledged (see {@link #read}). */
+  public static final class Incomplete extends IOException {
+    private static final long serialVersionUID = 1L;
+    private final long size;
+
+    Incomplete(String shardId, long position, long size, String why, Throwable cause) {
+      super("WAL entry " + path(shardId, position) + " (" + size + " bytes) cannot be read completely: " + why, cause);
+      this.size = size;
+    }
+
+    /** Size of the file when it was read. */
+    public long size() {
+      return size;
     }
   }
 

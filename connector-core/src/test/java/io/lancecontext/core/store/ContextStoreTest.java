@@ -154,13 +154,13 @@ class ContextStoreTest extends StoreTest {
         + "\"capabilities\":[\"unique-ids\"]}";
     try (ContextStore store = ContextStore.open(options(dir, "u", spec))) {
       store.add(List.of(rec("id", "a", "v", 1L)));
-      CommitConflictException e = assertThrows(CommitConflictException.class,
+      io.lancecontext.core.error.UniqueKeyViolationException e = assertThrows(io.lancecontext.core.error.UniqueKeyViolationException.class,
           () -> store.add(List.of(rec("id", "b", "v", 2L), rec("id", "a", "v", 3L))));
       assertTrue(e.getMessage().contains("[a]"), e.getMessage());
       assertEquals(Map.of("a", 1L), view(store, "v"));
       store.seal();
       store.merge();
-      assertThrows(CommitConflictException.class, () -> store.add(List.of(rec("id", "a", "v", 4L))));
+      assertThrows(io.lancecontext.core.error.UniqueKeyViolationException.class, () -> store.add(List.of(rec("id", "a", "v", 4L))));
       store.add(List.of(rec("id", "b", "v", 2L)));
       assertEquals(Map.of("a", 1L, "b", 2L), view(store, "v"));
     }
