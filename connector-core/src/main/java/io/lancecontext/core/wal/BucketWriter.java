@@ -256,7 +256,7 @@ public final class BucketWriter implements AutoCloseable {
         }
         grouped.addAndGet(group.size());
       }
-      int written = putLocked(combined, groupKeys);
+      int written = putLocked(combined, groupKeys, checkedEpochs == null);
       if (checkedEpochs != null) {
         requireLanesHeldSince(checkedEpochs, written);
       }
@@ -353,7 +353,7 @@ public final class BucketWriter implements AutoCloseable {
   }
 
   /** Puts {@code batch} (taking ownership of it) on the active lane; returns that lane. */
-  private int putLocked(VectorSchemaRoot batch, Collection<String> keys) {
+  private int putLocked(VectorSchemaRoot batch, Collection<String> keys, boolean reclaim) {
     try {
       prepareLocked(keys);
       stamp(batch, nextSequence());
@@ -363,7 +363,7 @@ public final class BucketWriter implements AutoCloseable {
     }
     int written = active;
     LaneWriter lane = lanes[active];
-    lane.put(batch, keys);
+    lane.put(batch, keys, reclaim);
     ownEpochs[active] = lane.epoch();
     boolean full = lane.entries() >= sealEntries || lane.bytes() >= sealBytes;
     // while the other lane is still being sealed, switching would make the next put wait for it: let this

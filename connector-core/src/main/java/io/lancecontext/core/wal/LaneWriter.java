@@ -154,9 +154,18 @@ final class LaneWriter {
    * leaked if a native put of it is stuck.
    */
   void put(VectorSchemaRoot batch, Collection<String> keys) {
+    put(batch, keys, true);
+  }
+
+  /**
+   * As {@link #put(VectorSchemaRoot, Collection)}; with {@code reclaim} false a put that finds another
+   * writer holding the shard fails at once (not acknowledged) instead of winning it back: a put whose
+   * rows were checked against the store (unique-ids) must be checked again after another writer held it.
+   */
+  void put(VectorSchemaRoot batch, Collection<String> keys, boolean reclaim) {
     batchHeldByNative = false;
     try {
-      withShard(deadline -> attempt(batch, keys, deadline));
+      withShard(deadline -> attempt(batch, keys, deadline), reclaim);
     } finally {
       if (!batchHeldByNative) {
         batch.close();
@@ -175,6 +184,10 @@ final class LaneWriter {
    * finds another writer holding it, within {@code write.put-timeout}.
    */
   private void withShard(ShardStep step) {
+    withShard(step, true);
+  }
+
+  private void withShard(ShardStep step, boolean reclaim) {
     long deadline = System.nanoTime() + host.putTimeout().toNanos();
     try {
       while (true) {
@@ -182,6 +195,9 @@ final class LaneWriter {
           step.run(deadline);
           return;
         } catch (FencedWriterException e) {
+          if (!reclaim) {
+            throw e;
+          }
           if (!canRetryBefore(deadline)) {
             throw new FencedWriterException(label + ": another writer holds the shard and this JVM did not win it back "
                 + "within " + host.putTimeout() + " (write.put-timeout); the rows of this call were not acknowledged",
