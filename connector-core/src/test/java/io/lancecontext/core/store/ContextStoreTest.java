@@ -1,5 +1,6 @@
 package io.lancecontext.core.store;
 
+import static io.lancecontext.core.store.StoreTestSupport.inEveryTier;
 import static io.lancecontext.core.store.StoreTestSupport.options;
 import static io.lancecontext.core.store.StoreTestSupport.rec;
 import static io.lancecontext.core.store.StoreTestSupport.view;
@@ -34,23 +35,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 class ContextStoreTest extends StoreTest {
-  /** Runs {@code check} with the rows in the WAL tail, then in a generation, then in the base table. */
-  private static void inEveryTier(ContextStore store, Runnable check) {
-    runIn("the WAL tail", check);
-    store.seal();
-    runIn("a generation", check);
-    MergeResult r = store.merge();
-    assertTrue(r.merged(), r.reason());
-    runIn("the base table", check);
-  }
 
-  private static void runIn(String tier, Runnable check) {
-    try {
-      check.run();
-    } catch (AssertionError e) {
-      throw new AssertionError("with the rows in " + tier + ": " + e.getMessage(), e);
-    }
-  }
 
   @Test
   void filterNeverReturnsReplacedRows() {

@@ -1,5 +1,6 @@
 package io.lancecontext.core.store;
 
+import static io.lancecontext.core.store.StoreTestSupport.inEveryTier;
 import static io.lancecontext.core.store.StoreTestSupport.options;
 import static io.lancecontext.core.store.StoreTestSupport.rec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -207,19 +208,5 @@ class FilterSemanticsTest extends StoreTest {
     return out;
   }
 
-  private static void inEveryTier(ContextStore store, Runnable check) {
-    run("the WAL tail", check);
-    store.seal();
-    run("a generation", check);
-    store.merge();
-    run("the base table", check);
-  }
 
-  private static void run(String tier, Runnable check) {
-    try {
-      check.run();
-    } catch (AssertionError e) {
-      throw new AssertionError("with the rows in " + tier + ": " + e.getMessage(), e);
-    }
-  }
 }

@@ -1,5 +1,6 @@
 package io.lancecontext.core.store;
 
+import static io.lancecontext.core.store.StoreTestSupport.inEveryTier;
 import static io.lancecontext.core.store.StoreTestSupport.options;
 import static io.lancecontext.core.testing.RecordAssertions.difference;
 import static io.lancecontext.core.testing.RecordAssertions.render;
@@ -146,19 +147,5 @@ class NullValuesTest extends StoreTest {
     });
   }
 
-  private static void inEveryTier(ContextStore store, Runnable check) {
-    run("the WAL tail", check);
-    store.seal();
-    run("a generation", check);
-    assertTrue(store.merge().merged());
-    run("the base table", check);
-  }
 
-  private static void run(String tier, Runnable check) {
-    try {
-      check.run();
-    } catch (AssertionError e) {
-      throw new AssertionError("with the rows in " + tier + ": " + e.getMessage(), e);
-    }
-  }
 }

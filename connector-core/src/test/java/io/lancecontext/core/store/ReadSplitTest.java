@@ -58,19 +58,7 @@ class ReadSplitTest extends StoreTest {
   @Test
   void partsReadIndependentlyReturnExactlyTheViewOfOneSnapshot() throws Exception {
     try (ContextStore store = ContextStore.open(options(dir, "splits", "context"))) {
-      for (int round = 0; round < 4; round++) {  // four merges: several base fragments
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (int i = 0; i < 50; i++) {
-          rows.add(rec("id", "k" + (round * 30 + i), "token_count", round * 1000 + i));
-        }
-        store.add(rows);
-        store.seal();
-        store.merge();
-      }
-      store.add(List.of(rec("id", "k5", "token_count", -5), rec("id", "new", "token_count", 7)));
-      store.seal();                                        // an unmerged generation
-      store.add(List.of(rec("id", "k40", "token_count", -40)));  // the WAL tail
-      store.delete(List.of("k41"));
+      fillEveryTier(store, 4, 50, 30);  // four merges: several base fragments
 
       ScanSpec scan = ScanSpec.all().withColumns(List.of("id", "token_count"));
       Map<String, Object> expected = StoreTestSupport.view(store, "token_count");
@@ -118,19 +106,7 @@ class ReadSplitTest extends StoreTest {
     try (ContextStore store = ContextStore.open(options(dir, name, "context", "gc.grace", graceSeconds + "s",
         "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"));
         ChildJvm reader = ChildJvm.start(SplitReaderProcess.class, dir.resolve(name + ".log"), store.uri(), "token_count")) {
-      for (int round = 0; round < 3; round++) {
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (int i = 0; i < 40; i++) {
-          rows.add(rec("id", "k" + (round * 20 + i), "token_count", round * 1000 + i));
-        }
-        store.add(rows);
-        store.seal();
-        store.merge();
-      }
-      store.add(List.of(rec("id", "k5", "token_count", -5), rec("id", "new", "token_count", 7)));
-      store.seal();                                              // an unmerged generation
-      store.add(List.of(rec("id", "k40", "token_count", -40)));  // the WAL tail
-      store.delete(List.of("k41"));
+      fillEveryTier(store, 3, 40, 20);
       assertEquals("ready", reader.readLine(), reader.tail());
       // the files the plan will need are older than gc.grace before it is made: age since creation
       // must not count, only age since they stopped being needed
@@ -204,5 +180,26 @@ class ReadSplitTest extends StoreTest {
     assertEquals("1m", split.config().asMap().get("gc.grace"), "other options stay");
     String serialized = new String(Base64.getDecoder().decode(serialize(List.of(split))), java.nio.charset.StandardCharsets.ISO_8859_1);
     assertTrue(!serialized.contains("s3cr3t-value"), "the secret is not in the serialized split");
+  }
+
+  /**
+   * Rows in every tier: {@code merges} rounds of {@code rows} upserts (keys {@code k<round*stride+i>},
+   * overlapping across rounds) each merged into the base, then an update and a new key in an unmerged
+   * generation, an update in the WAL tail, and a deletion.
+   */
+  private static void fillEveryTier(ContextStore store, int merges, int rows, int stride) {
+    for (int round = 0; round < merges; round++) {
+      List<Map<String, Object>> batch = new ArrayList<>();
+      for (int i = 0; i < rows; i++) {
+        batch.add(rec("id", "k" + (round * stride + i), "token_count", round * 1000 + i));
+      }
+      store.add(batch);
+      store.seal();
+      store.merge();
+    }
+    store.add(List.of(rec("id", "k5", "token_count", -5), rec("id", "new", "token_count", 7)));
+    store.seal();                                              // an unmerged generation
+    store.add(List.of(rec("id", "k40", "token_count", -40)));  // the WAL tail
+    store.delete(List.of("k41"));
   }
 }

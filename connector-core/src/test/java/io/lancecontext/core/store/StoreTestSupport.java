@@ -1,5 +1,8 @@
 package io.lancecontext.core.store;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.maintenance.MergeResult;
 import io.lancecontext.core.read.ScanSpec;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -21,6 +24,24 @@ final class StoreTestSupport {
       o.put(more[i], more[i + 1]);
     }
     return o;
+  }
+
+  /** Runs {@code check} with the rows in the WAL tail, then in a generation, then in the base table. */
+  static void inEveryTier(ContextStore store, Runnable check) {
+    runIn("the WAL tail", check);
+    store.seal();
+    runIn("a generation", check);
+    MergeResult r = store.merge();
+    assertTrue(r.merged(), r.reason());
+    runIn("the base table", check);
+  }
+
+  private static void runIn(String tier, Runnable check) {
+    try {
+      check.run();
+    } catch (AssertionError e) {
+      throw new AssertionError("with the rows in " + tier + ": " + e.getMessage(), e);
+    }
   }
 
   @SafeVarargs
