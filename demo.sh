@@ -10,6 +10,8 @@ case "$jv" in
 esac
 echo "building (mvn package, no tests)..."
 mvn -B -ntp -q -Dstyle.color=never -pl examples -am package -DskipTests
+# lance-core's Rust logger: warnings and errors, without lance-core 7.0.0's harmless line on every merge
+export LANCE_LOG="${LANCE_LOG:-warn,lance::index=off}"
 mkdir -p examples/target/tmp
 # lance-core extracts its native library (~170 MiB) into java.io.tmpdir: keep it under target/
 exec java -Xmx2g --add-opens=java.base/java.nio=ALL-UNNAMED -Djava.io.tmpdir="$PWD/examples/target/tmp" \
