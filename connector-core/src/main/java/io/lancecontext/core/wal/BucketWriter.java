@@ -426,9 +426,11 @@ public final class BucketWriter implements AutoCloseable {
 
   /**
    * Opens the active lane if it is not open (claiming its shard, after moving aside an incomplete WAL
-   * entry a killed writer left), then raises the write sequence above every stamp present for the
-   * bucket. The stamps are read after the claim: a previous owner acknowledges a put only if its entry
-   * was written before the claim, so every acknowledged row of the bucket is seen.
+   * entry a killed writer left), then, on the JVM's first write to the bucket or when another writer held
+   * one of its lanes since, raises the write sequence above every stamp present for the bucket (otherwise
+   * every stamp in it is this JVM's, and reading them would cost a fresh-tier refresh under the lock on
+   * every lane switch). The stamps are read after the claim: a previous owner acknowledges a put only if
+   * its entry was written before the claim, so every acknowledged row of the bucket is seen.
    */
   private void openActiveLocked() {
     LaneWriter lane = lanes[active];
@@ -461,11 +463,13 @@ public final class BucketWriter implements AutoCloseable {
       lane.recover();
       ownEpochs[active] = lane.epoch();
     }
-    long seed = Math.max(lastSequence, host.maxFreshSequence(bucket));
-    if (foreign) {
-      // merged rows keep their stamps: a previous owner's clock may have run ahead of this one's
-      seed = Math.max(seed, host.maxBaseSequence(Math.max(seed, clockMicros.getAsLong())));
+    if (!foreign) {
+      // no other writer held a lane of the bucket since this JVM seeded: every stamp in it is this JVM's
+      return;
     }
+    long seed = Math.max(lastSequence, host.maxFreshSequence(bucket));
+    // merged rows keep their stamps: a previous owner's clock may have run ahead of this one's
+    seed = Math.max(seed, host.maxBaseSequence(Math.max(seed, clockMicros.getAsLong())));
     lastSequence = seed;
   }
 
