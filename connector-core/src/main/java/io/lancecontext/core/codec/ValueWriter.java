@@ -146,7 +146,7 @@ final class ValueWriter {
   private static byte[] string(Object value, ColumnSpec c, String path, int row) {
     if (value instanceof CharSequence s) {
       String text = s.toString();
-      int bad = unpairedSurrogate(text);
+      int bad = Text.unpairedSurrogate(text);
       if (bad >= 0) {
         // UTF-8 cannot hold it: the encoder would store '?' and the value would not round-trip
         throw new InvalidRecordException(path, row, "the string has an unpaired surrogate (U+"
@@ -158,18 +158,6 @@ final class ValueWriter {
     throw wrongType(value, c, path, row, "java.lang.String");
   }
 
-  /** Index of the first surrogate that is not half of a pair, or -1. */
-  private static int unpairedSurrogate(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char ch = s.charAt(i);
-      if (Character.isHighSurrogate(ch) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-        i++;
-      } else if (Character.isSurrogate(ch)) {
-        return i;
-      }
-    }
-    return -1;
-  }
 
   private static byte[] bytes(Object value, ColumnSpec c, String path, int row) {
     if (value instanceof byte[] b) {

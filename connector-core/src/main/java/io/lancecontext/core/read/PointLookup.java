@@ -1,5 +1,6 @@
 package io.lancecontext.core.read;
 
+import io.lancecontext.core.codec.Text;
 import io.lancecontext.core.error.LanceErrors;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.schema.Capability;
@@ -42,7 +43,7 @@ public final class PointLookup {
     Set<String> fromBase = new LinkedHashSet<>();
     try {
       for (String key : new LinkedHashSet<>(keys)) {
-        if (!Predicates.isText(key)) {
+        if (!Text.isText(key)) {
           continue;  // no stored key holds an unpaired surrogate (refused at add)
         }
         LsmSnapshot.Winner w = snapshot.winner(key);

@@ -1,5 +1,6 @@
 package io.lancecontext.core.read;
 
+import io.lancecontext.core.codec.Text;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.ColumnSpec;
@@ -188,7 +189,7 @@ public final class Predicates {
       }
       case STRING:
       case LARGE_STRING:
-        if ((op == Predicate.Op.EQ || op == Predicate.Op.NE) && !isText((String) value)) {
+        if ((op == Predicate.Op.EQ || op == Predicate.Op.NE) && !Text.isText((String) value)) {
           // no stored value equals it: the store holds valid UTF-8 only (no unpaired surrogates)
           return op == Predicate.Op.EQ ? Predicate.alwaysFalse() : Predicate.isNotNull(column);
         }
@@ -198,18 +199,6 @@ public final class Predicates {
     }
   }
 
-  /** Whether {@code s} is well-formed UTF-16 (no unpaired surrogate), so UTF-8 can hold it. */
-  public static boolean isText(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char ch = s.charAt(i);
-      if (Character.isHighSurrogate(ch) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-        i++;
-      } else if (Character.isSurrogate(ch)) {
-        return false;
-      }
-    }
-    return true;
-  }
 
   private static final BigDecimal MICROS_PER_SECOND = BigDecimal.valueOf(1_000_000L);
   /** Stands for NaN and +infinity (above every number) and -infinity (below), which BigDecimal lacks. */
