@@ -1,10 +1,10 @@
 package io.lancecontext.benchmarks;
 
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.internal.session.LanceRuntime;
+import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.SchemaPresets;
 import io.lancecontext.core.schema.SchemaSpec;
-import io.lancecontext.core.session.LanceRuntime;
-import io.lancecontext.core.store.ContextStore;
-import io.lancecontext.core.store.StoreStats;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,12 +1,12 @@
 package io.lancecontext.benchmarks;
 
-import io.lancecontext.core.store.ContextStore;
-import io.lancecontext.core.store.StoreStats;
-import io.lancecontext.core.wal.MergedWatermarks;
-import io.lancecontext.core.wal.ShardManifest;
-import io.lancecontext.core.wal.ShardManifests;
-import io.lancecontext.core.io.StoreFiles;
-import io.lancecontext.core.wal.ShardIds;
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.MergedWatermarks;
+import io.lancecontext.core.internal.lance.ShardManifest;
+import io.lancecontext.core.internal.lance.ShardManifests;
+import io.lancecontext.core.internal.write.ShardIds;
+import io.lancecontext.core.result.StoreStats;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;

@@ -1,8 +1,8 @@
 package io.lancecontext.benchmarks;
 
-import io.lancecontext.core.arrow.SingleBatchReader;
-import io.lancecontext.core.codec.RecordCodec;
-import io.lancecontext.core.read.RowCopier;
+import io.lancecontext.core.internal.codec.RecordCodec;
+import io.lancecontext.core.internal.lance.RowCopier;
+import io.lancecontext.core.internal.lance.SingleBatchReader;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,10 +1,10 @@
 package io.lancecontext.benchmarks;
 
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
-import io.lancecontext.core.session.LanceRuntime;
-import io.lancecontext.core.store.ContextStore;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -257,8 +257,8 @@ public final class SessionSoakBenchmark {
           uri -> Session.builder().indexCacheSizeBytes(Session.DEFAULT_INDEX_CACHE_SIZE_BYTES)
               .metadataCacheSizeBytes(Session.DEFAULT_METADATA_CACHE_SIZE_BYTES).build()));
     } else if (mode == Mode.SHARED_BASE_ONLY) {
-      Session shared = Session.builder().indexCacheSizeBytes(new io.lancecontext.core.session.CacheBudget(2L << 30, "soak")
-          .indexCacheBytes()).metadataCacheSizeBytes(new io.lancecontext.core.session.CacheBudget(2L << 30, "soak")
+      Session shared = Session.builder().indexCacheSizeBytes(new io.lancecontext.core.internal.session.CacheBudget(2L << 30, "soak")
+          .indexCacheBytes()).metadataCacheSizeBytes(new io.lancecontext.core.internal.session.CacheBudget(2L << 30, "soak")
           .metadataCacheBytes()).build();
       perStore.put("shared", shared);
       LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) ->

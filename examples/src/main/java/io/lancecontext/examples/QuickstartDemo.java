@@ -1,10 +1,10 @@
 package io.lancecontext.examples;
 
-import io.lancecontext.core.maintenance.MergeResult;
+import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
-import io.lancecontext.core.store.ContextStore;
-import io.lancecontext.core.store.StoreStats;
+import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.core.result.StoreStats;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Instant;

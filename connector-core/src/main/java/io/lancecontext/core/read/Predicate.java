@@ -21,10 +21,15 @@ public sealed interface Predicate extends Serializable {
   enum Op {
     EQ("="), NE("!="), LT("<"), LE("<="), GT(">"), GE(">=");
 
-    final String sql;
+    private final String sql;
 
     Op(String sql) {
       this.sql = sql;
+    }
+
+    /** The operator in Lance SQL. */
+    public String sql() {
+      return sql;
     }
 
     /** The operator of the negated comparison ({@code NOT (a < b)} is {@code a >= b}). */

@@ -28,10 +28,13 @@ import java.util.Map;
  * @param snapshot the snapshot all splits of the plan read
  * @param scan what to read (offset not allowed; a limit applies per split)
  * @param part which part of the view
- * @param fragments base fragments to read ({@link StoreScan.Part#BASE} only)
+ * @param fragments base fragments to read ({@link Part#BASE} only)
  */
-public record ReadSplit(StoreConfig config, Snapshot snapshot, ScanSpec scan, StoreScan.Part part,
+public record ReadSplit(StoreConfig config, Snapshot snapshot, ScanSpec scan, Part part,
     List<Integer> fragments) implements Serializable {
+
+  /** Which part of the LSM view a split reads. */
+  public enum Part { ALL, BASE, FRESH }
 
   public ReadSplit {
     config = withoutStorageOptions(config);
@@ -57,26 +60,6 @@ public record ReadSplit(StoreConfig config, Snapshot snapshot, ScanSpec scan, St
   public record Snapshot(long baseVersion, Map<String, PinnedShard> shards, Instant plannedAt) implements Serializable {
     public Snapshot {
       shards = Map.copyOf(shards);
-    }
-
-    /**
-     * Pins what {@code snapshot} sees, stamped with the current time. Call it right after taking the
-     * snapshot: strictly, the guarantee runs from the moment the snapshot was taken, which this stamp
-     * follows by the time the call takes.
-     */
-    public static Snapshot of(LsmSnapshot snapshot) {
-      Instant plannedAt = Instant.now();
-      Map<String, PinnedShard> pinned = new java.util.LinkedHashMap<>();
-      for (FreshShard s : snapshot.shards().values()) {
-        List<Long> positions = new java.util.ArrayList<>();
-        for (FreshSource source : s.sources()) {
-          if (source instanceof WalSource w) {
-            positions.add(w.entry().position());
-          }
-        }
-        pinned.put(s.shardId(), new PinnedShard(s.watermark(), s.manifest().version(), positions));
-      }
-      return new Snapshot(snapshot.base().version(), pinned, plannedAt);
     }
   }
 

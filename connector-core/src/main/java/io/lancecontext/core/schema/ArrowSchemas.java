@@ -14,7 +14,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /** Maps a {@link SchemaSpec} to the Arrow schema of its Lance dataset. */
-public final class ArrowSchemas {
+final class ArrowSchemas {
   private ArrowSchemas() {}
 
   /** Field metadata that makes Lance treat a string column as the (unenforced) primary key. */

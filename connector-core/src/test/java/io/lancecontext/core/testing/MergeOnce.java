@@ -1,6 +1,6 @@
 package io.lancecontext.core.testing;
 
-import io.lancecontext.core.store.ContextStore;
+import io.lancecontext.core.ContextStore;
 import java.util.List;
 import java.util.Map;
 

@@ -1,7 +1,7 @@
 package io.lancecontext.core.testing;
 
-import io.lancecontext.core.session.LanceRuntime;
-import io.lancecontext.core.store.ContextStore;
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.internal.session.LanceRuntime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

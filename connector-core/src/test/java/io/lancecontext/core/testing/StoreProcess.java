@@ -1,7 +1,7 @@
 package io.lancecontext.core.testing;
 
+import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.WriteNotAcknowledgedException;
-import io.lancecontext.core.store.ContextStore;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -100,8 +100,8 @@ public final class StoreProcess {
       try {
         // a dataset handle per claim (lance-core reuses a handle's writer); neither is closed: closing a
         // writer that was fenced blocks in lance-core 7.0.0
-        org.lance.Dataset ds = io.lancecontext.core.store.StoreDatasets.open(path, config,
-            io.lancecontext.core.session.LanceRuntime.get().allocator());
+        org.lance.Dataset ds = io.lancecontext.core.internal.session.StoreDatasets.open(path, config,
+            io.lancecontext.core.internal.session.LanceRuntime.get().allocator());
         ds.memWalWriter(shardId, new org.lance.memwal.ShardWriterConfig().withDurableWrite(true));
         System.err.println("claim " + claims + " took " + (System.nanoTime() - t) / 1_000_000 + " ms");
       } catch (RuntimeException e) {

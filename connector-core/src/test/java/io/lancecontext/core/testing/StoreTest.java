@@ -1,6 +1,6 @@
 package io.lancecontext.core.testing;
 
-import io.lancecontext.core.store.ContextStore;
+import io.lancecontext.core.ContextStore;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

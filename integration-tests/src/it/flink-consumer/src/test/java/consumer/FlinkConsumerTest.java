@@ -3,7 +3,7 @@ package consumer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.lancecontext.core.store.ContextStore;
+import io.lancecontext.core.ContextStore;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -1,0 +1,318 @@
+package io.lancecontext.core;
+
+import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.error.StoreClosedException;
+import io.lancecontext.core.internal.read.LsmSnapshot;
+import io.lancecontext.core.internal.read.StoreScan;
+import io.lancecontext.core.internal.store.ResidentStore;
+import io.lancecontext.core.internal.store.StoreRegistry;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.result.CompactionResult;
+import io.lancecontext.core.result.GcResult;
+import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.core.result.StoreStats;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * A context store: one Lance dataset with MemWAL shards, written by many processes and read as one
+ * LSM view (newest row per key, deletions hidden).
+ *
+ * <p>Contracts:
+ * <ul>
+ *   <li>When {@link #add} (or {@link #delete}) returns, its rows are durable (they survive a crash of this
+ *       process) and visible to every reader in every process.</li>
+ *   <li>Adds upsert by key; within one call the last row of a key wins. A call that throws
+ *       {@link io.lancecontext.core.error.WriteNotAcknowledgedException} (fenced, timed out, interrupted)
+ *       acknowledged nothing, but may have stored some rows; retrying it is safe.</li>
+ *   <li>Every failure is a {@link io.lancecontext.core.error.LanceContextException}, which says whether
+ *       retrying the call is safe ({@code isRetryable()}).</li>
+ *   <li>Reads see the newest row of every key; filters never return a row a newer version replaced.</li>
+ * </ul>
+ *
+ * <p>A handle is cheap: every handle to one location in a JVM shares one resident store (one writer per
+ * shard, one cache), which stays resident after the last handle is closed until it has been idle for a
+ * while. Handles are thread-safe.
+ */
+public final class ContextStore implements AutoCloseable {
+  private final StoreRegistry registry;
+  private final ResidentStore store;
+  private final StoreConfig config;
+  private volatile boolean closed;
+
+  ContextStore(StoreRegistry registry, ResidentStore store, StoreConfig config) {
+    this.registry = registry;
+    this.store = store;
+    this.config = config;
+  }
+
+  /** Opens the store at option {@code path}, creating it when option {@code schema} is given and none exists. */
+  public static ContextStore open(Map<String, String> options) {
+    return open(StoreConfig.of(options));
+  }
+
+  public static ContextStore open(StoreConfig config) {
+    return open(StoreRegistry.INSTANCE, config);
+  }
+
+  /** A handle from {@code registry} (tests use registries of their own). */
+  static ContextStore open(StoreRegistry registry, StoreConfig config) {
+    return new ContextStore(registry, registry.acquire(config), config);
+  }
+
+  public SchemaSpec spec() {
+    return store.spec();
+  }
+
+  public String uri() {
+    return store.config().uri();
+  }
+
+  /** The options this handle was opened with. */
+  public StoreConfig config() {
+    return config;
+  }
+
+  public int shards() {
+    return store.shards();
+  }
+
+  /** The bucket (shard number) of a key; engines cluster rows by it so that one task writes one shard. */
+  public int bucketOf(String key) {
+    return store.bucketOf(key);
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /** Adds (upserts) records; see the class contract. Returns the rows written (after dedupe by key). */
+  public int add(List<? extends Map<String, ?>> records) {
+    check();
+    return store.operation("add rows", () -> {
+      try (VectorSchemaRoot batch = store.codec().encode(records, store.allocator())) {
+        return store.add(batch, false, true);
+      }
+    });
+  }
+
+  /**
+   * Adds (upserts) a batch already in the store's dataset schema ({@link SchemaSpec#toArrowSchema()}),
+   * validated by the same rules as records. The batch is not closed.
+   */
+  public int add(VectorSchemaRoot batch) {
+    check();
+    return store.add(batch, false);
+  }
+
+  /** Deletes keys (writes tombstones); needs capability {@code tombstones}. Durable and visible on return. */
+  public int delete(Collection<String> keys) {
+    check();
+    if (!store.spec().has(Capability.TOMBSTONES)) {
+      throw new SchemaException("the store at " + uri() + " has no 'tombstones' capability: deleting by key is disabled");
+    }
+    return store.operation("delete keys", () -> {
+      try (VectorSchemaRoot batch = store.codec().encodeTombstones(new ArrayList<>(keys), store.allocator())) {
+        return store.add(batch, true, true);
+      }
+    });
+  }
+
+  /** A buffered write handle for one task (see {@link StoreWriter}). */
+  public StoreWriter newWriter() {
+    check();
+    return new StoreWriter(this);
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** The record with this key, unless it is deleted (or retired/expired, with capability lifecycle). */
+  public Optional<Map<String, Object>> get(String key) {
+    List<Map<String, Object>> found = get(List.of(key));
+    return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+  }
+
+  /** The records with these keys that exist (in no particular order). */
+  public List<Map<String, Object>> get(Collection<String> keys) {
+    return lookup(keys, store.spec().columnNames(), false);
+  }
+
+  /** Looks keys up, returning {@code columns}; {@code includeExpired} also returns retired/expired records. */
+  public List<Map<String, Object>> lookup(Collection<String> keys, List<String> columns, boolean includeExpired) {
+    check();
+    return store.lookup(new ArrayList<>(keys), columns, includeExpired, Instant.now());
+  }
+
+  /** Reads the LSM view as Arrow batches. Close the reader. */
+  public StoreReader scan(ScanSpec spec) {
+    check();
+    LsmSnapshot snapshot = store.snapshot(null);
+    try {
+      StoreScan scan = new StoreScan(store.spec(), snapshot, spec, store.allocator(), ReadSplit.Part.ALL, null);
+      return new StoreReader(snapshot, scan, store.codec());
+    } catch (RuntimeException e) {
+      snapshot.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Splits a read into independent parts that return, together, exactly the LSM view of one snapshot:
+   * up to {@code maxSplits - 1} groups of base-table fragments and one part for the fresh tier. Engines
+   * read the parts in parallel, in any process ({@link #read(ReadSplit)}). The scan may not have an
+   * offset; a limit applies to each part. Expiry is judged at planning time.
+   */
+  public List<ReadSplit> planRead(ScanSpec scan, int maxSplits) {
+    check();
+    if (scan.offset() > 0) {
+      throw new IllegalArgumentException("a split read cannot skip rows (offset " + scan.offset() + ")");
+    }
+    ScanSpec pinnedScan = scan.now() == null ? scan.withNow(Instant.now()) : scan;
+    try (LsmSnapshot snapshot = store.snapshot(null)) {
+      StoreScan.resolveColumns(store.spec(), pinnedScan);
+      ReadSplit.Snapshot pinned = snapshot.pin();
+      List<ReadSplit> splits = new ArrayList<>();
+      List<org.lance.Fragment> fragments = snapshot.base().dataset().getFragments();
+      int groups = Math.max(1, Math.min(maxSplits - 1, fragments.size()));
+      long total = fragments.stream().mapToLong(f -> f.metadata().getNumRows()).sum();
+      long perGroup = Math.max(1, (total + groups - 1) / groups);
+      List<Integer> group = new ArrayList<>();
+      long inGroup = 0;
+      for (org.lance.Fragment f : fragments) {
+        group.add(f.getId());
+        inGroup += f.metadata().getNumRows();
+        if (inGroup >= perGroup) {
+          splits.add(new ReadSplit(store.config(), pinned, pinnedScan, ReadSplit.Part.BASE, group));
+          group = new ArrayList<>();
+          inGroup = 0;
+        }
+      }
+      if (!group.isEmpty()) {
+        splits.add(new ReadSplit(store.config(), pinned, pinnedScan, ReadSplit.Part.BASE, group));
+      }
+      splits.add(new ReadSplit(store.config(), pinned, pinnedScan, ReadSplit.Part.FRESH, null));
+      return splits;
+    }
+  }
+
+  /** Reads one part of a planned read (in this or any other process). Close the reader. */
+  public StoreReader read(ReadSplit split) {
+    check();
+    LsmSnapshot snapshot = store.pinnedSnapshot(split.snapshot());
+    try {
+      StoreScan scan = new StoreScan(store.spec(), snapshot, split.scan(), store.allocator(), split.part(),
+          split.fragments());
+      return new StoreReader(snapshot, scan, store.codec());
+    } catch (RuntimeException e) {
+      snapshot.close();
+      throw e;
+    }
+  }
+
+  /** Reads the LSM view as records. */
+  public List<Map<String, Object>> scanRecords(ScanSpec spec) {
+    try (StoreReader reader = scan(spec)) {
+      return reader.records();
+    }
+  }
+
+  /** Visible records. */
+  public long count() {
+    return count(Predicate.alwaysTrue());
+  }
+
+  /** Visible records matching {@code filter}. */
+  public long count(Predicate filter) {
+    try (StoreReader reader = scan(ScanSpec.all().withColumns(List.of(store.spec().key())).withFilter(filter))) {
+      long n = 0;
+      while (reader.next()) {
+        n += reader.batch().getRowCount();
+      }
+      return n;
+    }
+  }
+
+  public StoreStats stats() {
+    check();
+    return store.stats(registry.residentStores(), registry.openWriters());
+  }
+
+  // ---------------------------------------------------------------- maintenance
+
+  /** Merges every flushed generation into the base table now. */
+  public MergeResult merge() {
+    check();
+    return store.operation("merge", () -> store.maintenance().merge());
+  }
+
+  /** Compacts the base table now (deferred index remap; the key index is rebuilt). */
+  public CompactionResult compact() {
+    check();
+    return store.operation("compact", () -> store.maintenance().compact());
+  }
+
+  /** Deletes merged generations, sealed WAL entries and old versions older than {@code gc.grace}. */
+  public GcResult gc() {
+    check();
+    return store.operation("collect garbage", () -> store.maintenance().gc());
+  }
+
+  /** Seals every shard's open generation now and waits (it then becomes mergeable). */
+  public void seal() {
+    check();
+    store.operation("seal", () -> {
+      for (var writer : store.writers()) {
+        writer.seal("requested");
+      }
+      return null;
+    });
+  }
+
+  private void check() {
+    if (closed) {
+      throw new StoreClosedException("this handle to " + uri() + " is closed", false);
+    }
+    store.ensureOpen();
+  }
+
+  /** Releases this handle; the store stays resident for other handles and for a while after. */
+  @Override
+  public void close() {
+    if (!closed) {
+      closed = true;
+      registry.release(store);
+    }
+  }
+
+  /**
+   * Closes every resident store of this JVM now: writers sealed, caches freed (tests, shutdown). Calls in
+   * flight complete first; later calls through handles opened before fail with a retryable
+   * {@link StoreClosedException} (open the store again); an open of a store being closed waits for it.
+   */
+  public static void closeAllResident() {
+    StoreRegistry.INSTANCE.closeAll();
+  }
+
+  /** Stores resident in this JVM. */
+  public static int residentStores() {
+    return StoreRegistry.INSTANCE.residentStores();
+  }
+
+  /** The shared state behind this handle (tests). */
+  ResidentStore resident() {
+    return store;
+  }
+
+  @Override
+  public String toString() {
+    return "ContextStore[" + uri() + "]";
+  }
+}

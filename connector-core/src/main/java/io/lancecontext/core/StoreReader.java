@@ -1,0 +1,76 @@
+package io.lancecontext.core;
+
+import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.internal.codec.RecordCodec;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.read.LsmSnapshot;
+import io.lancecontext.core.internal.read.StoreScan;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * The result of a scan: Arrow batches of the LSM view, produced lazily from one consistent snapshot.
+ * Each batch is valid until the next call to {@link #next()}. Close it to release the snapshot. Not
+ * thread-safe.
+ */
+public final class StoreReader implements AutoCloseable {
+  private final LsmSnapshot snapshot;
+  private final StoreScan scan;
+  private final RecordCodec codec;
+
+  StoreReader(LsmSnapshot snapshot, StoreScan scan, RecordCodec codec) {
+    this.snapshot = snapshot;
+    this.scan = scan;
+    this.codec = codec;
+  }
+
+  /** Advances to the next batch; false at the end. */
+  public boolean next() {
+    try {
+      return scan.next();
+    } catch (LanceContextException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw LanceErrors.translate("read the store", e);
+    }
+  }
+
+  public VectorSchemaRoot batch() {
+    return scan.batch();
+  }
+
+  public List<String> columns() {
+    return scan.columns();
+  }
+
+  /** The base-table version this read sees. */
+  public long baseVersion() {
+    return snapshot.base().version();
+  }
+
+  /** Reads every remaining batch as records. */
+  public List<Map<String, Object>> records() {
+    List<Map<String, Object>> out = new ArrayList<>();
+    while (next()) {
+      try {
+        out.addAll(codec.decode(batch(), columns()));
+      } catch (LanceContextException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw LanceErrors.translate("decode the rows read", e);
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    try {
+      scan.close();
+    } finally {
+      snapshot.close();
+    }
+  }
+}

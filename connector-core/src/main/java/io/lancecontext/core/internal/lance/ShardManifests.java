@@ -1,0 +1,55 @@
+package io.lancecontext.core.internal.lance;
+
+import io.lancecontext.core.internal.io.StoreFiles;
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Finds and reads shard manifest versions. */
+public final class ShardManifests {
+  private ShardManifests() {}
+
+  /** Every manifest version present, ascending. */
+  public static List<Long> versions(StoreFiles files, String shardId) throws IOException {
+    List<Long> out = new ArrayList<>();
+    for (String n : files.list(ShardLayout.manifestDir(shardId))) {
+      long v = LogNames.number(n, LogNames.MANIFEST_SUFFIX);
+      if (v >= 0) {
+        out.add(v);
+      }
+    }
+    out.sort(null);
+    return out;
+  }
+
+  /** The newest manifest, or {@link ShardManifest#empty()} for a shard nobody has opened. */
+  public static ShardManifest latest(StoreFiles files, String shardId) throws IOException {
+    for (int attempt = 0; ; attempt++) {
+      List<Long> versions = versions(files, shardId);
+      if (versions.isEmpty()) {
+        return ShardManifest.empty();
+      }
+      long newest = versions.get(versions.size() - 1);
+      try {
+        return read(files, shardId, newest);
+      } catch (NoSuchFileException e) {
+        if (attempt >= 3) {
+          throw e;  // deleted by garbage collection while we listed, repeatedly
+        }
+      }
+    }
+  }
+
+  public static ShardManifest read(StoreFiles files, String shardId, long version) throws IOException {
+    return ShardManifest.decode(files.read(path(shardId, version)));
+  }
+
+  public static boolean exists(StoreFiles files, String shardId, long version) throws IOException {
+    return files.exists(path(shardId, version));
+  }
+
+  static String path(String shardId, long version) {
+    return ShardLayout.manifestDir(shardId) + "/" + LogNames.name(version, LogNames.MANIFEST_SUFFIX);
+  }
+}

@@ -1,0 +1,273 @@
+package io.lancecontext.core.internal.maintenance;
+
+import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.ShardLayout;
+import io.lancecontext.core.internal.lance.ShardManifest;
+import io.lancecontext.core.internal.lance.ShardManifests;
+import io.lancecontext.core.internal.read.BaseTable;
+import io.lancecontext.core.internal.session.LanceRuntime;
+import io.lancecontext.core.internal.write.BucketWriter;
+import io.lancecontext.core.internal.write.ShardIds;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.result.CompactionResult;
+import io.lancecontext.core.result.GcResult;
+import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.core.result.StoreStats;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.arrow.memory.BufferAllocator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A store's maintenance: on demand ({@link #merge()}, {@link #compact()}, {@link #gc()}) and in the
+ * background of a JVM that writes to the store. Every second it seals shard generations that are big
+ * or old enough and closes idle writers; it merges when {@code merge.trigger.generations} generations
+ * are unmerged or the oldest is older than {@code merge.trigger.interval}, collects garbage after
+ * merges, and compacts when {@code compaction.background} is on. Across processes, merge, compaction
+ * and garbage collection are serialized by the store's {@link MaintenanceLock}.
+ */
+public final class Maintenance implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Maintenance.class);
+
+  /** A shard seals its generation once it holds this many WAL entries (far below lance's 8,000-batch memtable). */
+  public static final long SEAL_ENTRIES = 1_024;
+  static final Duration TICK = Duration.ofSeconds(1);
+  /** Maintenance lease duration; the holder renews it every third of it, so only a dead holder's lease expires. */
+  static final Duration LEASE = Duration.ofMinutes(2);
+  static final Duration GC_EVERY = Duration.ofMinutes(1);
+  static final Duration COMPACT_EVERY = Duration.ofMinutes(5);
+  static final Duration STATS_LOG_EVERY = Duration.ofMinutes(5);
+  /** Background compaction runs once the base has at least this many fragments. */
+  static final int COMPACT_FRAGMENTS = 16;
+
+  /** What maintenance needs from its store. */
+  public interface Host {
+    StoreConfig config();
+
+    SchemaSpec spec();
+
+    int shards();
+
+    BucketWriter[] writers();
+
+    StoreFiles files();
+
+    BufferAllocator allocator();
+
+    String name();
+
+    /** The latest base table, retained for the caller. */
+    BaseTable base();
+
+    /** One line of stats for the periodic log. */
+    String summary();
+  }
+
+  private final Host host;
+  private final ReentrantLock running = new ReentrantLock();
+  private final ScheduledFuture<?> task;
+  private volatile boolean writing;
+  private volatile boolean closed;
+  private long lastGcNanos = System.nanoTime();
+  private long lastCompactNanos = System.nanoTime();
+  private long lastStatsLogNanos = System.nanoTime();
+  private final AtomicLong merges = new AtomicLong();
+  private final AtomicLong mergedGenerations = new AtomicLong();
+  private final AtomicLong gcRuns = new AtomicLong();
+  private final AtomicLong compactions = new AtomicLong();
+  private final AtomicLong failures = new AtomicLong();
+  private final AtomicReference<MergeResult> lastMerge = new AtomicReference<>();
+
+  public Maintenance(Host host) {
+    this.host = host;
+    this.task = LanceRuntime.get().scheduler().scheduleWithFixedDelay(this::tick, TICK.toMillis(), TICK.toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  /** Called on every add: this JVM writes to the store, so it also maintains it. */
+  public void onWrite() {
+    writing = true;
+  }
+
+  private void tick() {
+    if (closed || !running.tryLock()) {
+      return;
+    }
+    try {
+      StoreConfig config = host.config();
+      Duration interval = config.get(StoreOptions.MERGE_INTERVAL);
+      for (BucketWriter writer : host.writers()) {
+        writer.maintain(interval.dividedBy(2), config.idleTimeout());
+      }
+      if (!writing) {
+        return;
+      }
+      if (mergeDue(config)) {
+        mergeLocked();
+      }
+      long now = System.nanoTime();
+      if (now - lastGcNanos >= GC_EVERY.toNanos()) {
+        lastGcNanos = now;
+        gcLocked();
+      }
+      if (config.get(StoreOptions.COMPACTION_BACKGROUND) && now - lastCompactNanos >= COMPACT_EVERY.toNanos()) {
+        lastCompactNanos = now;
+        BaseTable base = host.base();
+        try {
+          if (base.dataset().getFragments().size() >= COMPACT_FRAGMENTS) {
+            compactLocked();
+          }
+        } finally {
+          base.release();
+        }
+      }
+      if (now - lastStatsLogNanos >= STATS_LOG_EVERY.toNanos()) {
+        lastStatsLogNanos = now;
+        LOG.info("{}: {}", host.name(), host.summary());
+      }
+    } catch (RuntimeException e) {
+      failures.incrementAndGet();
+      LOG.warn("{}: background maintenance failed: {}", host.name(), e.toString());
+    } finally {
+      running.unlock();
+    }
+  }
+
+  private boolean mergeDue(StoreConfig config) {
+    int trigger = config.get(StoreOptions.MERGE_GENERATIONS);
+    Instant ageCutoff = Instant.now().minus(config.get(StoreOptions.MERGE_INTERVAL));
+    BaseTable base = host.base();
+    try {
+      int unmerged = 0;
+      for (String shard : ShardIds.all(host.shards())) {
+        long w = base.watermark(shard);
+        for (ShardManifest.FlushedGeneration g : ShardManifests.latest(host.files(), shard).flushed()) {
+          if (g.generation() > w) {
+            unmerged++;
+            Instant made = host.files().modified(ShardLayout.generationDir(shard, g.path()));
+            if (made != null && made.isBefore(ageCutoff)) {
+              return true;
+            }
+          }
+        }
+      }
+      return unmerged >= trigger;
+    } catch (IOException e) {
+      throw LanceErrors.translate("check the merge triggers", e);
+    } finally {
+      base.release();
+    }
+  }
+
+  /** Merges every unmerged generation now. */
+  public MergeResult merge() {
+    running.lock();
+    try {
+      return mergeLocked();
+    } finally {
+      running.unlock();
+    }
+  }
+
+  /** Compacts the base table now. */
+  public CompactionResult compact() {
+    running.lock();
+    try {
+      return compactLocked();
+    } finally {
+      running.unlock();
+    }
+  }
+
+  /** Collects garbage now (only what is older than {@code gc.grace}). */
+  public GcResult gc() {
+    running.lock();
+    try {
+      return gcLocked();
+    } finally {
+      running.unlock();
+    }
+  }
+
+  /** Work that needs the store's maintenance lease. */
+  @FunctionalInterface
+  private interface LeasedWork<T> {
+    T run(MaintenanceLock lease) throws IOException;
+  }
+
+  /** Runs {@code work} holding the maintenance lease, or returns {@code skipped} if another process has it. */
+  private <T> T withLease(String what, T skipped, LeasedWork<T> work) {
+    try {
+      Optional<MaintenanceLock> lease = MaintenanceLock.tryAcquire(host.files(), LEASE);
+      if (lease.isEmpty()) {
+        return skipped;
+      }
+      try (MaintenanceLock held = lease.get()) {
+        return work.run(held);
+      }
+    } catch (IOException e) {
+      throw LanceErrors.translate(what, e);
+    }
+  }
+
+  private MergeResult mergeLocked() {
+    return withLease("merge", MergeResult.skipped("another process holds the maintenance lease", -1), lease -> {
+      MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator(), lease);
+      if (r.merged()) {
+        merges.incrementAndGet();
+        mergedGenerations.addAndGet(r.generationCount());
+        lastMerge.set(r);
+        LOG.info("{}: merged {} generations ({} rows, {} deletions) into base version {} in {} ms", host.name(),
+            r.generationCount(), r.rows(), r.tombstones(), r.baseVersion(), r.millis());
+      }
+      return r;
+    });
+  }
+
+  private CompactionResult compactLocked() {
+    return withLease("compact", CompactionResult.skipped("another process holds the maintenance lease"), lease -> {
+      CompactionResult r = Compactor.compact(host.config(), host.spec(), host.allocator(), lease);
+      compactions.incrementAndGet();
+      LOG.info("{}: compacted {} fragments into {} (base version {}) in {} ms{}", host.name(), r.fragmentsBefore(),
+          r.fragmentsAfter(), r.baseVersion(), r.millis(), r.reason().isEmpty() ? "" : "; " + r.reason());
+      return r;
+    });
+  }
+
+  private GcResult gcLocked() {
+    return withLease("garbage-collect", GcResult.skipped(), lease -> {
+      GcResult r = GarbageCollector.collect(host.config(), host.shards(), host.files(), host.allocator(),
+          host.config().get(StoreOptions.GC_GRACE), lease);
+      gcRuns.incrementAndGet();
+      if (r.generationDirs() + r.walEntries() + r.manifests() + r.baseVersionsRemoved() > 0) {
+        LOG.info("{}: garbage collected {} generations, {} WAL entries, {} manifests, {} base versions ({} bytes)",
+            host.name(), r.generationDirs(), r.walEntries(), r.manifests(), r.baseVersionsRemoved(), r.bytesRemoved());
+      }
+      return r;
+    });
+  }
+
+  public StoreStats.MaintenanceCounters counters() {
+    return new StoreStats.MaintenanceCounters(merges.get(), mergedGenerations.get(), gcRuns.get(), compactions.get(), failures.get(),
+        lastMerge.get());
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    task.cancel(false);
+    running.lock();  // wait for a running tick
+    running.unlock();
+  }
+}

@@ -1,0 +1,252 @@
+package io.lancecontext.core.internal.maintenance;
+
+import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.MergedWatermarks;
+import io.lancecontext.core.internal.lance.RowCopier;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ShardLayout;
+import io.lancecontext.core.internal.lance.ShardManifest;
+import io.lancecontext.core.internal.lance.ShardManifests;
+import io.lancecontext.core.internal.read.BlobMaterializer;
+import io.lancecontext.core.internal.session.StoreDatasets;
+import io.lancecontext.core.internal.write.ShardIds;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.SystemColumns;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.c.ArrowArrayStream;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.lance.Dataset;
+import org.lance.MetadataColumns;
+import org.lance.ipc.ScanOptions;
+import org.lance.memwal.MergedGeneration;
+import org.lance.merge.MergeInsertParams;
+import org.lance.merge.MergeInsertResult;
+
+/**
+ * Folds flushed generations into the base table in one commit: for every shard, the generations above
+ * its merged watermark, in generation order, deduplicated across all of them (the newest row of each
+ * key wins), merge-inserted on the key and marked merged atomically with the data. Keys whose newest
+ * row is a tombstone are then deleted from the base table. Safe while writers keep writing; callers
+ * hold the {@link MaintenanceLock}, so the watermark read here cannot be stale.
+ */
+final class Merger {
+  private Merger() {}
+
+  private record Input(String shardId, long generation, String path, Dataset dataset) {}
+
+  static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
+      MaintenanceLock lease) throws IOException {
+    long started = System.nanoTime();
+    List<Input> inputs = new ArrayList<>();
+    try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
+      Map<String, Long> watermarks = MergedWatermarks.read(base);
+      Map<String, Integer> perShard = new LinkedHashMap<>();
+      for (String shardId : ShardIds.all(shards)) {
+        long w = watermarks.getOrDefault(shardId, 0L);
+        for (ShardManifest.FlushedGeneration g : ShardManifests.latest(files, shardId).flushed()) {
+          if (g.generation() > w) {
+            String uri = config.uri() + "/" + ShardLayout.generationDir(shardId, g.path());
+            inputs.add(new Input(shardId, g.generation(), g.path(), StoreDatasets.open(uri, config, allocator)));
+            perShard.merge(shardId, 1, Integer::sum);
+          }
+        }
+      }
+      if (inputs.isEmpty()) {
+        return MergeResult.skipped("no unmerged generations", base.version());
+      }
+      Map<String, Long> winners = newestRows(spec, inputs);
+      long tombstones = 0;
+      List<MergedGeneration> marked = new ArrayList<>();
+      for (Input in : inputs) {
+        marked.add(new MergedGeneration(in.shardId(), in.generation()));
+      }
+      MergeSource source = new MergeSource(spec, base.getSchema(), inputs, winners, allocator);
+      // update unconditionally: generations reach the base in write order (a bucket's seals run one
+      // after another, a recovering writer seals the older lane first). A conditional update
+      // ("source._lc_seq > target._lc_seq") would be the safer rule, but lance-core 7.0.0 aborts the
+      // JVM evaluating it on a table with a blob column (it reads the target's blob descriptors)
+      MergeInsertParams params = new MergeInsertParams(List.of(spec.key())).withMatchedUpdateAll()
+          .withNotMatched(MergeInsertParams.WhenNotMatched.InsertAll).withConflictRetries(10)
+          .markGenerationsAsMerged(marked);
+      long version;
+      lease.ensureHeld();
+      try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
+        Data.exportArrayStream(allocator, source, stream);
+        MergeInsertResult result = LanceErrors.call("merge " + inputs.size() + " generations into the base table",
+            () -> base.mergeInsert(params, stream));
+        try (Dataset merged = result.dataset()) {
+          tombstones = source.tombstones;
+          if (tombstones > 0) {
+            LanceErrors.run("delete merged tombstones", () -> merged.delete(SystemColumns.TOMBSTONE + " = true"));
+            merged.checkoutLatest();
+          }
+          if (KeyIndex.refreshIfStale(merged, spec, config)) {
+            merged.checkoutLatest();
+          }
+          version = merged.version();
+        }
+      }
+      return new MergeResult(true, "merged", perShard, winners.size(), tombstones, version,
+          (System.nanoTime() - started) / 1_000_000);
+    } finally {
+      inputs.forEach(i -> i.dataset().close());
+    }
+  }
+
+  /**
+   * key → (input index << 32 | row offset) of its newest row: the highest write sequence (the two lanes
+   * of a bucket interleave in time); within one generation, the first row of a key (lance-core writes a
+   * memtable out newest-first; lancecontext never writes a key twice into one generation).
+   */
+  private static Map<String, Long> newestRows(SchemaSpec spec, List<Input> inputs) throws IOException {
+    Map<String, Long> winners = new HashMap<>();
+    Map<String, Long> sequences = new HashMap<>();
+    for (int i = 0; i < inputs.size(); i++) {
+      Map<String, Long> local = new HashMap<>();
+      Map<String, Long> localSeq = new HashMap<>();
+      ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), SystemColumns.SEQUENCE)).build();
+      try (ScanHandle scan = ScanHandle.open(inputs.get(i).dataset(), options)) {
+        ArrowReader reader = scan.reader();
+        long offset = 0;
+        while (reader.loadNextBatch()) {
+          VectorSchemaRoot b = reader.getVectorSchemaRoot();
+          VarCharVector key = (VarCharVector) b.getVector(spec.key());
+          BigIntVector seq = (BigIntVector) b.getVector(SystemColumns.SEQUENCE);
+          for (int r = 0; r < key.getValueCount(); r++, offset++) {
+            String k = new String(key.get(r), StandardCharsets.UTF_8);
+            if (local.putIfAbsent(k, ((long) i << 32) | offset) == null) {
+              localSeq.put(k, seq.isNull(r) ? 0L : seq.get(r));
+            }
+          }
+        }
+      } catch (Exception e) {
+        throw LanceErrors.translate("read generation " + inputs.get(i).path(), e);
+      }
+      for (Map.Entry<String, Long> e : local.entrySet()) {
+        long q = localSeq.get(e.getKey());
+        Long best = sequences.get(e.getKey());
+        if (best == null || q >= best) {
+          winners.put(e.getKey(), e.getValue());
+          sequences.put(e.getKey(), q);
+        }
+      }
+    }
+    return winners;
+  }
+
+  /** Streams the winning rows of every input, in input order, in the dataset schema (blobs as bytes). */
+  private static final class MergeSource extends ArrowReader {
+    private final SchemaSpec spec;
+    private final Schema schema;
+    private final List<Input> inputs;
+    private final Map<String, Long> winners;
+    private final BufferAllocator allocator;
+    private final List<String> columns;
+    private int input = -1;
+    private ScanHandle scan;
+    long tombstones;
+
+    MergeSource(SchemaSpec spec, Schema schema, List<Input> inputs, Map<String, Long> winners, BufferAllocator allocator) {
+      super(allocator);
+      this.spec = spec;
+      this.schema = schema;
+      this.inputs = inputs;
+      this.winners = winners;
+      this.allocator = allocator;
+      this.columns = schema.getFields().stream().map(f -> f.getName()).toList();
+    }
+
+    @Override
+    public boolean loadNextBatch() throws IOException {
+      try {
+        while (true) {
+          if (scan == null) {
+            if (++input >= inputs.size()) {
+              return false;
+            }
+            ScanOptions options = new ScanOptions.Builder().columns(columns).withRowId(true).build();
+            scan = ScanHandle.open(inputs.get(input).dataset(), options);
+          }
+          if (!scan.reader().loadNextBatch()) {
+            closeInput();
+            continue;
+          }
+          VectorSchemaRoot in = scan.reader().getVectorSchemaRoot();
+          VarCharVector key = (VarCharVector) in.getVector(spec.key());
+          var rowIds = in.getVector(MetadataColumns.ROWID);
+          BitVector tomb = spec.has(Capability.TOMBSTONES) ? (BitVector) in.getVector(SystemColumns.TOMBSTONE) : null;
+          int[] rows = new int[in.getRowCount()];
+          int count = 0;
+          for (int r = 0; r < in.getRowCount(); r++) {
+            long offset = ((Number) rowIds.getObject(r)).longValue();
+            Long w = winners.get(new String(key.get(r), StandardCharsets.UTF_8));
+            if (w != null && w == (((long) input << 32) | offset)) {
+              rows[count++] = r;
+              if (tomb != null && !tomb.isNull(r) && tomb.get(r) != 0) {
+                tombstones++;
+              }
+            }
+          }
+          if (count == 0) {
+            continue;
+          }
+          List<String> withIds = new ArrayList<>(columns);
+          withIds.add(MetadataColumns.ROWID);
+          Dataset ds = inputs.get(input).dataset();
+          try (VectorSchemaRoot picked = RowCopier.copy(in, withIds, rows, count, allocator);
+              VectorSchemaRoot out = BlobMaterializer.materialize(ds, spec, picked, columns, allocator);
+              ArrowRecordBatch batch = new VectorUnloader(out).getRecordBatch()) {
+            loadRecordBatch(batch);
+          }
+          return true;
+        }
+      } catch (IOException | RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new IOException(e);
+      }
+    }
+
+    private void closeInput() {
+      ScanHandle s = scan;
+      scan = null;
+      if (s != null) {
+        s.close();
+      }
+    }
+
+    @Override
+    public long bytesRead() {
+      return 0;
+    }
+
+    @Override
+    protected void closeReadSource() throws IOException {
+      closeInput();
+    }
+
+    @Override
+    protected Schema readSchema() {
+      return schema;
+    }
+  }
+}

@@ -1,0 +1,22 @@
+package io.lancecontext.core.internal.read;
+
+/**
+ * Rows not yet merged into the base table: a flushed generation or a durable WAL entry. Immutable once
+ * loaded; shared between the store's cache and the reads using it.
+ */
+public abstract sealed class FreshSource extends RefCounted permits WalSource, GenerationSource {
+  private final String shardId;
+
+  FreshSource(String shardId) {
+    this.shardId = shardId;
+  }
+
+  public String shardId() {
+    return shardId;
+  }
+
+  /** Stable identity within a shard, used as cache key. */
+  public abstract String id();
+
+  public abstract int rows();
+}

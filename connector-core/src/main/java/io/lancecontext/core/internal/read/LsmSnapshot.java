@@ -1,0 +1,121 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.read.ReadSplit;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A consistent view of a store for one read: a base table version and, for each shard read, the fresh
+ * tier above that version's merged watermark. Newest row per key wins: fresh over base, and within the
+ * fresh tier the highest write sequence. Holds references until closed.
+ */
+public final class LsmSnapshot implements AutoCloseable {
+  private final BaseTable base;
+  private final Map<String, FreshShard> shards;
+  private Map<String, Winner> winners;
+
+  /** Where the newest fresh row of a key is: its shard (lane) and its location there. */
+  public record Winner(FreshShard shard, FreshShard.RowRef ref) {
+    /** Whether the row at {@code (source, batch, row)} of {@code in} is this one. */
+    public boolean is(FreshShard in, int source, int batch, int row) {
+      return shard == in && ref.source() == source && ref.batch() == batch && ref.row() == row;
+    }
+  }
+
+  /** Takes ownership of one reference on {@code base} and on each shard view. */
+  public LsmSnapshot(BaseTable base, List<FreshShard> shards) {
+    this.base = base;
+    this.shards = new LinkedHashMap<>();
+    for (FreshShard s : shards) {
+      this.shards.put(s.shardId(), s);
+    }
+  }
+
+  public BaseTable base() {
+    return base;
+  }
+
+  public Map<String, FreshShard> shards() {
+    return shards;
+  }
+
+  public FreshShard shard(String shardId) {
+    return shards.get(shardId);
+  }
+
+  /**
+   * The newest fresh row of every key: across the lanes of a bucket, the row with the highest write
+   * sequence; of equal ones the later shard's, as the merge picks (its inputs are in the same order).
+   */
+  public synchronized Map<String, Winner> winners() {
+    if (winners == null) {
+      Map<String, Winner> m = new HashMap<>();
+      for (FreshShard s : shards.values()) {
+        for (Map.Entry<String, FreshShard.RowRef> e : s.newest().entrySet()) {
+          Winner current = m.get(e.getKey());
+          if (current == null || e.getValue().sequence() >= current.ref().sequence()) {
+            m.put(e.getKey(), new Winner(s, e.getValue()));
+          }
+        }
+      }
+      winners = m;
+    }
+    return winners;
+  }
+
+  /** The newest fresh row of one key, or null if the fresh tier does not hold it. */
+  public Winner winner(String key) {
+    synchronized (this) {
+      if (winners != null) {
+        return winners.get(key);
+      }
+    }
+    Winner best = null;
+    for (FreshShard s : shards.values()) {
+      FreshShard.RowRef ref = s.newest().get(key);
+      if (ref != null && (best == null || ref.sequence() >= best.ref().sequence())) {
+        best = new Winner(s, ref);
+      }
+    }
+    return best;
+  }
+
+  /** Every key with a row (or tombstone) in the fresh tier. */
+  public Set<String> freshKeys() {
+    return winners().keySet();
+  }
+
+  /** Keys with a row (or tombstone) in the fresh tier. */
+  public int freshRows() {
+    return winners().size();
+  }
+
+  @Override
+  public void close() {
+    shards.values().forEach(FreshShard::release);
+    base.release();
+  }
+  /**
+   * Pins what this snapshot sees, stamped with the current time. Call it right after taking the
+   * snapshot: strictly, the guarantee runs from the moment the snapshot was taken, which this stamp
+   * follows by the time the call takes.
+   */
+  public ReadSplit.Snapshot pin() {
+    java.time.Instant plannedAt = java.time.Instant.now();
+    Map<String, ReadSplit.PinnedShard> pinned = new java.util.LinkedHashMap<>();
+    for (FreshShard s : shards().values()) {
+      List<Long> positions = new java.util.ArrayList<>();
+      for (FreshSource source : s.sources()) {
+        if (source instanceof WalSource w) {
+          positions.add(w.entry().position());
+        }
+      }
+      pinned.put(s.shardId(), new ReadSplit.PinnedShard(s.watermark(), s.manifest().version(), positions));
+    }
+    return new ReadSplit.Snapshot(base().version(), pinned, plannedAt);
+  }
+
+}

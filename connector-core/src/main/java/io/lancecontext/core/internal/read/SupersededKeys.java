@@ -1,0 +1,95 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceSql;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.lance.MetadataColumns;
+import org.lance.ipc.ScanOptions;
+
+/**
+ * The keys that live records supersede ({@code supersession} capability): the {@code supersedes}
+ * values of the newest, non-deleted row of every key. Only newest rows count, so a record that stops
+ * naming a key (or is deleted) makes it visible again.
+ */
+final class SupersededKeys {
+  private SupersededKeys() {}
+
+  static final String COLUMN = "supersedes";
+
+  static Set<String> compute(SchemaSpec spec, LsmSnapshot snapshot, BufferAllocator allocator) {
+    Set<String> out = new HashSet<>();
+    Set<String> fresh = snapshot.freshKeys();
+    String filter = LanceSql.render(Predicate.and(Predicate.isNotNull(COLUMN), Predicates.notTombstone(spec))).orElseThrow();
+    ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), COLUMN)).filter(filter).build();
+    try (ScanHandle scan = ScanHandle.open(snapshot.base().dataset(), options)) {
+      ArrowReader reader = scan.reader();
+      while (reader.loadNextBatch()) {
+        VectorSchemaRoot b = reader.getVectorSchemaRoot();
+        VarCharVector key = (VarCharVector) b.getVector(spec.key());
+        VarCharVector sup = (VarCharVector) b.getVector(COLUMN);
+        for (int r = 0; r < b.getRowCount(); r++) {
+          if (!fresh.contains(new String(key.get(r), StandardCharsets.UTF_8))) {
+            out.add(new String(sup.get(r), StandardCharsets.UTF_8));
+          }
+        }
+      }
+      for (FreshShard shard : snapshot.shards().values()) {
+        collectFresh(spec, snapshot, shard, out);
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("find superseded records", e);
+    }
+    return out;
+  }
+
+  private static void collectFresh(SchemaSpec spec, LsmSnapshot snapshot, FreshShard shard, Set<String> out)
+      throws Exception {
+    for (int s = 0; s < shard.sources().size(); s++) {
+      FreshSource source = shard.sources().get(s);
+      if (source instanceof WalSource w) {
+        List<VectorSchemaRoot> batches = w.entry().batches();
+        for (int b = 0; b < batches.size(); b++) {
+          VectorSchemaRoot batch = batches.get(b);
+          VarCharVector key = FreshShard.keyVector(batch);
+          VarCharVector sup = (VarCharVector) batch.getVector(COLUMN);
+          for (int r = 0; r < batch.getRowCount(); r++) {
+            LsmSnapshot.Winner win = snapshot.winner(new String(key.get(r), StandardCharsets.UTF_8));
+            if (win.is(shard, s, b, r) && !win.ref().tombstone() && !sup.isNull(r)) {
+              out.add(new String(sup.get(r), StandardCharsets.UTF_8));
+            }
+          }
+        }
+      } else {
+        GenerationSource g = (GenerationSource) source;
+        ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), COLUMN)).withRowId(true)
+            .filter(LanceSql.column(COLUMN) + " IS NOT NULL").build();
+        try (ScanHandle scan = ScanHandle.open(g.dataset(), options)) {
+          ArrowReader reader = scan.reader();
+          while (reader.loadNextBatch()) {
+            VectorSchemaRoot batch = reader.getVectorSchemaRoot();
+            VarCharVector key = (VarCharVector) batch.getVector(spec.key());
+            VarCharVector sup = (VarCharVector) batch.getVector(COLUMN);
+            var rowIds = batch.getVector(MetadataColumns.ROWID);
+            for (int r = 0; r < batch.getRowCount(); r++) {
+              LsmSnapshot.Winner win = snapshot.winner(new String(key.get(r), StandardCharsets.UTF_8));
+              long offset = ((Number) rowIds.getObject(r)).longValue();
+              if (win.is(shard, s, 0, (int) offset) && !win.ref().tombstone()) {
+                out.add(new String(sup.get(r), StandardCharsets.UTF_8));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,26 @@
+package io.lancecontext.core.result;
+
+import java.util.Map;
+
+/**
+ * What a merge did.
+ *
+ * @param merged false if nothing was merged (nothing to merge, or another process held the lease)
+ * @param reason why nothing was merged, or "merged"
+ * @param generations merged generations per shard id
+ * @param rows rows written into the base table (newest per key, tombstones included)
+ * @param tombstones tombstones among them (their keys are deleted from the base table)
+ * @param baseVersion base-table version after the merge
+ * @param millis duration
+ */
+public record MergeResult(boolean merged, String reason, Map<String, Integer> generations, long rows, long tombstones,
+    long baseVersion, long millis) {
+
+  public static MergeResult skipped(String reason, long baseVersion) {
+    return new MergeResult(false, reason, Map.of(), 0, 0, baseVersion, 0);
+  }
+
+  public int generationCount() {
+    return generations.values().stream().mapToInt(Integer::intValue).sum();
+  }
+}

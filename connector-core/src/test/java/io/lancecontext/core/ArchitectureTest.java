@@ -1,0 +1,87 @@
+package io.lancecontext.core;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shape of connector-core: a small public API on top, internals below, arrows pointing down.
+ *
+ * <pre>
+ * io.lancecontext.core                 ContextStore, StoreWriter, RowAppender, StoreReader   (entry points)
+ *   .read .result                      ScanSpec, Predicate, ReadPlan, ReadSplit; stats and results
+ *   .schema .options .error            value types
+ *   .internal.store                    composition of a resident store
+ *   .internal.maintenance              merge, compaction, GC, key index, lease
+ *   .internal.read                     snapshots, fresh tier, scans, point lookups, predicates
+ *   .internal.write                    bucket and lane writers, fencing, sequences
+ *   .internal.session .internal.codec  the JVM's Lance session; records to Arrow and back
+ *   .internal.io                       store files
+ *   .internal.lance                    lance-core 7.0.0 specifics (an upgrade touches only this)
+ * </pre>
+ */
+class ArchitectureTest {
+  private static final String CORE = "io.lancecontext.core";
+  private static JavaClasses classes;
+
+  @BeforeAll
+  static void importCore() {
+    classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages(CORE);
+  }
+
+  @Test
+  void noCyclesBetweenPackages() {
+    slices().matching(CORE + ".(**)").should().beFreeOfCycles().check(classes);
+  }
+
+  @Test
+  void internalsNeverReachUpToTheEntryPoints() {
+    noClasses().that().resideInAPackage(CORE + ".internal..")
+        .should().dependOnClassesThat().resideInAPackage(CORE)
+        .check(classes);
+  }
+
+  @Test
+  void valueTypesDependOnNoInternals() {
+    noClasses().that().resideInAnyPackage(CORE + ".read", CORE + ".result", CORE + ".schema", CORE + ".options",
+            CORE + ".error")
+        .should().dependOnClassesThat().resideInAPackage(CORE + ".internal..")
+        .check(classes);
+  }
+
+  /** The public API: what adapters and users call. Growing it is a decision, made here. */
+  @Test
+  void publicApiIsTheListedTypes() {
+    Set<String> api = new TreeSet<>();
+    for (JavaClass c : classes) {
+      if (!c.getPackageName().contains(".internal") && c.getModifiers().contains(JavaModifier.PUBLIC)
+          && c.getEnclosingClass().isEmpty()) {
+        api.add(c.getName().substring(CORE.length() + 1));
+      }
+    }
+    assertEquals(EXPECTED_API, api, "public types outside io.lancecontext.core.internal");
+  }
+
+  private static final Set<String> EXPECTED_API = new TreeSet<>(Set.of(
+      "ContextStore", "StoreReader", "StoreWriter",
+      "read.Predicate", "read.ReadSplit", "read.ScanSpec",
+      "result.CompactionResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
+      "schema.Capability", "schema.ColumnSpec", "schema.ColumnType", "schema.SchemaPresets", "schema.SchemaSpec",
+      "schema.SystemColumns", "schema.VectorMetric",
+      "options.ConfigOption", "options.KeyIndexType", "options.OptionParsers", "options.StoreConfig", "options.StoreOptions",
+      "error.BadOptionException", "error.CommitConflictException", "error.FencedWriterException",
+      "error.InvalidRecordException", "error.LanceContextException", "error.OperationInterruptedException",
+      "error.SchemaException", "error.StorageException", "error.StoreClosedException",
+      "error.StoreNotFoundException", "error.UniqueKeyViolationException", "error.WriteInterruptedException",
+      "error.WriteNotAcknowledgedException", "error.WriteTimeoutException"));
+}

@@ -1,0 +1,92 @@
+package io.lancecontext.core;
+
+import static io.lancecontext.core.StoreTestSupport.options;
+import static io.lancecontext.core.StoreTestSupport.rec;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.error.WriteNotAcknowledgedException;
+import io.lancecontext.core.internal.session.LanceRuntime;
+import io.lancecontext.core.internal.session.StoreDatasets;
+import io.lancecontext.core.internal.write.BucketWriter;
+import io.lancecontext.core.internal.write.ShardIds;
+import io.lancecontext.core.testing.ChildJvm;
+import io.lancecontext.core.testing.StoreProcess;
+import io.lancecontext.core.testing.StoreTest;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.lance.Dataset;
+import org.lance.memwal.ShardWriter;
+import org.lance.memwal.ShardWriterConfig;
+
+/** A writer whose shard another writer claimed: it waits and wins the shard back, within the put timeout. */
+class FencedWriterTest extends StoreTest {
+  @Test
+  void aFencedWriterWinsItsShardBackWithinThePutTimeoutInsteadOfFailingTheAdd() throws Exception {
+    Map<String, String> o = options(dir, "reclaim", "rollout", "shards", "1", "write.fence-backoff", "400ms");
+    try (ContextStore store = ContextStore.open(o)) {
+      store.add(List.of(rec("id", "before")));
+      BucketWriter.LaneStats owned = store.resident().writers()[0].stats().get(0);
+      assertTrue(owned.open(), "the first add opened lane 0");
+      // another process claims the shard (replaying and sealing this writer's WAL tail) and lets it go
+      try (Dataset ds = StoreDatasets.open(store.uri(), store.config(), LanceRuntime.get().allocator())) {
+        ShardWriter intruder = ds.memWalWriter(ShardIds.forLane(0, 0), new ShardWriterConfig().withDurableWrite(true));
+        intruder.close();
+      }
+      long t = System.nanoTime();
+      store.add(List.of(rec("id", "after")));
+      long millis = (System.nanoTime() - t) / 1_000_000;
+      BucketWriter.LaneStats lane = store.resident().writers()[0].stats().get(0);
+      assertEquals(owned.abandoned() + 1, lane.abandoned(), "the fenced writer was let go");
+      assertTrue(lane.open() && lane.epoch() > owned.epoch(), "and the shard claimed back: epoch " + owned.epoch() + " -> "
+          + lane.epoch());
+      assertTrue(millis >= 200, "it waited the jittered back-off (400 ms x 0.5..1.5) first: " + millis + " ms");
+      assertTrue(store.get("before").isPresent() && store.get("after").isPresent());
+      assertEquals(2, store.count());
+      System.out.println("reclaim: the add that found its writer fenced took " + millis + " ms");
+    }
+  }
+
+  @Test
+  void addsRacingAnotherProcessClaimingTheShardWinItBackAndNeverFailBeforeThePutTimeoutIsSpent() throws Exception {
+    Map<String, String> o = options(dir, "held", "rollout", "shards", "1", "write.fence-backoff", "100ms",
+        "write.put-timeout", "2s");
+    List<String> acked = new java.util.ArrayList<>();
+    int failed = 0;
+    long abandonedBefore;
+    try (ContextStore store = ContextStore.open(o)) {
+      store.add(List.of(rec("id", "before")));
+      acked.add("before");
+      abandonedBefore = store.resident().writers()[0].stats().get(0).abandoned();
+      try (ChildJvm claimer = ChildJvm.start(StoreProcess.class, dir.resolve("claimer.log"), "claimer", store.uri(),
+          ShardIds.forLane(0, 0), "15")) {
+        assertEquals("claiming", claimer.readLine(), claimer::tail);
+        long end = System.nanoTime() + 4_000_000_000L;
+        for (int i = 0; System.nanoTime() < end; i++) {
+          long t = System.nanoTime();
+          try {
+            store.add(List.of(rec("id", "k" + i)));
+            acked.add("k" + i);
+          } catch (WriteNotAcknowledgedException e) {
+            // fenced (not won back in time), or a claim of this JVM's own that hung past the budget
+            long millis = (System.nanoTime() - t) / 1_000_000;
+            assertTrue(e.isRetryable());
+            // the add gives up when its next claim could not start with an eighth of the budget left
+            assertTrue(millis >= 2_000 - 250 - 150 && millis <= 2_000 + 5_000, "failed after " + millis + " ms, put timeout 2 s: "
+                + e.getMessage());
+            failed++;
+          }
+        }
+      }
+      long abandoned = store.resident().writers()[0].stats().get(0).abandoned() - abandonedBefore;
+      assertTrue(abandoned >= 1, "the claims did fence this JVM's writer");
+      System.out.printf("held: %d adds acknowledged, %d failed once the put timeout was spent, %d writers abandoned%n",
+          acked.size() - 1, failed, abandoned);
+      // once the other writer is gone, adds win the shard back; nothing acknowledged is missing
+      store.add(List.of(rec("id", "after")));
+      acked.add("after");
+      assertEquals(acked.size(), store.get(acked).size());
+    }
+  }
+}

@@ -1,0 +1,205 @@
+package io.lancecontext.core;
+
+import static io.lancecontext.core.StoreTestSupport.options;
+import static io.lancecontext.core.StoreTestSupport.rec;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.lancecontext.core.internal.read.StoreScan;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.result.CompactionResult;
+import io.lancecontext.core.result.GcResult;
+import io.lancecontext.core.testing.ChildJvm;
+import io.lancecontext.core.testing.StoreTest;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/** Read plans: parts read independently (after a serialization round trip) return exactly the LSM view. */
+class ReadSplitTest extends StoreTest {
+
+  private static Map<String, Object> readAll(ContextStore store, List<ReadSplit> splits) {
+    Map<String, Object> out = new TreeMap<>();
+    for (ReadSplit split : splits) {
+      try (StoreReader reader = store.read(split)) {
+        for (Map<String, Object> r : reader.records()) {
+          Object previous = out.put((String) r.get("id"), r.get("token_count"));
+          assertEquals(null, previous, "key " + r.get("id") + " returned by two parts");
+        }
+      }
+    }
+    return out;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<ReadSplit> roundTrip(List<ReadSplit> splits) throws Exception {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+      out.writeObject(new ArrayList<>(splits));
+    }
+    try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
+      return (List<ReadSplit>) in.readObject();
+    }
+  }
+
+  @Test
+  void partsReadIndependentlyReturnExactlyTheViewOfOneSnapshot() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "splits", "context"))) {
+      fillEveryTier(store, 4, 50, 30);  // four merges: several base fragments
+
+      ScanSpec scan = ScanSpec.all().withColumns(List.of("id", "token_count"));
+      Map<String, Object> expected = StoreTestSupport.view(store, "token_count");
+      List<ReadSplit> splits = roundTrip(store.planRead(scan, 4));
+      assertTrue(splits.size() >= 2, "base parts and the fresh part: " + splits.size());
+      assertEquals(1, splits.stream().filter(s -> s.part() == ReadSplit.Part.FRESH).count());
+      assertEquals(expected, readAll(store, splits));
+
+      // later writes do not change what the plan reads
+      store.add(List.of(rec("id", "k5", "token_count", 555), rec("id", "later", "token_count", 1)));
+      store.seal();
+      store.merge();
+      assertEquals(expected, readAll(store, splits));
+
+      Predicate negative = Predicate.compare("token_count", Predicate.Op.LT, 0L);
+      Map<String, Object> filtered = new TreeMap<>();
+      for (ReadSplit s : store.planRead(scan.withFilter(negative), 3)) {
+        try (StoreReader r = store.read(s)) {
+          r.records().forEach(m -> filtered.put((String) m.get("id"), m.get("token_count")));
+        }
+      }
+      assertEquals(Map.of("k40", -40), filtered, "k5 was re-written after the first plan");
+      assertThrows(IllegalArgumentException.class, () -> store.planRead(scan.withOffset(1), 2));
+    }
+  }
+
+  /**
+   * A split planned here and read in another JVM after merges, a compaction and garbage collection
+   * returns exactly its snapshot while within gc.grace of planning; once gc.grace has passed since the
+   * files it needs became obsolete, garbage collection removes them and the read fails with a typed
+   * error. On a machine too slow to read within the grace, the scenario is repeated with a longer one.
+   */
+  @Test
+  void aSplitReadsExactlyItsSnapshotInAnotherProcessUntilGcGraceWhileMaintenanceRuns() throws Exception {
+    for (long grace : new long[] {4, 10, 25}) {
+      if (readWithinGrace(grace)) {
+        return;
+      }
+    }
+    fail("the child read never happened within 25 s of planning");
+  }
+
+  private boolean readWithinGrace(long graceSeconds) throws Exception {
+    String name = "grace" + graceSeconds;
+    try (ContextStore store = ContextStore.open(options(dir, name, "context", "gc.grace", graceSeconds + "s",
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"));
+        ChildJvm reader = ChildJvm.start(SplitReaderProcess.class, dir.resolve(name + ".log"), store.uri(), "token_count")) {
+      fillEveryTier(store, 3, 40, 20);
+      assertEquals("ready", reader.readLine(), reader.tail());
+      // the files the plan will need are older than gc.grace before it is made: age since creation
+      // must not count, only age since they stopped being needed
+      Thread.sleep(graceSeconds * 1000 + 500);
+
+      Map<String, Object> expected = StoreTestSupport.view(store, "token_count");
+      List<ReadSplit> splits = store.planRead(ScanSpec.all().withColumns(List.of("id", "token_count")), 4);
+      Instant planned = splits.get(0).snapshot().plannedAt();
+      String serialized = serialize(splits);
+
+      for (int round = 0; round < 2; round++) {  // every tier rewritten, merged, compacted
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (int i = 0; i < 70; i++) {
+          rows.add(rec("id", "k" + i, "token_count", 10_000 * (round + 1) + i));
+        }
+        rows.add(rec("id", "new", "token_count", -1));
+        store.add(rows);
+        store.delete(List.of("k3", "k40"));
+        store.seal();
+        store.merge();
+      }
+      long beforeCompaction = store.stats().baseVersion();
+      CompactionResult compacted = store.compact();
+      store.add(List.of(rec("id", "last", "token_count", 1)));
+      store.seal();
+      store.merge();
+      long lastObsolete = System.currentTimeMillis();
+      GcResult early = store.gc();
+      String answer = reader.ask(serialized);
+      if (Instant.now().isAfter(planned.plus(Duration.ofSeconds(graceSeconds)))) {
+        reader.send("exit");
+        return false;
+      }
+      assertTrue(compacted.ran() && compacted.baseVersion() > beforeCompaction, "the compaction rewrote fragments: " + compacted);
+      assertTrue(early.ran(), early.toString());
+      assertEquals("ok " + SplitReaderProcess.render(expected), answer, "read after " + early);
+
+      Map<String, Object> now = StoreTestSupport.view(store, "token_count");
+      long collectAfter = lastObsolete + graceSeconds * 1000 + 500;
+      while (System.currentTimeMillis() < collectAfter) {
+        Thread.sleep(100);
+      }
+      GcResult late = store.gc();
+      assertTrue(late.generationDirs() > 0, "merged generations collected: " + late);
+      assertTrue(late.walEntries() > 0, "sealed WAL entries collected: " + late);
+      assertTrue(late.baseVersionsRemoved() > 0, "superseded base versions collected: " + late);
+      String after = reader.ask(serialized);
+      assertTrue(after.startsWith("error io.lancecontext.core.error.StorageException"), after);
+      assertEquals(now, StoreTestSupport.view(store, "token_count"), "the store itself lost nothing");
+      reader.send("exit");
+      assertEquals(0, reader.waitFor(60), reader.tail());
+      return true;
+    }
+  }
+
+  private static String serialize(List<ReadSplit> splits) throws Exception {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+      out.writeObject(new ArrayList<>(splits));
+    }
+    return Base64.getEncoder().encodeToString(bytes.toByteArray());
+  }
+
+  @Test
+  void aSplitNeverCarriesStorageOptions() throws Exception {
+    io.lancecontext.core.options.StoreConfig config = io.lancecontext.core.options.StoreConfig.of(Map.of(
+        "path", dir.resolve("s").toString(), "gc.grace", "1m", "storage.aws_secret_access_key", "s3cr3t-value"));
+    ReadSplit split = new ReadSplit(config, new ReadSplit.Snapshot(1, Map.of(), Instant.now()), ScanSpec.all(),
+        ReadSplit.Part.FRESH, null);
+    assertEquals(Map.of(), split.config().storageOptions());
+    assertEquals("1m", split.config().asMap().get("gc.grace"), "other options stay");
+    String serialized = new String(Base64.getDecoder().decode(serialize(List.of(split))), java.nio.charset.StandardCharsets.ISO_8859_1);
+    assertTrue(!serialized.contains("s3cr3t-value"), "the secret is not in the serialized split");
+  }
+
+  /**
+   * Rows in every tier: {@code merges} rounds of {@code rows} upserts (keys {@code k<round*stride+i>},
+   * overlapping across rounds) each merged into the base, then an update and a new key in an unmerged
+   * generation, an update in the WAL tail, and a deletion.
+   */
+  private static void fillEveryTier(ContextStore store, int merges, int rows, int stride) {
+    for (int round = 0; round < merges; round++) {
+      List<Map<String, Object>> batch = new ArrayList<>();
+      for (int i = 0; i < rows; i++) {
+        batch.add(rec("id", "k" + (round * stride + i), "token_count", round * 1000 + i));
+      }
+      store.add(batch);
+      store.seal();
+      store.merge();
+    }
+    store.add(List.of(rec("id", "k5", "token_count", -5), rec("id", "new", "token_count", 7)));
+    store.seal();                                              // an unmerged generation
+    store.add(List.of(rec("id", "k40", "token_count", -40)));  // the WAL tail
+    store.delete(List.of("k41"));
+  }
+}

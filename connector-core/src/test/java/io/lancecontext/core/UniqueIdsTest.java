@@ -1,0 +1,176 @@
+package io.lancecontext.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.error.UniqueKeyViolationException;
+import io.lancecontext.core.testing.ChildJvm;
+import io.lancecontext.core.testing.StoreTest;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** Capability {@code unique-ids}: a key is accepted once, however many writers race to add it. */
+class UniqueIdsTest extends StoreTest {
+  private static final String SPEC = "{\"columns\":[{\"name\":\"id\",\"type\":\"string\"},{\"name\":\"v\",\"type\":\"int64\"},"
+      + "{\"name\":\"tags\",\"type\":\"list\",\"item\":{\"type\":\"string\"}},{\"name\":\"b\",\"type\":\"binary\"}],"
+      + "\"capabilities\":[\"unique-ids\"]}";
+  private static final int KEYS = 25;
+
+  private Map<String, String> options(String name) {
+    return Map.of("path", dir.resolve(name).toString(), "schema", SPEC, "shards", "2");
+  }
+
+  @Test
+  void eightThreadsAddingTheSameNewKeysGetEachKeyAcceptedOnce() throws Exception {
+    try (ContextStore store = ContextStore.open(options("threads"))) {
+      Map<String, List<Long>> accepted = new ConcurrentHashMap<>();
+      List<Throwable> unexpected = new CopyOnWriteArrayList<>();
+      CountDownLatch start = new CountDownLatch(1);
+      ExecutorService pool = Executors.newFixedThreadPool(8);
+      List<Future<?>> futures = new ArrayList<>();
+      for (long t = 0; t < 8; t++) {
+        long writer = t;
+        futures.add(pool.submit(() -> {
+          List<String> order = new ArrayList<>();
+          for (int i = 0; i < KEYS; i++) {
+            order.add("k-" + i);
+          }
+          Collections.shuffle(order, new Random(writer));
+          // odd writers add two keys of one bucket per add (check-and-put is atomic per bucket), even ones one
+          List<List<String>> adds = new ArrayList<>();
+          Map<Integer, List<String>> pending = new HashMap<>();
+          for (String k : order) {
+            if (writer % 2 == 0) {
+              adds.add(List.of(k));
+              continue;
+            }
+            List<String> p = pending.computeIfAbsent(store.bucketOf(k), b -> new ArrayList<>());
+            p.add(k);
+            if (p.size() == 2) {
+              adds.add(List.copyOf(p));
+              p.clear();
+            }
+          }
+          pending.values().stream().filter(p -> !p.isEmpty()).forEach(p -> adds.add(List.copyOf(p)));
+          start.await();
+          for (List<String> add : adds) {
+            List<Map<String, Object>> rows = new ArrayList<>();
+            for (String k : add) {
+              rows.add(Map.of("id", k, "v", writer));
+            }
+            try {
+              store.add(rows);
+              rows.forEach(r -> accepted.computeIfAbsent((String) r.get("id"), k -> new CopyOnWriteArrayList<>()).add(writer));
+            } catch (UniqueKeyViolationException e) {
+              assertTrue(!e.keys().isEmpty() && rows.stream().map(r -> r.get("id")).toList().containsAll(e.keys()), e.getMessage());
+            } catch (RuntimeException e) {
+              unexpected.add(e);
+            }
+          }
+          return null;
+        }));
+      }
+      start.countDown();
+      for (Future<?> f : futures) {
+        f.get(5, TimeUnit.MINUTES);
+      }
+      pool.shutdown();
+      assertTrue(unexpected.isEmpty(), () -> "unexpected failures: " + unexpected);
+      assertEachKeyAcceptedOnce(store, accepted);
+    }
+  }
+
+  private static void assertEachKeyAcceptedOnce(ContextStore store, Map<String, List<Long>> accepted) {
+    assertEachKeyAcceptedOnce(store, accepted, KEYS);
+  }
+
+  private static void assertEachKeyAcceptedOnce(ContextStore store, Map<String, List<Long>> accepted, int keys) {
+    for (int i = 0; i < keys; i++) {
+      String key = "k-" + i;
+      List<Long> by = accepted.getOrDefault(key, List.of());
+      assertEquals(1, by.size(), key + " accepted by writers " + by);
+      assertEquals(by.get(0), store.get(key).orElseThrow().get("v"), key + " holds the accepted writer's row");
+    }
+    assertEquals(keys, store.count());
+    store.seal();
+    store.merge();
+    for (int i = 0; i < keys; i++) {
+      assertEquals(accepted.get("k-" + i).get(0), store.get("k-" + i).orElseThrow().get("v"), "after the merge");
+    }
+  }
+
+  @Test
+  void twoProcessesRacingOnTheSameNewKeysGetEachKeyAcceptedExactlyOnce() throws Exception {
+    String path = dir.resolve("procs").toString();
+    try (ContextStore ignored = ContextStore.open(options("procs"))) {
+      // created
+    }
+    ContextStore.closeAllResident();
+    Map<String, List<Long>> accepted = new HashMap<>();
+    int keys = 4 * KEYS;
+    try (ChildJvm a = ChildJvm.start(UniqueRacer.class, dir.resolve("a.log"), path, "1");
+        ChildJvm b = ChildJvm.start(UniqueRacer.class, dir.resolve("b.log"), path, "2")) {
+      assertEquals("ready", a.readLine(), a::tail);
+      assertEquals("ready", b.readLine(), b::tail);
+      List<String> errors = new ArrayList<>();
+      for (int i = 0; i < keys; i++) {
+        String key = "k-" + i;
+        a.send("add " + key);  // both add the key at the same moment
+        b.send("add " + key);
+        for (long writer = 1; writer <= 2; writer++) {
+          ChildJvm child = writer == 1 ? a : b;
+          String answer = child.readLine();
+          assertTrue(answer != null, child::tail);
+          switch (answer.split(" ")[0]) {
+            case "ack" -> accepted.computeIfAbsent(key, k -> new ArrayList<>()).add(writer);
+            case "dup" -> { }
+            default -> errors.add(key + ": " + answer);
+          }
+        }
+      }
+      assertTrue(errors.isEmpty(), () -> "errors: " + errors);
+      a.send("exit");
+      b.send("exit");
+      assertEquals(0, a.waitFor(60), a::tail);
+      assertEquals(0, b.waitFor(60), b::tail);
+    }
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      assertEachKeyAcceptedOnce(store, accepted, keys);
+    }
+  }
+
+  @Test
+  void retryingAnIdenticalAddSucceedsAndADifferentRowForAnExistingKeyFails() {
+    try (ContextStore store = ContextStore.open(options("retry"))) {
+      Map<String, Object> row = new HashMap<>(Map.of("id", "a", "v", 1L, "tags", List.of("x", "y"), "b", new byte[] {1, 2}));
+      store.add(List.of(row, Map.of("id", "c", "v", 3L)));
+      store.add(List.of(row));  // the same add again, as after an unacknowledged attempt
+      store.add(List.of(Map.of("id", "c", "v", 3L), Map.of("id", "d", "v", 4L)));
+      UniqueKeyViolationException e = assertThrows(UniqueKeyViolationException.class,
+          () -> store.add(List.of(Map.of("id", "e", "v", 5L), Map.of("id", "a", "v", 2L))));
+      assertEquals(List.of("a"), e.keys());
+      assertTrue(e.getMessage().contains("[a]"), e.getMessage());
+      assertTrue(store.get("e").isEmpty(), "nothing of a refused add is written");
+      assertEquals(1L, store.get("a").orElseThrow().get("v"));
+      store.seal();
+      store.merge();
+      store.add(List.of(row));
+      assertThrows(UniqueKeyViolationException.class, () -> store.add(List.of(Map.of("id", "d", "v", 40L))));
+      assertEquals(3, store.count());
+      assertEquals(4L, store.get("d").orElseThrow().get("v"));
+    }
+  }
+}

@@ -1,0 +1,107 @@
+package io.lancecontext.core.internal.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.error.BadOptionException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class StoreFilesTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void totalBytesAndDeleteRecursively() throws Exception {
+    StoreFiles files = StoreFiles.forUri(dir.toString());
+    Files.createDirectories(dir.resolve("a/b"));
+    Files.write(dir.resolve("a/one"), new byte[10]);
+    Files.write(dir.resolve("a/b/two"), new byte[32]);
+    assertEquals(42, files.totalBytes(""));
+    assertEquals(32, files.totalBytes("a/b"));
+    assertEquals(0, files.totalBytes("missing"));
+    files.deleteRecursively("a/one");
+    assertFalse(Files.exists(dir.resolve("a/one")));
+    files.deleteRecursively("a");
+    files.deleteRecursively("a");
+    assertFalse(Files.exists(dir.resolve("a")));
+  }
+
+  /** Stats walk the store while garbage collection deletes in it (seen in the soak benchmark). */
+  @Test
+  void walksToleratePathsDeletedUnderThem() throws Exception {
+    StoreFiles files = StoreFiles.forUri(dir.toString());
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Thread churn = new Thread(() -> {
+      try {
+        for (int round = 0; !stop.get(); round++) {
+          String d = "gen_" + (round % 4);
+          for (int f = 0; f < 20; f++) {
+            Files.createDirectories(dir.resolve(d + "/data"));
+            Files.write(dir.resolve(d + "/data/" + f), new byte[100]);
+          }
+          files.deleteRecursively(d);
+        }
+      } catch (Throwable t) {
+        failure.set(t);
+      }
+    });
+    churn.start();
+    try {
+      for (int i = 0; i < 300; i++) {
+        assertTrue(files.totalBytes("") >= 0);
+      }
+    } finally {
+      stop.set(true);
+      churn.join();
+    }
+    assertEquals(null, failure.get(), "deleting while walking failed");
+  }
+
+  @Test
+  void anInvalidPathIsABadOption() {
+    BadOptionException e = assertThrows(BadOptionException.class, () -> StoreFiles.forUri(dir + "/a\0b"));
+    assertTrue(e.getMessage().contains("path"), e.getMessage());
+  }
+
+  @Test
+  void createExclusiveSucceedsOnceAmongRacingThreads() throws Exception {
+    StoreFiles files = StoreFiles.forUri(dir.toString());
+    for (int round = 0; round < 20; round++) {
+      String path = "lease/" + round;
+      java.util.concurrent.atomic.AtomicInteger won = new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+      List<Thread> threads = new java.util.ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        byte[] content = ("writer " + t).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Thread thread = new Thread(() -> {
+          try {
+            start.await();
+            if (files.createExclusive(path, content)) {
+              won.incrementAndGet();
+            }
+          } catch (Exception e) {
+            throw new RuntimeException(e);
+          }
+        });
+        thread.start();
+        threads.add(thread);
+      }
+      start.countDown();
+      for (Thread t : threads) {
+        t.join();
+      }
+      assertEquals(1, won.get(), "round " + round);
+      assertTrue(new String(files.read(path), java.nio.charset.StandardCharsets.UTF_8).startsWith("writer "));
+    }
+    assertEquals(20, files.list("lease").size(), "no temporary files left: " + files.list("lease"));
+  }
+}
