@@ -1,0 +1,68 @@
+package io.lancecontext.spark.read;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.StoreReader;
+import io.lancecontext.core.read.ReadSplit;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ArrowColumnVector;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * Reads one split on an executor: opens the store with the split's options (a resident store of the
+ * executor's JVM, shared by its tasks) and wraps each Arrow batch in Spark column vectors, zero-copy. A
+ * batch is valid until the next call to {@link #next()}, as Spark expects.
+ */
+final class SparkColumnarReader implements PartitionReader<ColumnarBatch> {
+  private final ContextStore store;
+  private final StoreReader reader;
+  private final StructType schema;
+  private ColumnarBatch current;
+
+  SparkColumnarReader(ReadSplit split, StructType schema) {
+    this.schema = schema;
+    this.store = ContextStore.open(split.config());
+    try {
+      this.reader = store.read(split);
+    } catch (RuntimeException e) {
+      store.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public boolean next() {
+    if (!reader.next()) {
+      return false;
+    }
+    VectorSchemaRoot root = reader.batch();
+    ColumnVector[] cols = new ColumnVector[schema.fields().length];
+    for (int i = 0; i < cols.length; i++) {
+      cols[i] = wrap(root.getVector(schema.fields()[i].name()));
+    }
+    current = new ColumnarBatch(cols, root.getRowCount());
+    return true;
+  }
+
+  static ColumnVector wrap(FieldVector v) {
+    return v instanceof FixedSizeListVector f ? new FixedSizeListColumnVector(f) : new ArrowColumnVector(v);
+  }
+
+  @Override
+  public ColumnarBatch get() {
+    return current;
+  }
+
+  @Override
+  public void close() {
+    try {
+      reader.close();
+    } finally {
+      store.close();
+    }
+  }
+}

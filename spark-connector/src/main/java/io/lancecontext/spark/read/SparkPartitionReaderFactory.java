@@ -1,0 +1,32 @@
+package io.lancecontext.spark.read;
+
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/** Creates columnar readers on executors: core's Arrow batches handed to Spark without copying. */
+final class SparkPartitionReaderFactory implements PartitionReaderFactory {
+  private final StructType schema;
+
+  SparkPartitionReaderFactory(StructType schema) {
+    this.schema = schema;
+  }
+
+  @Override
+  public boolean supportColumnarReads(InputPartition partition) {
+    return true;
+  }
+
+  @Override
+  public PartitionReader<InternalRow> createReader(InputPartition partition) {
+    throw new UnsupportedOperationException("lancecontext reads are columnar");
+  }
+
+  @Override
+  public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+    return new SparkColumnarReader(((SparkInputPartition) partition).split(), schema);
+  }
+}

@@ -1,0 +1,98 @@
+package io.lancecontext.spark.read;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.result.StoreStats;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.spark.SparkSchemas;
+import java.util.Arrays;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.stream.Collectors;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * One read of the LSM view, planned on the driver into splits of one snapshot (core's read plan); each
+ * split is one Spark input partition, read columnar on an executor.
+ */
+public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
+  private final StoreConfig config;
+  private final SchemaSpec spec;
+  private final List<String> columns;
+  private final ScanSpec scan;
+  private final org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed;
+  private InputPartition[] partitions;
+
+  SparkScan(StoreConfig config, SchemaSpec spec, List<String> columns, ScanSpec scan,
+      org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed) {
+    this.config = config;
+    this.spec = spec;
+    this.columns = columns;
+    this.scan = scan;
+    this.pushed = pushed;
+  }
+
+  @Override
+  public StructType readSchema() {
+    return SparkSchemas.toStruct(spec, columns);
+  }
+
+  @Override
+  public String description() {
+    return "columns=" + columns + " pushed=["
+        + Arrays.stream(pushed).map(Object::toString).collect(Collectors.joining(", ")) + "]"
+        + (scan.hasLimit() ? " limit=" + scan.limit() : "");
+  }
+
+  @Override
+  public Batch toBatch() {
+    return this;
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions() {
+    if (partitions == null) {
+      int maxSplits = Math.max(2, SparkSession.active().sparkContext().defaultParallelism());
+      try (ContextStore store = ContextStore.open(config)) {
+        List<ReadSplit> splits = store.planRead(scan, maxSplits);
+        partitions = splits.stream().map(SparkInputPartition::new).toArray(InputPartition[]::new);
+      }
+    }
+    return partitions;
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    return new SparkPartitionReaderFactory(readSchema());
+  }
+
+  /** Row count before filters (base rows, superseded included, plus fresh keys): an estimate. */
+  @Override
+  public Statistics estimateStatistics() {
+    try (ContextStore store = ContextStore.open(config)) {
+      StoreStats s = store.stats();
+      long rows = s.baseRows() + s.freshRows();
+      long bytes = s.bytesOnDisk();
+      return new Statistics() {
+        @Override
+        public OptionalLong sizeInBytes() {
+          return OptionalLong.of(bytes);
+        }
+
+        @Override
+        public OptionalLong numRows() {
+          return OptionalLong.of(rows);
+        }
+      };
+    }
+  }
+}

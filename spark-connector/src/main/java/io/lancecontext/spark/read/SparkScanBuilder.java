@@ -1,0 +1,88 @@
+package io.lancecontext.spark.read;
+
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Builds a read of the store's LSM view: the columns Spark needs, every filter core evaluates exactly (the
+ * rest stays with Spark), and a limit, which each split applies (Spark still applies the global limit).
+ */
+public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters,
+    SupportsPushDownLimit {
+  private final StoreConfig config;
+  private final SchemaSpec spec;
+  private List<String> columns;
+  private final List<org.apache.spark.sql.connector.expressions.filter.Predicate> pushed = new ArrayList<>();
+  private final List<Predicate> filters = new ArrayList<>();
+  private long limit = -1;
+
+  public SparkScanBuilder(StoreConfig config, SchemaSpec spec) {
+    this.config = config;
+    this.spec = spec;
+    this.columns = spec.columnNames();
+  }
+
+  @Override
+  public void pruneColumns(StructType required) {
+    List<String> cols = new ArrayList<>();
+    for (StructField f : required.fields()) {
+      cols.add(f.name());
+    }
+    columns = cols;
+  }
+
+  @Override
+  public org.apache.spark.sql.connector.expressions.filter.Predicate[] pushPredicates(
+      org.apache.spark.sql.connector.expressions.filter.Predicate[] predicates) {
+    List<org.apache.spark.sql.connector.expressions.filter.Predicate> rest = new ArrayList<>();
+    for (var p : predicates) {
+      Optional<Predicate> translated = SparkFilters.translate(p, spec);
+      if (translated.isPresent()) {
+        pushed.add(p);
+        filters.add(translated.get());
+      } else {
+        rest.add(p);
+      }
+    }
+    return rest.toArray(new org.apache.spark.sql.connector.expressions.filter.Predicate[0]);
+  }
+
+  @Override
+  public org.apache.spark.sql.connector.expressions.filter.Predicate[] pushedPredicates() {
+    return pushed.toArray(new org.apache.spark.sql.connector.expressions.filter.Predicate[0]);
+  }
+
+  @Override
+  public boolean pushLimit(int n) {
+    limit = n;
+    return true;
+  }
+
+  @Override
+  public boolean isPartiallyPushed() {
+    return true;  // a limit applies per split
+  }
+
+  @Override
+  public Scan build() {
+    // a read of no columns (count(*)) still reads the key to count rows
+    List<String> read = columns.isEmpty() ? List.of(spec.key()) : columns;
+    ScanSpec scan = ScanSpec.all().withColumns(read).withFilter(Predicate.and(filters));
+    if (limit >= 0) {
+      scan = scan.withLimit(limit);
+    }
+    return new SparkScan(config, spec, columns, scan, pushedPredicates());
+  }
+}
