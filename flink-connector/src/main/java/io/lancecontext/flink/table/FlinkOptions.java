@@ -1,0 +1,52 @@
+package io.lancecontext.flink.table;
+
+import io.lancecontext.core.options.StoreOptions;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.table.connector.source.lookup.LookupOptions;
+
+/**
+ * The table options of {@code 'connector' = 'lancecontext'}: every core option under the same key
+ * (docs/options.md; parsed and checked by core, so Spark, Flink and core accept the same values), plus
+ * Flink's standard lookup options. {@code storage.*} keys go to the object store unchecked.
+ */
+public final class FlinkOptions {
+  private FlinkOptions() {}
+
+  /** Core's options as Flink options, typed as strings (core parses and validates them). */
+  public static final List<ConfigOption<String>> CORE = StoreOptions.ALL.stream()
+      .map(o -> {
+        var b = ConfigOptions.key(o.key()).stringType();
+        ConfigOption<String> option = o.isRequired() || o.defaultText() == null ? b.noDefaultValue()
+            : b.defaultValue(o.defaultText());
+        return option.withDescription(o.description());
+      })
+      .toList();
+
+  public static final ConfigOption<String> PATH = CORE.stream().filter(o -> o.key().equals(StoreOptions.PATH.key()))
+      .findFirst().orElseThrow();
+
+  public static Set<ConfigOption<?>> required() {
+    return Set.of(PATH);
+  }
+
+  public static Set<ConfigOption<?>> optional() {
+    Set<ConfigOption<?>> options = new LinkedHashSet<>(CORE);
+    options.remove(PATH);
+    options.add(LookupOptions.CACHE_TYPE);
+    options.add(LookupOptions.PARTIAL_CACHE_MAX_ROWS);
+    options.add(LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_WRITE);
+    options.add(LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_ACCESS);
+    options.add(LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY);
+    options.add(LookupOptions.MAX_RETRIES);
+    return options;
+  }
+
+  /** Whether {@code key} is a Flink option of this connector rather than a store option. */
+  static boolean isFlinkOnly(String key) {
+    return key.equals("connector") || key.startsWith("lookup.") || key.startsWith("sink.");
+  }
+}

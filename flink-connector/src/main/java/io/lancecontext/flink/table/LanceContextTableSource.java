@@ -1,0 +1,130 @@
+package io.lancecontext.flink.table;
+
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.flink.lookup.LanceContextLookupFunction;
+import io.lancecontext.flink.source.LanceContextSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.api.ValidationException;
+import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.connector.source.DynamicTableSource;
+import org.apache.flink.table.connector.source.LookupTableSource;
+import org.apache.flink.table.connector.source.ScanTableSource;
+import org.apache.flink.table.connector.source.SourceProvider;
+import org.apache.flink.table.connector.source.abilities.SupportsFilterPushDown;
+import org.apache.flink.table.connector.source.abilities.SupportsLimitPushDown;
+import org.apache.flink.table.connector.source.abilities.SupportsProjectionPushDown;
+import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
+import org.apache.flink.table.connector.source.lookup.LookupOptions;
+import org.apache.flink.table.connector.source.lookup.PartialCachingLookupProvider;
+import org.apache.flink.table.connector.source.lookup.cache.DefaultLookupCache;
+import org.apache.flink.table.expressions.ResolvedExpression;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * A store as a Flink table source: a bounded scan of its LSM view (projection, filter and limit pushed
+ * into core) and lookup joins on its key.
+ */
+final class LanceContextTableSource
+    implements ScanTableSource, LookupTableSource, SupportsProjectionPushDown, SupportsFilterPushDown,
+    SupportsLimitPushDown {
+  private final Map<String, String> options;
+  private final ReadableConfig flinkOptions;
+  private final SchemaSpec spec;
+  private RowType rowType;
+  private final List<Predicate> filters = new ArrayList<>();
+  private long limit = -1;
+
+  LanceContextTableSource(Map<String, String> options, ReadableConfig flinkOptions, SchemaSpec spec, RowType rowType) {
+    this.options = options;
+    this.flinkOptions = flinkOptions;
+    this.spec = spec;
+    this.rowType = rowType;
+  }
+
+  @Override
+  public ChangelogMode getChangelogMode() {
+    return ChangelogMode.insertOnly();
+  }
+
+  @Override
+  public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
+    ScanSpec scan = ScanSpec.all().withColumns(columnsToRead()).withFilter(Predicate.and(filters));
+    if (limit >= 0) {
+      scan = scan.withLimit(limit);
+    }
+    return SourceProvider.of(LanceContextSource.builder().options(options).scan(scan).rowType(rowType).build());
+  }
+
+  /** A read of no columns (count(*)) still reads the key. */
+  private List<String> columnsToRead() {
+    return rowType.getFieldCount() == 0 ? List.of(spec.key()) : rowType.getFieldNames();
+  }
+
+  @Override
+  public LookupRuntimeProvider getLookupRuntimeProvider(LookupContext context) {
+    int[][] keys = context.getKeys();
+    if (keys.length != 1 || keys[0].length != 1 || !rowType.getFieldNames().get(keys[0][0]).equals(spec.key())) {
+      throw new ValidationException("a lookup join on a lancecontext table must join on its key column '"
+          + spec.key() + "' only");
+    }
+    var function = new LanceContextLookupFunction(options, rowType, flinkOptions.get(LookupOptions.MAX_RETRIES));
+    if (flinkOptions.get(LookupOptions.CACHE_TYPE) == LookupOptions.LookupCacheType.PARTIAL) {
+      return PartialCachingLookupProvider.of(function, DefaultLookupCache.fromConfig(flinkOptions));
+    }
+    if (flinkOptions.get(LookupOptions.CACHE_TYPE) == LookupOptions.LookupCacheType.FULL) {
+      throw new ValidationException("lookup.cache = FULL is not supported by lancecontext: use NONE or PARTIAL");
+    }
+    return LookupFunctionProvider.of(function);
+  }
+
+  @Override
+  public boolean supportsNestedProjection() {
+    return false;
+  }
+
+  @Override
+  public void applyProjection(int[][] projectedFields, DataType producedDataType) {
+    rowType = (RowType) producedDataType.getLogicalType();
+  }
+
+  @Override
+  public Result applyFilters(List<ResolvedExpression> expressions) {
+    List<ResolvedExpression> accepted = new ArrayList<>();
+    List<ResolvedExpression> remaining = new ArrayList<>();
+    for (ResolvedExpression e : expressions) {
+      Optional<Predicate> p = FlinkFilters.translate(e, spec);
+      if (p.isPresent()) {
+        filters.add(p.get());
+        accepted.add(e);
+      } else {
+        remaining.add(e);
+      }
+    }
+    return Result.of(accepted, remaining);
+  }
+
+  @Override
+  public void applyLimit(long n) {
+    limit = n;
+  }
+
+  @Override
+  public DynamicTableSource copy() {
+    LanceContextTableSource copy = new LanceContextTableSource(options, flinkOptions, spec, rowType);
+    copy.filters.addAll(filters);
+    copy.limit = limit;
+    return copy;
+  }
+
+  @Override
+  public String asSummaryString() {
+    return "lancecontext";
+  }
+}

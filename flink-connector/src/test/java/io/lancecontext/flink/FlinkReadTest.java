@@ -1,0 +1,188 @@
+package io.lancecontext.flink;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.flink.source.LanceContextSplit;
+import io.lancecontext.flink.source.LanceContextSplitSerializer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.ValidationException;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.CloseableIterator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Flink SQL over a store ({@code 'connector' = 'lancecontext'}) returns exactly its LSM view, with rows in
+ * every tier, pushes filters into core, and joins on the key through lookups.
+ */
+class FlinkReadTest {
+  private static final int ROWS = 200;
+
+  @RegisterExtension
+  static final MiniClusterExtension CLUSTER = new MiniClusterExtension(
+      new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+  @TempDir
+  static Path dir;
+  static String path;
+  static final Map<String, Double> expected = new TreeMap<>();
+
+  @BeforeAll
+  static void fillEveryTier() {
+    path = dir.resolve("rollouts").toString();
+    try (ContextStore store = ContextStore.open(Map.of("path", path, "schema", "rollout", "schema.embedding-dim", "8",
+        "shards", "2", "storage.aws_secret_access_key", "s3cr3t-value"))) {
+      add(store, 0, ROWS, 0.0);
+      store.merge();
+      add(store, 0, ROWS / 4, 1.0);
+      store.seal();
+      add(store, ROWS / 2, ROWS / 2 + 10, 2.0);
+      add(store, ROWS, ROWS + 5, 3.0);
+    }
+  }
+
+  @AfterAll
+  static void closeStores() {
+    ContextStore.closeAllResident();
+  }
+
+  private static void add(ContextStore store, int from, int to, double base) {
+    List<Map<String, Object>> rows = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      double reward = base + i / 1000.0;
+      rows.add(Map.of("id", key(i), "rollout_id", "r" + (i % 3), "reward", reward, "embedding", vector(i)));
+      expected.put(key(i), reward);
+    }
+    store.add(rows);
+  }
+
+  static String key(int i) {
+    return String.format("k%04d", i);
+  }
+
+  static float[] vector(int i) {
+    float[] v = new float[8];
+    v[0] = i;
+    v[7] = -i;
+    return v;
+  }
+
+  private static TableEnvironment tables(boolean batch) {
+    TableEnvironment env = TableEnvironment.create(
+        batch ? EnvironmentSettings.inBatchMode() : EnvironmentSettings.inStreamingMode());
+    env.executeSql("CREATE TABLE rollouts (id STRING, rollout_id STRING, reward DOUBLE, embedding ARRAY<FLOAT NOT NULL>,"
+        + " PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'lancecontext', 'path' = '" + path + "')");
+    return env;
+  }
+
+  private static List<Row> collect(TableEnvironment env, String sql) throws Exception {
+    List<Row> rows = new ArrayList<>();
+    try (CloseableIterator<Row> it = env.executeSql(sql).collect()) {
+      it.forEachRemaining(rows::add);
+    }
+    return rows;
+  }
+
+  @Test
+  void scanReturnsExactlyTheLsmViewOfEveryTier() throws Exception {
+    Map<String, Double> seen = new HashMap<>();
+    for (Row r : collect(tables(true), "SELECT id, reward FROM rollouts")) {
+      assertEquals(null, seen.put((String) r.getField(0), (Double) r.getField(1)), "a key appears once");
+    }
+    assertEquals(expected, new TreeMap<>(seen));
+  }
+
+  @Test
+  void countStarCountsVisibleRows() throws Exception {
+    assertEquals((long) expected.size(), collect(tables(true), "SELECT COUNT(*) FROM rollouts").get(0).getField(0));
+  }
+
+  @Test
+  void filtersArePushedIntoTheStoreAndNeverReturnReplacedRows() throws Exception {
+    TableEnvironment env = tables(true);
+    String plan = env.explainSql("SELECT id FROM rollouts WHERE reward < 1.0 AND rollout_id LIKE 'r%'");
+    assertTrue(plan.contains("filter=[and(<(reward, 1.0"), plan);
+    List<Row> rows = collect(env, "SELECT id FROM rollouts WHERE reward < 1.0 AND rollout_id LIKE 'r%'");
+    long want = expected.values().stream().filter(v -> v < 1.0).count();
+    assertEquals(want, rows.size());
+  }
+
+  @Test
+  void vectorsReadAsFloatArrays() throws Exception {
+    Row r = collect(tables(true), "SELECT embedding FROM rollouts WHERE id = 'k0042'").get(0);
+    Float[] v = (Float[]) r.getField(0);
+    float[] got = new float[v.length];
+    for (int i = 0; i < v.length; i++) {
+      got[i] = v[i];
+    }
+    assertArrayEquals(vector(42), got);
+  }
+
+  @Test
+  void lookupJoinFindsTheNewestRowOfEachKey() throws Exception {
+    TableEnvironment env = tables(false);
+    List<Row> rows = collect(env, "SELECT o.k, r.reward FROM (SELECT k, PROCTIME() AS pt FROM (VALUES ('k0001'), "
+        + "('k0105'), ('k0202'), ('missing')) AS v(k)) AS o JOIN rollouts FOR SYSTEM_TIME AS OF o.pt AS r ON o.k = r.id");
+    Map<String, Double> got = new TreeMap<>();
+    rows.forEach(r -> got.put((String) r.getField(0), (Double) r.getField(1)));
+    assertEquals(Map.of("k0001", expected.get("k0001"), "k0105", expected.get("k0105"), "k0202", expected.get("k0202")),
+        got);
+  }
+
+  @Test
+  void aColumnTheStoreLacksIsRejectedNamingIt() {
+    TableEnvironment env = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+    env.executeSql("CREATE TABLE bad (id STRING, rewrd DOUBLE) WITH ('connector' = 'lancecontext', 'path' = '" + path + "')");
+    ValidationException e = assertThrows(ValidationException.class, () -> env.executeSql("SELECT * FROM bad").collect());
+    assertTrue(messages(e).contains("rewrd"), messages(e));
+  }
+
+  @Test
+  void anUnknownOptionIsRejectedNamingIt() {
+    TableEnvironment env = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+    env.executeSql("CREATE TABLE bad2 (id STRING) WITH ('connector' = 'lancecontext', 'path' = '" + path
+        + "', 'wrte.batch-rows' = '5')");
+    ValidationException e = assertThrows(ValidationException.class, () -> env.executeSql("SELECT * FROM bad2").collect());
+    assertTrue(messages(e).contains("wrte.batch-rows"), messages(e));
+  }
+
+  @Test
+  void aSerializedSplitCarriesNoSecret() throws Exception {
+    try (ContextStore store = ContextStore.open(Map.of("path", path, "storage.aws_secret_access_key", "s3cr3t-value"))) {
+      for (ReadSplit s : store.planRead(ScanSpec.all(), 4)) {
+        byte[] bytes = LanceContextSplitSerializer.INSTANCE.serialize(new LanceContextSplit("s", s, 3));
+        assertTrue(!new String(bytes, StandardCharsets.ISO_8859_1).contains("s3cr3t-value"));
+        LanceContextSplit back = LanceContextSplitSerializer.INSTANCE.deserialize(1, bytes);
+        assertEquals(3, back.emitted());
+        assertEquals(s, back.split());
+      }
+    }
+  }
+
+  private static String messages(Throwable t) {
+    StringBuilder sb = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      sb.append(c.getMessage()).append(" | ");
+    }
+    return sb.toString();
+  }
+}
