@@ -117,7 +117,8 @@ public final class ContextStore implements AutoCloseable {
    */
   public int add(VectorSchemaRoot batch) {
     check();
-    if (batch.getSchema().findField(io.lancecontext.core.schema.SystemColumns.SEQUENCE) != null) {
+    if (batch.getSchema().getFields().stream()
+        .anyMatch(f -> f.getName().equals(io.lancecontext.core.schema.SystemColumns.SEQUENCE))) {
       return store.add(batch, false);
     }
     return store.operation("add rows", () -> {
