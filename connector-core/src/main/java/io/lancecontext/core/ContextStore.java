@@ -2,10 +2,13 @@ package io.lancecontext.core;
 
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StoreClosedException;
+import io.lancecontext.core.internal.codec.BatchConformer;
+import io.lancecontext.core.internal.codec.KeyIds;
 import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.StoreScan;
 import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.store.StoreRegistry;
+import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ReadSplit;
@@ -105,12 +108,26 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * Adds (upserts) a batch already in the store's dataset schema ({@link SchemaSpec#toArrowSchema()}),
-   * validated by the same rules as records. The batch is not closed.
+   * Adds (upserts) an Arrow batch: either in the store's dataset schema ({@link SchemaSpec#toArrowSchema()},
+   * system columns included; their values are stamped by the store, except {@code _lc_tombstone}, which
+   * deletes its key), validated by the same rules as records, or in the user schema
+   * ({@link SchemaSpec#toUserArrowSchema()}, no system column), conformed by column name as a write
+   * handle does ({@link StoreWriter#write(VectorSchemaRoot)}; keyless rows get random UUIDv7 keys). The
+   * batch is not closed. Returns the rows written (after dedupe by key).
    */
   public int add(VectorSchemaRoot batch) {
     check();
-    return store.add(batch, false);
+    if (batch.getSchema().getFields().stream()
+        .anyMatch(f -> f.getName().equals(io.lancecontext.core.schema.SystemColumns.SEQUENCE))) {
+      return store.add(batch, false);
+    }
+    return store.operation("add rows", () -> {
+      BatchConformer.Conformed conformed = BatchConformer.conform(store.spec(), batch, KeyIds.random(), 0,
+          store.allocator());
+      try (VectorSchemaRoot rows = conformed.batch()) {
+        return store.writes().write(rows, true).keys();
+      }
+    });
   }
 
   /** Deletes keys (writes tombstones); needs capability {@code tombstones}. Durable and visible on return. */
@@ -126,10 +143,21 @@ public final class ContextStore implements AutoCloseable {
     });
   }
 
-  /** A buffered write handle for one task (see {@link StoreWriter}). */
+  /** A write handle for one task, keyless rows getting random UUIDv7 keys (see {@link StoreWriter}). */
   public StoreWriter newWriter() {
+    return newWriter(WriterOptions.defaults());
+  }
+
+  /** A write handle for one task (see {@link StoreWriter}, and {@link WriterOptions} for the id seed). */
+  public StoreWriter newWriter(WriterOptions options) {
     check();
-    return new StoreWriter(this);
+    return new StoreWriter(this, options);
+  }
+
+  /** Puts a batch in the dataset schema for a write handle (see {@link StoreWrites#write}). */
+  StoreWrites.Outcome put(VectorSchemaRoot batch, boolean owned) {
+    check();
+    return store.operation("add rows", () -> store.writes().write(batch, owned));
   }
 
   // ---------------------------------------------------------------- reads

@@ -1,66 +1,180 @@
 package io.lancecontext.core;
 
+import io.lancecontext.core.error.InvalidRecordException;
+import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StoreClosedException;
+import io.lancecontext.core.internal.codec.BatchConformer;
+import io.lancecontext.core.internal.codec.KeyIds;
+import io.lancecontext.core.internal.codec.RowBuffer;
+import io.lancecontext.core.internal.write.PutReceipt;
+import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.result.WriteSummary;
+import io.lancecontext.core.schema.Capability;
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
 
 /**
- * A write handle for one task: feed it records or batches, then {@link #commit()}. It puts buffered
- * rows once {@code write.batch-rows} rows or {@code write.batch-bytes} bytes are buffered; what
- * {@link #commit()} returns for is durable, visible to every process and was written by writers that
- * still owned their shards. A Spark task commit or a Flink checkpoint maps to {@code commit()}. Rows
- * of a failed call may be partly stored: retrying is safe because adds upsert by key. Not thread-safe.
+ * The write handle of one task (a Spark {@code DataWriter}, a Flink {@code SinkWriter}): feed it
+ * records, rows ({@link #rows()}), Arrow batches in the user schema and deletes, then {@link #commit()}.
+ *
+ * <p><b>What is durable when.</b> Records, rows and deletes are encoded when they are written (nothing
+ * of the caller's objects is kept: a reused, mutated {@code Map} or array is safe) and buffered; the
+ * buffer is put when it holds {@code write.batch-rows} rows or about {@code write.batch-bytes} bytes, and
+ * an Arrow batch is put at once (after what is buffered). Every put is durable and visible to every
+ * process when it returns (this is the {@code immediate} commit mode: rows can be visible before
+ * {@code commit()}). When {@link #commit()} returns, everything written through the handle is durable,
+ * visible, and was written by writers that still owned their shards; it returns a {@link WriteSummary}
+ * of what it acknowledged since the previous commit, which a Spark {@code WriterCommitMessage} or a
+ * Flink committable can carry (it holds no option and no secret).
+ *
+ * <p><b>Order.</b> Writes and deletes of a key through one handle take effect in the order they were
+ * made, across puts too: write(k) then delete(k) leaves k absent, delete(k) then write(k) leaves it
+ * present. Within one put the last row of a key wins.
+ *
+ * <p><b>Bad input.</b> A record, row or batch that does not fit the schema is refused whole when it is
+ * written ({@link InvalidRecordException} naming the row and column, {@link SchemaException} for a batch
+ * whose columns do not fit), and nothing of it is buffered or written; what was written before stays.
+ * Row numbers of records and rows count the handle's records and rows from 0; those of a batch count
+ * within the batch.
+ *
+ * <p><b>Failures.</b> A put that fails (for example {@link io.lancecontext.core.error.FencedWriterException})
+ * fails the call that made it, and the handle with it: its buffered rows are dropped and every later call
+ * but {@link #abort()} and {@link #close()} throws a {@link StoreClosedException} with that failure as its
+ * cause. Rows of the failed put may be durable; a retried task rewrites them (adds upsert by key, and
+ * seeded keys repeat, see {@link WriterOptions.Builder#idSeed(String)}).
+ *
+ * <p><b>Who may call.</b> One thread at a time (a handle is not thread-safe); any number of handles may
+ * write one store at once, in one process or many. Closing a handle without committing discards what is
+ * still buffered (rows already put stay).
  */
 public final class StoreWriter implements AutoCloseable {
   private final ContextStore store;
   private final int batchRows;
   private final long batchBytes;
-  private final List<Map<String, ?>> buffer = new ArrayList<>();
-  private long bufferedBytes;
+  private final RowBuffer buffer;
+  private final RowAppender appender;
+  private final Map<String, Span> spans = new LinkedHashMap<>();
+  private long rowsWritten;
+  private long keysDeleted;
   private long committedRows;
-  private long writtenRows;
   private boolean closed;
+  private RuntimeException failure;
 
-  StoreWriter(ContextStore store) {
+  StoreWriter(ContextStore store, WriterOptions options) {
     this.store = store;
     this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
     this.batchBytes = store.config().get(StoreOptions.BATCH_BYTES);
+    KeyIds ids = KeyIds.seeded(options.idSeed().orElse(null));
+    this.buffer = new RowBuffer(store.spec(), store.resident().allocator(), ids);
+    this.appender = new RowAppender(this, buffer);
   }
 
-  /** Buffers one record (validated when it is put). */
+  /** Writes one record (a map by column name), encoded now; put with the buffer. */
   public void write(Map<String, ?> record) {
     check();
-    buffer.add(record);
-    bufferedBytes += estimate(record);
-    if (buffer.size() >= batchRows || bufferedBytes >= batchBytes) {
-      flush();
+    buffer.addRecord(record);
+    afterRow();
+  }
+
+  /** Writes records in order (see {@link #write(Map)}); a bad one is refused with those before it kept. */
+  public void write(List<? extends Map<String, ?>> records) {
+    for (Map<String, ?> r : records) {
+      write(r);
     }
   }
 
-  /** Puts a batch in the dataset schema right away (after any buffered records). */
+  /** The row appender of this handle (one per handle). */
+  public RowAppender rows() {
+    check();
+    return appender;
+  }
+
+  /**
+   * Writes a batch in the user schema ({@link io.lancecontext.core.schema.SchemaSpec#toUserArrowSchema()},
+   * columns matched by name, see the conforming rules in docs/schema.md), after what is buffered; it is
+   * put before this returns. The batch is neither closed nor modified.
+   *
+   * @throws SchemaException if a column is unknown, reserved ({@code _lc_*}), missing while required, or
+   *     of a type that cannot be stored without loss; nothing is written
+   * @throws InvalidRecordException if a value does not fit (a null key, a vector of the wrong length);
+   *     nothing of the batch is written
+   */
   public void write(VectorSchemaRoot batch) {
     check();
+    requireNoOpenRow();
     flush();
-    writtenRows += store.add(batch);
+    BatchConformer.Conformed conformed = BatchConformer.conform(store.spec(), batch, buffer.ids(),
+        buffer.keylessRows(), store.resident().allocator());
+    try (VectorSchemaRoot rows = conformed.batch()) {
+      buffer.consumeKeyless(conformed.keylessRows());
+      put(rows, true);
+    }
   }
 
-  /** Puts everything buffered; on return all rows written through this handle are durable and visible. */
-  public long commit() {
+  /** Writes every batch of {@code reader} in order (see {@link #write(VectorSchemaRoot)}); does not close it. */
+  public void write(ArrowReader reader) {
     check();
-    flush();
-    committedRows += writtenRows;
-    long n = writtenRows;
-    writtenRows = 0;
-    return n;
+    try {
+      while (reader.loadNextBatch()) {
+        write(reader.getVectorSchemaRoot());
+      }
+    } catch (IOException e) {
+      throw new io.lancecontext.core.error.StorageException("reading the batches to write failed", e);
+    }
   }
 
-  /** Discards buffered, not yet put records. */
+  /** Deletes a key (a tombstone, in order with this handle's writes); needs capability {@code tombstones}. */
+  public void delete(String key) {
+    check();
+    if (!store.spec().has(Capability.TOMBSTONES)) {
+      throw new SchemaException("the store at " + store.uri() + " has no 'tombstones' capability: deleting by key is "
+          + "disabled");
+    }
+    buffer.addTombstone(key);
+    afterRow();
+  }
+
+  public void delete(Collection<String> keys) {
+    for (String k : keys) {
+      delete(k);
+    }
+  }
+
+  /**
+   * Puts everything buffered and returns what this handle acknowledged since the previous commit: when
+   * it returns, all of it is durable, visible to every process, and was written by writers that still
+   * owned their shards.
+   *
+   * @throws IllegalStateException if a row of {@link #rows()} is being built (end or abandon it first)
+   */
+  public WriteSummary commit() {
+    check();
+    requireNoOpenRow();
+    flush();
+    List<WriteSummary.ShardPuts> shards = new ArrayList<>();
+    for (Span s : spans.values()) {
+      shards.add(new WriteSummary.ShardPuts(s.bucket, s.lane, s.shardId, s.epoch, s.first, s.last, s.puts));
+    }
+    WriteSummary summary = new WriteSummary(rowsWritten, keysDeleted, shards);
+    committedRows += rowsWritten;
+    rowsWritten = 0;
+    keysDeleted = 0;
+    spans.clear();
+    return summary;
+  }
+
+  /** Discards what is buffered and not yet put (rows already put stay). */
   public void abort() {
-    buffer.clear();
-    bufferedBytes = 0;
+    if (!closed) {
+      buffer.clear();
+    }
   }
 
   /** Rows committed through this handle so far. */
@@ -68,42 +182,93 @@ public final class StoreWriter implements AutoCloseable {
     return committedRows;
   }
 
-  private void flush() {
-    if (buffer.isEmpty()) {
-      return;
+  // ---------------------------------------------------------------- internals
+
+  /** Puts the buffer once it is full (after a row was ended). */
+  void afterRow() {
+    if (buffer.rows() >= batchRows || buffer.bytes() >= batchBytes) {
+      flush();
     }
-    List<Map<String, ?>> rows = new ArrayList<>(buffer);
-    buffer.clear();
-    bufferedBytes = 0;
-    writtenRows += store.add(rows);
   }
 
-  private void check() {
+  private void flush() {
+    VectorSchemaRoot rows = buffer.take();
+    if (rows == null) {
+      return;
+    }
+    try (rows) {
+      put(rows, false);
+    }
+  }
+
+  private void put(VectorSchemaRoot rows, boolean owned) {
+    StoreWrites.Outcome outcome;
+    try {
+      outcome = store.put(rows, owned);
+    } catch (InvalidRecordException | SchemaException e) {
+      throw e;  // refused before anything was put
+    } catch (RuntimeException e) {
+      failure = e;
+      buffer.clear();
+      throw e;
+    }
+    rowsWritten += outcome.rows();
+    keysDeleted += outcome.deletes();
+    for (PutReceipt r : outcome.puts()) {
+      spans.computeIfAbsent(r.shardId() + "@" + r.epoch(), k -> new Span(r)).add(r.walPosition());
+    }
+  }
+
+  private void requireNoOpenRow() {
+    if (buffer.rowStarted()) {
+      throw new IllegalStateException("a row of this handle's RowAppender is being built: end it (endRow) or abandon it "
+          + "first");
+    }
+  }
+
+  void check() {
     if (closed) {
       throw new StoreClosedException("this writer handle of " + store.uri() + " is closed", false);
     }
-  }
-
-  private static long estimate(Map<String, ?> record) {
-    long b = 16;
-    for (Object v : record.values()) {
-      if (v instanceof CharSequence s) {
-        b += s.length();
-      } else if (v instanceof byte[] a) {
-        b += a.length;
-      } else if (v instanceof float[] f) {
-        b += 4L * f.length;
-      } else {
-        b += 8;
-      }
+    if (failure != null) {
+      throw new StoreClosedException("this writer handle of " + store.uri() + " failed earlier ("
+          + failure.getMessage() + "); abort it and write again with a new handle", false, failure);
     }
-    return b;
   }
 
-  /** Closes without committing: buffered records are discarded. */
+  /** Closes without committing: buffered rows are discarded. */
   @Override
   public void close() {
-    abort();
-    closed = true;
+    if (!closed) {
+      closed = true;
+      buffer.close();
+    }
+  }
+
+  /** The puts of one shard at one writer epoch. */
+  private static final class Span {
+    final int bucket;
+    final int lane;
+    final String shardId;
+    final long epoch;
+    long first = -1;
+    long last = -1;
+    int puts;
+
+    Span(PutReceipt r) {
+      this.bucket = r.bucket();
+      this.lane = r.lane();
+      this.shardId = r.shardId();
+      this.epoch = r.epoch();
+    }
+
+    void add(long position) {
+      if (puts > 0 && position == last) {
+        return;
+      }
+      first = first < 0 ? position : Math.min(first, position);
+      last = Math.max(last, position);
+      puts++;
+    }
   }
 }

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * The shape of connector-core: a small public API on top, internals below, arrows pointing down.
  *
  * <pre>
- * io.lancecontext.core                 ContextStore, StoreWriter, RowAppender, StoreReader   (entry points)
+ * io.lancecontext.core                 ContextStore, StoreWriter, RowAppender, WriterOptions, StoreReader
  *   .read .result                      ScanSpec, Predicate, ReadPlan, ReadSplit; stats and results
  *   .schema .options .error            value types
  *   .internal.store                    composition of a resident store
@@ -73,9 +73,10 @@ class ArchitectureTest {
   }
 
   private static final Set<String> EXPECTED_API = new TreeSet<>(Set.of(
-      "ContextStore", "StoreReader", "StoreWriter",
+      "ContextStore", "RowAppender", "StoreReader", "StoreWriter", "WriterOptions",
       "read.Predicate", "read.ReadSplit", "read.ScanSpec",
       "result.CompactionResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
+      "result.WriteSummary",
       "schema.Capability", "schema.ColumnSpec", "schema.ColumnType", "schema.SchemaPresets", "schema.SchemaSpec",
       "schema.SystemColumns", "schema.VectorMetric",
       "options.ConfigOption", "options.KeyIndexType", "options.OptionParsers", "options.StoreConfig", "options.StoreOptions",

@@ -46,6 +46,15 @@ final class ArrowSchemas {
     return new Schema(fields, metadata);
   }
 
+  /** The user schema: declared columns in order, no system column, no schema metadata. */
+  static Schema toUserArrow(SchemaSpec spec) {
+    List<Field> fields = new ArrayList<>();
+    for (ColumnSpec c : spec.columns()) {
+      fields.add(field(c, c.name().equals(spec.key())));
+    }
+    return new Schema(fields);
+  }
+
   static Field field(ColumnSpec c, boolean primaryKey) {
     Map<String, String> metadata = null;
     if (primaryKey || c.blob() || c.type() == ColumnType.VECTOR) {

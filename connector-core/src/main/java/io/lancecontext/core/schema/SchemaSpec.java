@@ -31,6 +31,7 @@ public final class SchemaSpec {
   private final String preset;
   private final Map<String, ColumnSpec> byName;
   private volatile Schema arrowSchema;
+  private volatile Schema userArrowSchema;
   private volatile String json;
 
   SchemaSpec(String key, List<ColumnSpec> columns, Set<Capability> capabilities, String preset) {
@@ -97,6 +98,22 @@ public final class SchemaSpec {
     if (s == null) {
       s = ArrowSchemas.toArrow(this);
       arrowSchema = s;
+    }
+    return s;
+  }
+
+  /**
+   * The Arrow schema of what a user writes and reads: the declared columns in order, as in
+   * {@link #toArrowSchema()} (same types, nullability and field metadata), without the system columns
+   * ({@code _lc_*}) and without the spec in the schema metadata. Batches in this schema are what a write
+   * handle takes without conversion; a batch may also differ from it as docs/schema.md allows (column
+   * order, string and binary widths, list kinds, timestamp units and zones, widening numbers).
+   */
+  public Schema toUserArrowSchema() {
+    Schema s = userArrowSchema;
+    if (s == null) {
+      s = ArrowSchemas.toUserArrow(this);
+      userArrowSchema = s;
     }
     return s;
   }

@@ -3,15 +3,10 @@ package io.lancecontext.core.internal.store;
 import io.lancecontext.core.error.LanceContextException;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StoreClosedException;
-import io.lancecontext.core.error.UniqueKeyViolationException;
-import io.lancecontext.core.error.WriteInterruptedException;
-import io.lancecontext.core.internal.codec.BatchValidator;
 import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.BaseVersions;
 import io.lancecontext.core.internal.lance.LanceErrors;
-import io.lancecontext.core.internal.lance.RowCopier;
-import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.maintenance.Maintenance;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.read.FreshCache;
@@ -21,42 +16,26 @@ import io.lancecontext.core.internal.read.PointLookup;
 import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.BucketWriter;
-import io.lancecontext.core.internal.write.Buckets;
 import io.lancecontext.core.internal.write.ShardIds;
+import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.StoreStats;
-import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
-import io.lancecontext.core.schema.SystemColumns;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
-import org.lance.ipc.ScanOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * The state of one store in one JVM, shared by every handle to it: the base table, the resident shard
  * writers, the fresh-tier cache and the maintenance schedule. Thread-safe.
  */
-public final class ResidentStore implements BucketWriter.Host, Maintenance.Host {
+public final class ResidentStore implements BucketWriter.Host, Maintenance.Host, StoreWrites.Reads {
   private static final Logger LOG = LoggerFactory.getLogger(ResidentStore.class);
 
   private final StoreConfig config;
@@ -77,7 +56,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host 
   private final Dataset writerBase;
   private final FreshCache fresh;
   private final RecordCodec codec;
-  private final ExecutorService putPool;
+  private final StoreWrites writes;
   private final Maintenance maintenance;
   private final String name;
   private final Object baseLock = new Object();
@@ -85,8 +64,6 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host 
   private volatile boolean closed;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Object drained = new Object();
-  private final AtomicLong adds = new AtomicLong();
-  private final AtomicLong rowsAdded = new AtomicLong();
 
   ResidentStore(StoreConfig config) {
     this.config = config;
@@ -113,12 +90,9 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host 
       writers[i] = new BucketWriter(this, i, Maintenance.SEAL_ENTRIES, config.get(StoreOptions.BATCH_BYTES));
     }
     this.fresh = new FreshCache(config, spec, files, allocator);
-    this.putPool = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "lancecontext-add-" + name);
-      t.setDaemon(true);
-      return t;
-    });
     this.maintenance = new Maintenance(this);
+    this.writes = new StoreWrites(spec, datasetSchema, config.uri(), name, allocator, writers, codec, this,
+        maintenance::onWrite);
     LOG.info("Opened store {}{} ({} shards, {} columns, key '{}')", config.uri(), opened.created() ? " (new)" : "",
         shards, spec.columns().size(), spec.key());
   }
@@ -192,65 +166,35 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host 
     return maintenance;
   }
 
-  // ---------------------------------------------------------------- write path
+  // ---------------------------------------------------------------- write path (StoreWrites)
 
   /** The shard (bucket) of a key. */
   public int bucketOf(String key) {
-    return Buckets.of(key, shards);
+    return writes.bucketOf(key);
   }
 
   @Override
   public long tailSequence(String shardId) {
-    try (LsmSnapshot snap = snapshot(java.util.Set.of(shardId))) {
-      long max = -1;
-      for (var source : snap.shard(shardId).sources()) {
-        if (source instanceof io.lancecontext.core.internal.read.WalSource w) {
-          max = Math.max(max, w.maxSequence());
-        }
-      }
-      return max;
-    }
+    return writes.tailSequence(shardId);
   }
 
   @Override
   public long maxFreshSequence(int bucket) {
-    try (LsmSnapshot snap = snapshot(new java.util.HashSet<>(ShardIds.forBucket(bucket)))) {
-      long max = 0;
-      for (FreshShard s : snap.shards().values()) {
-        max = Math.max(max, s.maxSequence());
-      }
-      return max;
-    }
+    return writes.maxFreshSequence(bucket);
   }
 
   @Override
   public long maxBaseSequence(long floor) {
-    BaseTable b = base();
-    ScanOptions options = new ScanOptions.Builder().columns(List.of(SystemColumns.SEQUENCE))
-        .filter(SystemColumns.SEQUENCE + " > " + floor).build();
-    long max = floor;
-    try (ScanHandle scan = ScanHandle.open(b.dataset(), options)) {
-      ArrowReader reader = scan.reader();
-      while (reader.loadNextBatch()) {
-        BigIntVector v = (BigIntVector) reader.getVectorSchemaRoot().getVector(SystemColumns.SEQUENCE);
-        for (int i = 0; i < v.getValueCount(); i++) {
-          if (!v.isNull(i)) {
-            max = Math.max(max, v.get(i));
-          }
-        }
-      }
-      return max;
-    } catch (IOException | RuntimeException e) {
-      throw LanceErrors.translate("read the highest write sequence of the base table", e);
-    } finally {
-      b.release();
-    }
+    return writes.maxBaseSequence(floor);
+  }
+
+  /** The store's write path. */
+  public StoreWrites writes() {
+    return writes;
   }
 
   /**
-   * Writes a validated batch in the dataset schema: dedupe by key (last row wins), route each row to
-   * its shard, put every shard's rows durably (in parallel), verify each writer still owned its shard.
-   * Does not close {@code batch}.
+   * Writes a batch in the dataset schema (see {@link StoreWrites#write}). Does not close {@code batch}.
    *
    * @return rows written (after dedupe)
    */
@@ -260,228 +204,10 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host 
 
   /**
    * As {@link #add(VectorSchemaRoot, boolean)}; {@code owned}: the batch is a temporary of the caller
-   * that may be emptied (its vectors are moved instead of copied when all its rows go to one bucket).
+   * that may be emptied.
    */
   public int add(VectorSchemaRoot batch, boolean tombstones, boolean owned) {
-    return operation("add rows", () -> write(batch, tombstones, owned));
-  }
-
-  private int write(VectorSchemaRoot batch, boolean tombstones, boolean owned) {
-    ensureOpen();
-    BatchValidator.validate(spec, batch);
-    int n = batch.getRowCount();
-    if (n == 0) {
-      return 0;
-    }
-    VarCharVector keys = (VarCharVector) batch.getVector(spec.key());
-    Map<String, Integer> last = new LinkedHashMap<>();
-    for (int r = 0; r < n; r++) {
-      last.put(new String(keys.get(r), StandardCharsets.UTF_8), r);
-    }
-    Map<Integer, List<Integer>> rowsByBucket = new HashMap<>();
-    Map<Integer, List<String>> keysByBucket = new HashMap<>();
-    for (int r = 0; r < n; r++) {
-      String k = new String(keys.get(r), StandardCharsets.UTF_8);
-      if (last.get(k) != r) {
-        continue;  // a later row of this batch has the same key
-      }
-      int b = bucketOf(k);
-      rowsByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(r);
-      keysByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(k);
-    }
-    boolean unique = spec.has(Capability.UNIQUE_IDS) && !tombstones;
-    if (unique) {
-      // fail fast, with nothing written, when the keys exist already; the binding check runs per bucket
-      // under its writer's lock, right before the put
-      rejectExisting(batch, last);
-    }
-    List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
-    List<VectorSchemaRoot> parts = new ArrayList<>();
-    try {
-      List<String> columns = spec.toArrowSchema().getFields().stream().map(f -> f.getName()).toList();
-      for (int b : buckets) {
-        List<Integer> rows = rowsByBucket.get(b);
-        VectorSchemaRoot copy;
-        if (owned && buckets.size() == 1 && rows.size() == n) {
-          copy = RowCopier.transfer(batch, columns, allocator);
-        } else {
-          int[] idx = rows.stream().mapToInt(Integer::intValue).toArray();
-          copy = RowCopier.copy(batch, columns, idx, idx.length, allocator);
-        }
-        emptyBlobsToNull(copy);
-        parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
-      }
-    } catch (RuntimeException e) {
-      parts.forEach(VectorSchemaRoot::close);
-      throw e;
-    }
-    putAll(buckets, parts, keysByBucket, unique ? (part, partKeys) -> rejectExisting(part, partKeys, buckets.size() > 1) : null);
-    adds.incrementAndGet();
-    rowsAdded.addAndGet(last.size());
-    maintenance.onWrite();
-    return last.size();
-  }
-
-  /**
-   * Stores an empty value of a nullable blob column as null: lance-core 7.0.0's merge turns null blobs
-   * into zero-length ones, so only one of the two can be told apart in every tier.
-   */
-  private void emptyBlobsToNull(VectorSchemaRoot part) {
-    for (var c : spec.blobColumns()) {
-      if (!c.nullable()) {
-        continue;
-      }
-      var v = (org.apache.arrow.vector.VariableWidthFieldVector) part.getVector(c.name());
-      for (int i = 0; i < part.getRowCount(); i++) {
-        if (!v.isNull(i) && v.getValueLength(i) == 0) {
-          v.setNull(i);
-        }
-      }
-    }
-  }
-
-  /** Puts every part on its shard; parts go to the shard writers, which close them. */
-  private void putAll(List<Integer> buckets, List<VectorSchemaRoot> parts, Map<Integer, List<String>> keysByBucket,
-      BucketWriter.KeyCheck check) {
-    if (buckets.size() == 1) {
-      int b = buckets.get(0);
-      writers[b].put(parts.get(0), keysByBucket.get(b), check);
-      return;
-    }
-    // shards are put in parallel; the first on the calling thread
-    List<Future<?>> futures = new ArrayList<>();
-    for (int i = 1; i < buckets.size(); i++) {
-      int b = buckets.get(i);
-      VectorSchemaRoot part = parts.get(i);
-      try {
-        futures.add(putPool.submit(() -> writers[b].put(part, keysByBucket.get(b), check)));
-      } catch (RejectedExecutionException e) {
-        // only after close gave up waiting for this add (see close()); the parts not handed over are freed
-        parts.get(0).close();
-        parts.subList(i, parts.size()).forEach(VectorSchemaRoot::close);
-        throw new StoreClosedException("the store " + config.uri() + " was closed in this JVM while this add was in "
-            + "flight; it was not acknowledged (rows of some shards may be durable). Open the store again and retry",
-            true, e);
-      }
-    }
-    RuntimeException first = null;
-    try {
-      writers[buckets.get(0)].put(parts.get(0), keysByBucket.get(buckets.get(0)), check);
-    } catch (RuntimeException e) {
-      first = e;
-    }
-    for (Future<?> f : futures) {
-      try {
-        f.get();
-      } catch (ExecutionException e) {
-        RuntimeException r = e.getCause() instanceof RuntimeException re ? re
-            : LanceErrors.translate("put", e.getCause());
-        if (first == null) {
-          first = r;
-        } else {
-          first.addSuppressed(r);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        WriteInterruptedException w = new WriteInterruptedException(name + ": the calling thread was interrupted while "
-            + "the puts of other shards were in flight; they complete in the background", e);
-        if (first != null) {
-          w.addSuppressed(first);
-        }
-        throw w;
-      }
-    }
-    if (first != null) {
-      throw first;
-    }
-  }
-
-  /** {@link #rejectExisting(VectorSchemaRoot, Collection, boolean)} for the rows {@code lastRow} maps keys to. */
-  private void rejectExisting(VectorSchemaRoot batch, Map<String, Integer> lastRow) {
-    List<String> keys = new ArrayList<>(lastRow.keySet());
-    Map<String, Map<String, Object>> existing = existing(keys);
-    if (existing.isEmpty()) {
-      return;
-    }
-    List<String> clashing = new ArrayList<>();
-    for (String k : keys) {
-      Map<String, Object> stored = existing.get(k);
-      if (stored != null && !sameRecord(stored, codec.decodeRow(batch, lastRow.get(k)))) {
-        clashing.add(k);
-      }
-    }
-    throwIfAny(clashing, false);
-  }
-
-  /**
-   * Capability {@code unique-ids}: fails if a key of {@code batch} (dataset schema, one row per key)
-   * exists with other content. A stored row equal to the one being added is not a violation: it is this
-   * add, retried after it failed unacknowledged.
-   */
-  private void rejectExisting(VectorSchemaRoot batch, Collection<String> keys, boolean otherBuckets) {
-    Map<String, Map<String, Object>> existing = existing(keys);
-    if (existing.isEmpty()) {
-      return;
-    }
-    List<Map<String, Object>> rows = codec.decode(batch);
-    List<String> clashing = new ArrayList<>();
-    for (Map<String, Object> row : rows) {
-      String k = (String) row.get(spec.key());
-      Map<String, Object> stored = existing.get(k);
-      if (stored != null && !sameRecord(stored, row)) {
-        clashing.add(k);
-      }
-    }
-    throwIfAny(clashing, otherBuckets);
-  }
-
-  private void throwIfAny(List<String> clashing, boolean otherBuckets) {
-    if (clashing.isEmpty()) {
-      return;
-    }
-    throw new UniqueKeyViolationException("capability unique-ids: " + clashing.size()
-        + " key(s) already exist in " + config.uri() + " with other content: " + clashing.stream().limit(10).toList()
-        + (clashing.size() > 10 ? " ..." : "") + "; " + (otherBuckets
-        ? "their rows were not written (rows of this call in other shards may have been)" : "nothing was written"),
-        clashing);
-  }
-
-  /** The stored records of those {@code keys} that exist (deleted keys do not; expired ones do). */
-  private Map<String, Map<String, Object>> existing(Collection<String> keys) {
-    Map<String, Map<String, Object>> out = new HashMap<>();
-    for (Map<String, Object> r : lookup(new ArrayList<>(keys), spec.columnNames(), true, Instant.now())) {
-      out.put((String) r.get(spec.key()), r);
-    }
-    return out;
-  }
-
-  /** Whether two decoded records hold the same values (arrays and nested values compared by content). */
-  static boolean sameRecord(Object a, Object b) {
-    if (a instanceof Map<?, ?> ma && b instanceof Map<?, ?> mb) {
-      java.util.Set<Object> names = new java.util.HashSet<>(ma.keySet());
-      names.addAll(mb.keySet());
-      for (Object n : names) {
-        if (!sameRecord(ma.get(n), mb.get(n))) {
-          return false;
-        }
-      }
-      return true;
-    }
-    if (a instanceof List<?> la && b instanceof List<?> lb) {
-      if (la.size() != lb.size()) {
-        return false;
-      }
-      for (int i = 0; i < la.size(); i++) {
-        if (!sameRecord(la.get(i), lb.get(i))) {
-          return false;
-        }
-      }
-      return true;
-    }
-    if (a == null && b instanceof byte[] bytes || b == null && a instanceof byte[] bytes2) {
-      return (a == null ? (byte[]) b : (byte[]) a).length == 0;  // an empty blob is stored as null
-    }
-    return java.util.Objects.deepEquals(a, b);
+    return operation("add rows", () -> writes.write(batch, owned).keys());
   }
 
   // ---------------------------------------------------------------- read path
@@ -712,11 +438,11 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host 
   }
 
   long adds() {
-    return adds.get();
+    return writes.adds();
   }
 
   long rowsAdded() {
-    return rowsAdded.get();
+    return writes.rowsAdded();
   }
 
   FreshCache freshCache() {
@@ -746,7 +472,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host 
         LOG.warn("{}: closing bucket {} failed: {}", name, w.bucket(), e.getMessage());
       }
     }
-    putPool.shutdown();
+    writes.close();
     fresh.close();
     synchronized (baseLock) {
       if (base != null) {

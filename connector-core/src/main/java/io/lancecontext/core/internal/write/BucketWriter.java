@@ -121,8 +121,8 @@ public final class BucketWriter implements AutoCloseable {
    * Writes {@code batch} (in the dataset schema, keys unique, all in this bucket) durably; see the class
    * comment. Takes ownership of {@code batch}.
    */
-  public void put(VectorSchemaRoot batch, Collection<String> keys) {
-    put(batch, keys, null);
+  public PutReceipt put(VectorSchemaRoot batch, Collection<String> keys) {
+    return put(batch, keys, null);
   }
 
   /** Checks rows against what the store holds right before they are put; throws to refuse them. */
@@ -139,8 +139,10 @@ public final class BucketWriter implements AutoCloseable {
    * if no other writer claimed a lane of the bucket between the check and the acknowledgment. Otherwise
    * it throws {@link FencedWriterException} (not acknowledged; a retry checks again). What {@code check}
    * throws is thrown, and nothing of this call is written.
+   *
+   * @return where the put holding the rows went (shared with the callers whose rows it also held)
    */
-  public void put(VectorSchemaRoot batch, Collection<String> keys, KeyCheck check) {
+  public PutReceipt put(VectorSchemaRoot batch, Collection<String> keys, KeyCheck check) {
     if (Thread.currentThread().isInterrupted()) {
       batch.close();
       throw interrupted("before its rows were handed to a put; nothing was written");
@@ -170,6 +172,7 @@ public final class BucketWriter implements AutoCloseable {
     if (Thread.currentThread().isInterrupted()) {
       throw interrupted("while the put holding its rows was in flight; the put completed, its rows are durable");
     }
+    return request.receipt;
   }
 
   /**
@@ -188,6 +191,7 @@ public final class BucketWriter implements AutoCloseable {
     final KeyCheck check;
     boolean done;
     RuntimeException error;
+    PutReceipt receipt;
 
     Request(VectorSchemaRoot batch, Collection<String> keys, KeyCheck check) {
       this.batch = batch;
@@ -244,6 +248,7 @@ public final class BucketWriter implements AutoCloseable {
       }
     }
     RuntimeException error = null;
+    PutReceipt receipt = null;
     try {
       VectorSchemaRoot combined;
       if (group.size() == 1) {
@@ -258,15 +263,17 @@ public final class BucketWriter implements AutoCloseable {
         }
         grouped.addAndGet(group.size());
       }
-      int written = putLocked(combined, groupKeys, checkedEpochs == null);
+      receipt = putLocked(combined, groupKeys, checkedEpochs == null);
       if (checkedEpochs != null) {
-        requireLanesHeldSince(checkedEpochs, written);
+        requireLanesHeldSince(checkedEpochs, receipt.lane());
       }
     } catch (RuntimeException e) {
       error = e;
+      receipt = null;
     }
     for (Request r : group) {
       r.error = error;
+      r.receipt = receipt;
       r.done = true;
     }
   }
@@ -354,8 +361,8 @@ public final class BucketWriter implements AutoCloseable {
     openActiveLocked();
   }
 
-  /** Puts {@code batch} (taking ownership of it) on the active lane; returns that lane. */
-  private int putLocked(VectorSchemaRoot batch, Collection<String> keys, boolean reclaim) {
+  /** Puts {@code batch} (taking ownership of it) on the active lane; returns where it went. */
+  private PutReceipt putLocked(VectorSchemaRoot batch, Collection<String> keys, boolean reclaim) {
     try {
       prepareLocked(keys);
       stamp(batch, nextSequence());
@@ -367,6 +374,7 @@ public final class BucketWriter implements AutoCloseable {
     LaneWriter lane = lanes[active];
     lane.put(batch, keys, reclaim);
     ownEpochs[active] = lane.epoch();
+    PutReceipt receipt = new PutReceipt(bucket, written, lane.shardId(), lane.epoch(), lane.lastWalPosition());
     boolean full = lane.entries() >= sealEntries || lane.bytes() >= sealBytes;
     // while the other lane is still being sealed, switching would make the next put wait for it: let this
     // lane grow instead, up to HARD_LIMIT times the threshold (lance-core's own limit is 8,000 puts)
@@ -374,7 +382,7 @@ public final class BucketWriter implements AutoCloseable {
     if (full && (mustSeal || !lanes[(active + 1) % lanes.length].isSealing())) {
       switchLanesLocked("the open generation holds " + lane.entries() + " WAL entries, " + lane.bytes() + " bytes");
     }
-    return written;
+    return receipt;
   }
 
   /** How far past the seal thresholds a lane may grow while the other lane is still being sealed. */

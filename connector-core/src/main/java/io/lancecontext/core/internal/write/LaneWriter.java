@@ -10,6 +10,7 @@ import io.lancecontext.core.internal.lance.WalEntry;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -76,6 +77,9 @@ final class LaneWriter {
   private long reclaimAtNanos;
   private boolean fencedRecently;
   private boolean batchHeldByNative;
+  /** The WAL position the open writer's next put writes (lance-core numbers a shard's entries consecutively). */
+  private long nextWalPosition;
+  private long lastWalPosition = -1;
 
   final AtomicLong puts = new AtomicLong();
   final AtomicLong seals = new AtomicLong();
@@ -134,6 +138,11 @@ final class LaneWriter {
 
   long epoch() {
     return guard == null ? -1 : guard.epoch();
+  }
+
+  /** The WAL position of this lane's last acknowledged put (-1 before the first). */
+  long lastWalPosition() {
+    return lastWalPosition;
   }
 
   /** Whether any of {@code keys} is in the open generation. */
@@ -233,6 +242,7 @@ final class LaneWriter {
       return null;
     }, true, deadline);
     checkFenced();
+    lastWalPosition = nextWalPosition++;
     if (memtableEntries == 0) {
       firstPutNanos = System.nanoTime();
     }
@@ -396,7 +406,8 @@ final class LaneWriter {
     }
     opens.incrementAndGet();
     resetMemtable();
-    long tail = unsealedTail();
+    long[] walState = walState();
+    long tail = walState[0];
     if (tail > 0) {
       // lance-core replayed the previous owner's unsealed WAL entries into this memtable. Seal them into
       // a generation before the first put: otherwise that put re-logs every replayed batch in one new
@@ -413,13 +424,25 @@ final class LaneWriter {
       openLocked(deadline);
       return;
     }
-    LOG.debug("{}: writer open, epoch {}", label, guard.epoch());
+    nextWalPosition = walState[1];
+    LOG.debug("{}: writer open, epoch {}, next WAL position {}", label, guard.epoch(), nextWalPosition);
   }
 
   /** WAL entries above the replay position of the newest manifest: what a new writer replays. */
   private long unsealedTail() throws IOException {
+    return walState()[0];
+  }
+
+  /**
+   * The unsealed tail's length (entries above the newest manifest's replay position) and the position
+   * the next entry takes: one above both the replay position and the newest entry present.
+   */
+  private long[] walState() throws IOException {
     long replayAfter = ShardManifests.latest(host.files(), shardId).replayAfter();
-    return WalEntry.positions(host.files(), shardId).stream().filter(p -> p > replayAfter).count();
+    List<Long> positions = WalEntry.positions(host.files(), shardId);
+    long tail = positions.stream().filter(p -> p > replayAfter).count();
+    long newest = positions.isEmpty() ? 0 : positions.get(positions.size() - 1);
+    return new long[] {tail, Math.max(replayAfter, newest) + 1};
   }
 
   static ShardWriterConfig writerConfig() {

@@ -1,0 +1,358 @@
+package io.lancecontext.core.internal.codec;
+
+import io.lancecontext.core.error.InvalidRecordException;
+import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.schema.ColumnSpec;
+import io.lancecontext.core.schema.ColumnType;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.SystemColumns;
+import java.time.LocalDate;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.TimeStampMicroTZVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VariableWidthFieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * Rows being built in a store's dataset layout, one at a time: values are encoded into Arrow vectors
+ * as they are set (nothing of the caller's objects is kept), a row is completed by {@link #endRow()}
+ * and a bad value or an incomplete row discards only the row being built. Rows may also be whole
+ * records ({@link #addRecord}) or tombstones ({@link #addTombstone}), in any order: they are put in the
+ * order they were added. A row without its key gets one from its {@link KeyIds} (the ordinal counts the
+ * keyless rows completed so far). Not thread-safe.
+ */
+public final class RowBuffer implements AutoCloseable {
+  private static final int INITIAL_ROWS = 64;
+
+  private final SchemaSpec spec;
+  private final BufferAllocator allocator;
+  private final KeyIds ids;
+  private final List<ColumnSpec> columns;
+  private final int keyColumn;
+  private final boolean[] set;
+  private VectorSchemaRoot root;
+  private FieldVector[] vectors;
+  private BitVector tombstone;
+  private int rows;
+  private long bytes;
+  private long rowBytes;
+  private boolean rowStarted;
+  private long keylessRows;
+  private long rowsBefore;
+
+  public RowBuffer(SchemaSpec spec, BufferAllocator allocator, KeyIds ids) {
+    this.spec = spec;
+    this.allocator = allocator;
+    this.ids = ids;
+    this.columns = spec.columns();
+    this.keyColumn = columns.indexOf(spec.column(spec.key()));
+    this.set = new boolean[columns.size()];
+    allocate();
+  }
+
+  private void allocate() {
+    root = VectorSchemaRoot.create(spec.toArrowSchema(), allocator);
+    for (FieldVector v : root.getFieldVectors()) {
+      v.setInitialCapacity(INITIAL_ROWS);
+    }
+    root.allocateNew();
+    vectors = new FieldVector[columns.size()];
+    for (int i = 0; i < vectors.length; i++) {
+      vectors[i] = root.getVector(columns.get(i).name());
+    }
+    tombstone = (BitVector) root.getVector(SystemColumns.TOMBSTONE);
+    rows = 0;
+    bytes = 0;
+  }
+
+  /**
+   * The index of a column, to pass to the setters.
+   *
+   * @throws SchemaException for a system column (the store sets those) or a column the store lacks
+   */
+  public int column(String name) {
+    ColumnSpec c = spec.column(name);
+    if (c == null) {
+      if (name != null && name.toLowerCase(java.util.Locale.ROOT).startsWith(SystemColumns.SYSTEM_PREFIX)) {
+        throw new SchemaException(name, "is a system column: the store sets it, a writer never does");
+      }
+      throw new SchemaException(name, "unknown column; the store's columns are " + spec.columnNames());
+    }
+    return columns.indexOf(c);
+  }
+
+  public SchemaSpec spec() {
+    return spec;
+  }
+
+  /** Completed rows buffered. */
+  public int rows() {
+    return rows;
+  }
+
+  /** About how many bytes the buffered rows' values take. */
+  public long bytes() {
+    return bytes;
+  }
+
+  /** Keyless rows completed so far (the next keyless row's ordinal). */
+  public long keylessRows() {
+    return keylessRows;
+  }
+
+  /** Rows taken by {@link #take()} so far: with {@link #rows()}, the row number errors report. */
+  private int rowNumber() {
+    return (int) Math.min(Integer.MAX_VALUE, rowsBefore + rows);
+  }
+
+  // ---------------------------------------------------------------- one row, value by value
+
+  /** Sets a value of the row being built, as a record would hold it (see {@link ValueWriter}). */
+  public void set(int column, Object value) {
+    ColumnSpec c = columns.get(column);
+    try {
+      ValueWriter.write(vectors[column], rows, value, c, c.name(), rowNumber());
+    } catch (RuntimeException e) {
+      abandonRow();
+      throw e;
+    }
+    mark(column, estimate(value));
+  }
+
+  /** Sets a string column (string or large_string) from UTF-8 bytes, which are copied. */
+  public void setUtf8(int column, byte[] utf8) {
+    ColumnSpec c = columns.get(column);
+    if (utf8 == null) {
+      set(column, null);
+      return;
+    }
+    if (!c.type().isString()) {
+      abandonRow();
+      throw new InvalidRecordException(c.name(), rowNumber(), "UTF-8 text given for a " + c.type() + " column");
+    }
+    if (column == keyColumn && !validUtf8(utf8)) {
+      abandonRow();
+      throw new InvalidRecordException(c.name(), rowNumber(), "the key is not valid UTF-8");
+    }
+    ((VariableWidthFieldVector) vectors[column]).setSafe(rows, utf8);
+    mark(column, utf8.length);
+  }
+
+  /** Sets a timestamp column from microseconds since the epoch (UTC). */
+  public void setTimestampMicros(int column, long micros) {
+    ColumnSpec c = columns.get(column);
+    if (c.type() != ColumnType.TIMESTAMP) {
+      abandonRow();
+      throw new InvalidRecordException(c.name(), rowNumber(), "a timestamp given for a " + c.type() + " column");
+    }
+    ((TimeStampMicroTZVector) vectors[column]).setSafe(rows, micros);
+    mark(column, 8);
+  }
+
+  /** Sets a date column from days since the epoch. */
+  public void setDateDays(int column, int days) {
+    ColumnSpec c = columns.get(column);
+    if (c.type() != ColumnType.DATE) {
+      set(column, LocalDate.ofEpochDay(days));  // refused with the column's type named
+      return;
+    }
+    ((DateDayVector) vectors[column]).setSafe(rows, days);
+    mark(column, 4);
+  }
+
+  private static boolean validUtf8(byte[] bytes) {
+    try {
+      java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+          .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+          .decode(java.nio.ByteBuffer.wrap(bytes));
+      return true;
+    } catch (java.nio.charset.CharacterCodingException e) {
+      return false;
+    }
+  }
+
+  private void mark(int column, long estimate) {
+    rowStarted = true;
+    if (!set[column]) {
+      set[column] = true;
+    }
+    rowBytes += estimate;
+  }
+
+  /**
+   * Completes the row being built: columns not set are null (a required one is refused), and a row
+   * without its key gets a generated one.
+   *
+   * @throws InvalidRecordException if a non-nullable column was not set; the row is discarded
+   */
+  public void endRow() {
+    try {
+      for (int i = 0; i < columns.size(); i++) {
+        if (set[i]) {
+          continue;
+        }
+        ColumnSpec c = columns.get(i);
+        if (i == keyColumn) {
+          ValueWriter.write(vectors[i], rows, ids.key(keylessRows), c, c.name(), rowNumber());
+        } else {
+          ValueWriter.write(vectors[i], rows, null, c, c.name(), rowNumber());
+        }
+      }
+      VarCharVector key = (VarCharVector) vectors[keyColumn];
+      if (key.isNull(rows)) {
+        throw new InvalidRecordException(spec.key(), rowNumber(), "the key is null");
+      }
+      if (key.getValueLength(rows) == 0) {
+        throw new InvalidRecordException(spec.key(), rowNumber(), "the key is empty");
+      }
+    } catch (RuntimeException e) {
+      abandonRow();
+      throw e;
+    }
+    if (!set[keyColumn]) {
+      keylessRows++;
+    }
+    if (tombstone != null) {
+      tombstone.setNull(rows);
+    }
+    completeRow();
+  }
+
+  /** Discards the row being built. */
+  public void abandonRow() {
+    Arrays.fill(set, false);
+    rowBytes = 0;
+    rowStarted = false;
+  }
+
+  /** Whether a row is being built (a value was set since the last {@link #endRow()}). */
+  public boolean rowStarted() {
+    return rowStarted;
+  }
+
+  private void completeRow() {
+    Arrays.fill(set, false);
+    bytes += rowBytes + 16;
+    rowBytes = 0;
+    rowStarted = false;
+    rows++;
+  }
+
+  // ---------------------------------------------------------------- whole rows
+
+  /**
+   * Encodes a record (by column name) as one row; nothing of the map is kept.
+   *
+   * @throws InvalidRecordException naming the column, with nothing of the record buffered
+   */
+  public void addRecord(Map<String, ?> record) {
+    if (rowStarted) {
+      throw new IllegalStateException("a row is being built: end it (RowAppender.endRow) before writing a record");
+    }
+    if (record == null) {
+      throw new InvalidRecordException(spec.key(), rowNumber(), "the record is null");
+    }
+    for (String name : record.keySet()) {
+      if (spec.column(name) == null) {
+        column(name);  // throws, naming it
+      }
+    }
+    for (var e : record.entrySet()) {
+      set(column(e.getKey()), e.getValue());
+    }
+    endRow();
+  }
+
+  /** Adds a tombstone row: the key is deleted when the row is put (needs capability tombstones). */
+  public void addTombstone(String key) {
+    if (rowStarted) {
+      throw new IllegalStateException("a row is being built: end it (RowAppender.endRow) before deleting a key");
+    }
+    if (tombstone == null) {
+      throw new IllegalStateException("the spec has no tombstones capability");
+    }
+    if (key == null || key.isEmpty()) {
+      throw new InvalidRecordException(spec.key(), rowNumber(), key == null ? "the key is null" : "the key is empty");
+    }
+    try {
+      for (int i = 0; i < columns.size(); i++) {
+        ColumnSpec c = columns.get(i);
+        ValueWriter.write(vectors[i], rows, i == keyColumn ? key : null, c, c.name(), rowNumber());
+      }
+    } catch (RuntimeException e) {
+      abandonRow();
+      throw e;
+    }
+    tombstone.setSafe(rows, 1);
+    rowBytes = key.length();
+    completeRow();
+  }
+
+  // ---------------------------------------------------------------- batches
+
+  /**
+   * The completed rows as a batch in the dataset schema (the caller closes it), or null if there are
+   * none; the buffer starts empty. A row being built stays being built.
+   */
+  public VectorSchemaRoot take() {
+    if (rows == 0) {
+      return null;
+    }
+    if (rowStarted) {
+      throw new IllegalStateException("a row is being built: end it (RowAppender.endRow) first");
+    }
+    VectorSchemaRoot out = root;
+    out.setRowCount(rows);
+    rowsBefore += rows;
+    allocate();
+    return out;
+  }
+
+  /** Discards every buffered row and the row being built. */
+  public void clear() {
+    abandonRow();
+    root.close();
+    allocate();
+  }
+
+  /** Counts {@code n} keyless rows written by another path with this buffer's key ordinals. */
+  public void consumeKeyless(long n) {
+    keylessRows += n;
+  }
+
+  /** Counts rows written by another path, for the row numbers errors report. */
+  public void countRows(long n) {
+    rowsBefore += n;
+  }
+
+  public KeyIds ids() {
+    return ids;
+  }
+
+  private static long estimate(Object value) {
+    if (value instanceof CharSequence s) {
+      return s.length();
+    } else if (value instanceof byte[] a) {
+      return a.length;
+    } else if (value instanceof float[] f) {
+      return 4L * f.length;
+    } else if (value instanceof java.nio.ByteBuffer b) {
+      return b.remaining();
+    } else if (value instanceof List<?> l) {
+      return 8L * l.size();
+    }
+    return 8;
+  }
+
+  @Override
+  public void close() {
+    root.close();
+  }
+}

@@ -1,0 +1,430 @@
+package io.lancecontext.core.internal.write;
+
+import io.lancecontext.core.error.StoreClosedException;
+import io.lancecontext.core.error.UniqueKeyViolationException;
+import io.lancecontext.core.error.WriteInterruptedException;
+import io.lancecontext.core.internal.codec.BatchValidator;
+import io.lancecontext.core.internal.codec.RecordCodec;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.RowCopier;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.read.BaseTable;
+import io.lancecontext.core.internal.read.FreshShard;
+import io.lancecontext.core.internal.read.LsmSnapshot;
+import io.lancecontext.core.internal.read.WalSource;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.SystemColumns;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.lance.ipc.ScanOptions;
+
+/**
+ * The write path of one resident store: a validated batch in the dataset schema is deduplicated by key
+ * (the last row wins, a tombstone row included), routed to the bucket of each key, put durably on every
+ * bucket's resident writer (in parallel) and acknowledged once every writer still owned its shard. Also
+ * what the bucket writers ask of the store's data (the highest write sequences present) and the
+ * {@code unique-ids} checks. Thread-safe.
+ */
+public final class StoreWrites {
+
+  /** What the write path reads from its store. */
+  public interface Reads {
+    /** A snapshot over the given shards (all when null); the caller closes it. */
+    LsmSnapshot snapshot(Set<String> shardIds);
+
+    /** The latest base table, retained for the caller. */
+    BaseTable base();
+
+    /** The stored records of those keys that exist. */
+    List<Map<String, Object>> lookup(List<String> keys, List<String> columns, boolean includeExpired, Instant now);
+  }
+
+  /**
+   * What one write stored: rows upserted and keys deleted (after dedupe by key), and the puts that hold
+   * them, one receipt per bucket.
+   */
+  public record Outcome(int rows, int deletes, List<PutReceipt> puts) {
+    public static final Outcome NONE = new Outcome(0, 0, List.of());
+
+    public int keys() {
+      return rows + deletes;
+    }
+  }
+
+  private final SchemaSpec spec;
+  private final Schema datasetSchema;
+  private final String uri;
+  private final String name;
+  private final BufferAllocator allocator;
+  private final BucketWriter[] writers;
+  private final RecordCodec codec;
+  private final Reads reads;
+  private final Runnable onWrite;
+  private final ExecutorService putPool;
+  private final AtomicLong adds = new AtomicLong();
+  private final AtomicLong rowsAdded = new AtomicLong();
+
+  /** {@code onWrite} runs after every acknowledged write (the maintenance schedule). */
+  public StoreWrites(SchemaSpec spec, Schema datasetSchema, String uri, String name, BufferAllocator allocator,
+      BucketWriter[] writers, RecordCodec codec, Reads reads, Runnable onWrite) {
+    this.spec = spec;
+    this.datasetSchema = datasetSchema;
+    this.uri = uri;
+    this.name = name;
+    this.allocator = allocator;
+    this.writers = writers;
+    this.codec = codec;
+    this.reads = reads;
+    this.onWrite = onWrite;
+    this.putPool = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "lancecontext-add-" + name);
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** The shard (bucket) of a key. */
+  public int bucketOf(String key) {
+    return Buckets.of(key, writers.length);
+  }
+
+  public long adds() {
+    return adds.get();
+  }
+
+  public long rowsAdded() {
+    return rowsAdded.get();
+  }
+
+  // ---------------------------------------------------------------- sequences (BucketWriter.Host)
+
+  /** The highest write sequence in a shard's unsealed WAL tail, or -1 if it has none. */
+  public long tailSequence(String shardId) {
+    try (LsmSnapshot snap = reads.snapshot(Set.of(shardId))) {
+      long max = -1;
+      for (var source : snap.shard(shardId).sources()) {
+        if (source instanceof WalSource w) {
+          max = Math.max(max, w.maxSequence());
+        }
+      }
+      return max;
+    }
+  }
+
+  /** The highest write sequence in a bucket's fresh tier (0 if none). */
+  public long maxFreshSequence(int bucket) {
+    try (LsmSnapshot snap = reads.snapshot(new HashSet<>(ShardIds.forBucket(bucket)))) {
+      long max = 0;
+      for (FreshShard s : snap.shards().values()) {
+        max = Math.max(max, s.maxSequence());
+      }
+      return max;
+    }
+  }
+
+  /** The highest write sequence in the latest base table if it is above {@code floor}, else {@code floor}. */
+  public long maxBaseSequence(long floor) {
+    BaseTable b = reads.base();
+    ScanOptions options = new ScanOptions.Builder().columns(List.of(SystemColumns.SEQUENCE))
+        .filter(SystemColumns.SEQUENCE + " > " + floor).build();
+    long max = floor;
+    try (ScanHandle scan = ScanHandle.open(b.dataset(), options)) {
+      ArrowReader reader = scan.reader();
+      while (reader.loadNextBatch()) {
+        BigIntVector v = (BigIntVector) reader.getVectorSchemaRoot().getVector(SystemColumns.SEQUENCE);
+        for (int i = 0; i < v.getValueCount(); i++) {
+          if (!v.isNull(i)) {
+            max = Math.max(max, v.get(i));
+          }
+        }
+      }
+      return max;
+    } catch (IOException | RuntimeException e) {
+      throw LanceErrors.translate("read the highest write sequence of the base table", e);
+    } finally {
+      b.release();
+    }
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /**
+   * Writes a batch in the dataset schema (validated here): dedupe by key (last row wins; a row whose
+   * {@code _lc_tombstone} is true deletes its key), route each row to its shard, put every shard's rows
+   * durably (in parallel), verify each writer still owned its shard. Does not close {@code batch}.
+   *
+   * @param owned the batch is a temporary of the caller that may be emptied (its vectors are moved
+   *     instead of copied when all its rows go to one bucket)
+   */
+  public Outcome write(VectorSchemaRoot batch, boolean owned) {
+    BatchValidator.validate(spec, batch);
+    int n = batch.getRowCount();
+    if (n == 0) {
+      return Outcome.NONE;
+    }
+    VarCharVector keys = (VarCharVector) batch.getVector(spec.key());
+    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
+    String[] keyOf = new String[n];
+    Map<String, Integer> last = new LinkedHashMap<>();
+    for (int r = 0; r < n; r++) {
+      keyOf[r] = new String(keys.get(r), StandardCharsets.UTF_8);
+      last.put(keyOf[r], r);
+    }
+    Map<Integer, List<Integer>> rowsByBucket = new HashMap<>();
+    Map<Integer, List<String>> keysByBucket = new HashMap<>();
+    int deletes = 0;
+    for (int r = 0; r < n; r++) {
+      String k = keyOf[r];
+      if (last.get(k) != r) {
+        continue;  // a later row of this batch has the same key
+      }
+      if (isTombstone(tombstone, r)) {
+        deletes++;
+      }
+      int b = bucketOf(k);
+      rowsByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(r);
+      keysByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(k);
+    }
+    boolean unique = spec.has(Capability.UNIQUE_IDS) && deletes < last.size();
+    if (unique) {
+      // fail fast, with nothing written, when the keys exist already; the binding check runs per bucket
+      // under its writer's lock, right before the put
+      rejectExisting(batch, last, tombstone);
+    }
+    List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
+    List<VectorSchemaRoot> parts = new ArrayList<>();
+    try {
+      List<String> columns = datasetSchema.getFields().stream().map(f -> f.getName()).toList();
+      for (int b : buckets) {
+        List<Integer> rows = rowsByBucket.get(b);
+        VectorSchemaRoot copy;
+        if (owned && buckets.size() == 1 && rows.size() == n) {
+          copy = RowCopier.transfer(batch, columns, allocator);
+        } else {
+          int[] idx = rows.stream().mapToInt(Integer::intValue).toArray();
+          copy = RowCopier.copy(batch, columns, idx, idx.length, allocator);
+        }
+        emptyBlobsToNull(copy);
+        parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
+      }
+    } catch (RuntimeException e) {
+      parts.forEach(VectorSchemaRoot::close);
+      throw e;
+    }
+    List<PutReceipt> receipts = putAll(buckets, parts, keysByBucket,
+        unique ? (part, partKeys) -> rejectExisting(part, partKeys, buckets.size() > 1) : null);
+    adds.incrementAndGet();
+    rowsAdded.addAndGet(last.size());
+    onWrite.run();
+    return new Outcome(last.size() - deletes, deletes, receipts);
+  }
+
+  private static boolean isTombstone(BitVector tombstone, int row) {
+    return tombstone != null && !tombstone.isNull(row) && tombstone.get(row) == 1;
+  }
+
+  /**
+   * Stores an empty value of a nullable blob column as null: lance-core 7.0.0's merge turns null blobs
+   * into zero-length ones, so only one of the two can be told apart in every tier.
+   */
+  private void emptyBlobsToNull(VectorSchemaRoot part) {
+    for (var c : spec.blobColumns()) {
+      if (!c.nullable()) {
+        continue;
+      }
+      var v = (org.apache.arrow.vector.VariableWidthFieldVector) part.getVector(c.name());
+      for (int i = 0; i < part.getRowCount(); i++) {
+        if (!v.isNull(i) && v.getValueLength(i) == 0) {
+          v.setNull(i);
+        }
+      }
+    }
+  }
+
+  /** Puts every part on its shard; parts go to the shard writers, which close them. */
+  private List<PutReceipt> putAll(List<Integer> buckets, List<VectorSchemaRoot> parts,
+      Map<Integer, List<String>> keysByBucket, BucketWriter.KeyCheck check) {
+    if (buckets.size() == 1) {
+      int b = buckets.get(0);
+      return List.of(writers[b].put(parts.get(0), keysByBucket.get(b), check));
+    }
+    // shards are put in parallel; the first on the calling thread
+    List<Future<PutReceipt>> futures = new ArrayList<>();
+    for (int i = 1; i < buckets.size(); i++) {
+      int b = buckets.get(i);
+      VectorSchemaRoot part = parts.get(i);
+      try {
+        futures.add(putPool.submit(() -> writers[b].put(part, keysByBucket.get(b), check)));
+      } catch (RejectedExecutionException e) {
+        // only after close gave up waiting for this add; the parts not handed over are freed
+        parts.get(0).close();
+        parts.subList(i, parts.size()).forEach(VectorSchemaRoot::close);
+        throw new StoreClosedException("the store " + uri + " was closed in this JVM while this add was in "
+            + "flight; it was not acknowledged (rows of some shards may be durable). Open the store again and retry",
+            true, e);
+      }
+    }
+    List<PutReceipt> receipts = new ArrayList<>();
+    RuntimeException first = null;
+    try {
+      receipts.add(writers[buckets.get(0)].put(parts.get(0), keysByBucket.get(buckets.get(0)), check));
+    } catch (RuntimeException e) {
+      first = e;
+    }
+    for (Future<PutReceipt> f : futures) {
+      try {
+        receipts.add(f.get());
+      } catch (ExecutionException e) {
+        RuntimeException r = e.getCause() instanceof RuntimeException re ? re
+            : LanceErrors.translate("put", e.getCause());
+        if (first == null) {
+          first = r;
+        } else {
+          first.addSuppressed(r);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        WriteInterruptedException w = new WriteInterruptedException(name + ": the calling thread was interrupted while "
+            + "the puts of other shards were in flight; they complete in the background", e);
+        if (first != null) {
+          w.addSuppressed(first);
+        }
+        throw w;
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+    return receipts;
+  }
+
+  /** {@link #rejectExisting(VectorSchemaRoot, Collection, boolean)} for the rows {@code lastRow} maps keys to. */
+  private void rejectExisting(VectorSchemaRoot batch, Map<String, Integer> lastRow, BitVector tombstone) {
+    List<String> keys = new ArrayList<>();
+    for (var e : lastRow.entrySet()) {
+      if (!isTombstone(tombstone, e.getValue())) {
+        keys.add(e.getKey());
+      }
+    }
+    Map<String, Map<String, Object>> existing = existing(keys);
+    if (existing.isEmpty()) {
+      return;
+    }
+    List<String> clashing = new ArrayList<>();
+    for (String k : keys) {
+      Map<String, Object> stored = existing.get(k);
+      if (stored != null && !sameRecord(stored, codec.decodeRow(batch, lastRow.get(k)))) {
+        clashing.add(k);
+      }
+    }
+    throwIfAny(clashing, false);
+  }
+
+  /**
+   * Capability {@code unique-ids}: fails if a key of {@code batch} (dataset schema, one row per key)
+   * exists with other content. A stored row equal to the one being added is not a violation: it is this
+   * add, retried after it failed unacknowledged. Tombstone rows are not checked.
+   */
+  private void rejectExisting(VectorSchemaRoot batch, Collection<String> keys, boolean otherBuckets) {
+    Map<String, Map<String, Object>> existing = existing(keys);
+    if (existing.isEmpty()) {
+      return;
+    }
+    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
+    List<Map<String, Object>> rows = codec.decode(batch);
+    List<String> clashing = new ArrayList<>();
+    for (int r = 0; r < rows.size(); r++) {
+      if (isTombstone(tombstone, r)) {
+        continue;
+      }
+      Map<String, Object> row = rows.get(r);
+      String k = (String) row.get(spec.key());
+      Map<String, Object> stored = existing.get(k);
+      if (stored != null && !sameRecord(stored, row)) {
+        clashing.add(k);
+      }
+    }
+    throwIfAny(clashing, otherBuckets);
+  }
+
+  private void throwIfAny(List<String> clashing, boolean otherBuckets) {
+    if (clashing.isEmpty()) {
+      return;
+    }
+    throw new UniqueKeyViolationException("capability unique-ids: " + clashing.size()
+        + " key(s) already exist in " + uri + " with other content: " + clashing.stream().limit(10).toList()
+        + (clashing.size() > 10 ? " ..." : "") + "; " + (otherBuckets
+        ? "their rows were not written (rows of this call in other shards may have been)" : "nothing was written"),
+        clashing);
+  }
+
+  /** The stored records of those {@code keys} that exist (deleted keys do not; expired ones do). */
+  private Map<String, Map<String, Object>> existing(Collection<String> keys) {
+    Map<String, Map<String, Object>> out = new HashMap<>();
+    if (keys.isEmpty()) {
+      return out;
+    }
+    for (Map<String, Object> r : reads.lookup(new ArrayList<>(keys), spec.columnNames(), true, Instant.now())) {
+      out.put((String) r.get(spec.key()), r);
+    }
+    return out;
+  }
+
+  /** Whether two decoded records hold the same values (arrays and nested values compared by content). */
+  static boolean sameRecord(Object a, Object b) {
+    if (a instanceof Map<?, ?> ma && b instanceof Map<?, ?> mb) {
+      Set<Object> names = new HashSet<>(ma.keySet());
+      names.addAll(mb.keySet());
+      for (Object n : names) {
+        if (!sameRecord(ma.get(n), mb.get(n))) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (a instanceof List<?> la && b instanceof List<?> lb) {
+      if (la.size() != lb.size()) {
+        return false;
+      }
+      for (int i = 0; i < la.size(); i++) {
+        if (!sameRecord(la.get(i), lb.get(i))) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (a == null && b instanceof byte[] bytes || b == null && a instanceof byte[] bytes2) {
+      return (a == null ? (byte[]) b : (byte[]) a).length == 0;  // an empty blob is stored as null
+    }
+    return java.util.Objects.deepEquals(a, b);
+  }
+
+  /** Stops the pool that puts shards in parallel (after the store's operations drained). */
+  public void close() {
+    putPool.shutdown();
+  }
+}
