@@ -12,8 +12,10 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * The {@code lancecontext} data source: {@code spark.read.format("lancecontext").load(path)}. Options are
- * core's (docs/options.md), with the same keys; an unknown one fails naming it.
+ * The {@code lancecontext} data source: {@code spark.read.format("lancecontext").load(path)} and
+ * {@code df.write.format("lancecontext").mode("append").save(path)} (upsert by key; a store that does not
+ * exist yet is created when option {@code schema} names a preset or holds a JSON spec). Options are core's
+ * (docs/options.md), with the same keys; an unknown one fails naming it.
  */
 public final class LanceContextDataSource implements TableProvider, DataSourceRegister {
   public static final String SHORT_NAME = "lancecontext";
@@ -26,6 +28,12 @@ public final class LanceContextDataSource implements TableProvider, DataSourceRe
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     return SparkSchemas.toStruct(spec(SparkOptions.toConfig(options.asCaseSensitiveMap())));
+  }
+
+  /** Writes hand over the DataFrame's schema; reads call {@link #inferSchema} first. */
+  @Override
+  public boolean supportsExternalMetadata() {
+    return true;
   }
 
   @Override

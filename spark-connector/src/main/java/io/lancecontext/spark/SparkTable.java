@@ -3,16 +3,23 @@ package io.lancecontext.spark;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.read.SparkScanBuilder;
+import io.lancecontext.spark.write.SparkWriteBuilder;
 import java.util.EnumSet;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** A context store as a Spark table: its LSM view (newest row per key, deletions hidden). */
-public final class SparkTable implements SupportsRead {
+/**
+ * A context store as a Spark table: reads return its LSM view (newest row per key, deletions hidden);
+ * appends upsert by key.
+ */
+public final class SparkTable implements SupportsRead, SupportsWrite {
   private final StoreConfig config;
   private final SchemaSpec spec;
 
@@ -33,11 +40,16 @@ public final class SparkTable implements SupportsRead {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE);
   }
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
     return new SparkScanBuilder(config, spec);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return new SparkWriteBuilder(config, info);
   }
 }

@@ -11,7 +11,7 @@ public final class SparkTestSession {
   public static synchronized SparkSession get() {
     if (spark == null) {
       spark = SparkSession.builder()
-          .master("local[2]")
+          .master("local[2,2]")  // 2 threads; a failed task is retried once
           .appName("lancecontext-tests")
           .config("spark.ui.enabled", "false")
           .config("spark.sql.shuffle.partitions", "2")

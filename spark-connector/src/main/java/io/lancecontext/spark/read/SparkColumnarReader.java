@@ -3,6 +3,7 @@ package io.lancecontext.spark.read;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.StoreReader;
 import io.lancecontext.core.read.ReadSplit;
+import java.util.Map;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
@@ -13,8 +14,8 @@ import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
- * Reads one split on an executor: opens the store with the split's options (a resident store of the
- * executor's JVM, shared by its tasks) and wraps each Arrow batch in Spark column vectors, zero-copy. A
+ * Reads one split on an executor: opens the store with the read's options (a resident store of the
+ * executor's JVM, shared by its tasks; the split itself carries no {@code storage.*} values) and wraps each Arrow batch in Spark column vectors, zero-copy. A
  * batch is valid until the next call to {@link #next()}, as Spark expects.
  */
 final class SparkColumnarReader implements PartitionReader<ColumnarBatch> {
@@ -23,9 +24,9 @@ final class SparkColumnarReader implements PartitionReader<ColumnarBatch> {
   private final StructType schema;
   private ColumnarBatch current;
 
-  SparkColumnarReader(ReadSplit split, StructType schema) {
+  SparkColumnarReader(Map<String, String> options, ReadSplit split, StructType schema) {
     this.schema = schema;
-    this.store = ContextStore.open(split.config());
+    this.store = ContextStore.open(options);
     try {
       this.reader = store.read(split);
     } catch (RuntimeException e) {

@@ -1,5 +1,6 @@
 package io.lancecontext.spark.read;
 
+import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -9,9 +10,12 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /** Creates columnar readers on executors: core's Arrow batches handed to Spark without copying. */
 final class SparkPartitionReaderFactory implements PartitionReaderFactory {
+  private final Map<String, String> options;
   private final StructType schema;
 
-  SparkPartitionReaderFactory(StructType schema) {
+  /** {@code options}: the store options of the read, {@code storage.*} included (splits carry none). */
+  SparkPartitionReaderFactory(Map<String, String> options, StructType schema) {
+    this.options = Map.copyOf(options);
     this.schema = schema;
   }
 
@@ -27,6 +31,6 @@ final class SparkPartitionReaderFactory implements PartitionReaderFactory {
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-    return new SparkColumnarReader(((SparkInputPartition) partition).split(), schema);
+    return new SparkColumnarReader(options, ((SparkInputPartition) partition).split(), schema);
   }
 }

@@ -72,7 +72,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new SparkPartitionReaderFactory(readSchema());
+    return new SparkPartitionReaderFactory(config.asMap(), readSchema());
   }
 
   /** Row count before filters (base rows, superseded included, plus fresh keys): an estimate. */

@@ -1,0 +1,83 @@
+package io.lancecontext.spark.write;
+
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.result.WriteSummary;
+import java.util.Map;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.DataWriter;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.types.StructType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A batch write (append = upsert by key) in {@code immediate} mode: every task puts its rows through core
+ * write handles, durable and visible as each put returns, so rows of tasks that ran stay if the job fails
+ * (a rerun upserts the same keys; keyless rows get the same derived keys). The driver's commit only
+ * reports what the tasks acknowledged.
+ */
+public final class SparkWrite implements Write, BatchWrite {
+  private static final Logger LOG = LoggerFactory.getLogger(SparkWrite.class);
+
+  private final StoreConfig config;
+  private final StructType schema;
+  private final String writeId;
+
+  SparkWrite(StoreConfig config, StructType schema, String writeId) {
+    this.config = config;
+    this.schema = schema;
+    this.writeId = writeId;
+  }
+
+  @Override
+  public BatchWrite toBatch() {
+    return this;
+  }
+
+  @Override
+  public String description() {
+    return "lancecontext append (immediate) into " + config.uri();
+  }
+
+  @Override
+  public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+    return new Factory(config.asMap(), schema, writeId);
+  }
+
+  @Override
+  public boolean useCommitCoordinator() {
+    return false;  // attempts are idempotent (upserts, derived keys): no need to pick one per partition
+  }
+
+  @Override
+  public void commit(WriterCommitMessage[] messages) {
+    long rows = 0;
+    long deletes = 0;
+    for (WriterCommitMessage m : messages) {
+      if (m instanceof SparkCommitMessage c) {
+        WriteSummary s = c.summary();
+        rows += s.rowsWritten();
+        deletes += s.keysDeleted();
+      }
+    }
+    LOG.info("Wrote {} rows ({} deletes) into {} from {} tasks", rows, deletes, config.uri(), messages.length);
+  }
+
+  @Override
+  public void abort(WriterCommitMessage[] messages) {
+    LOG.warn("Write into {} aborted: in immediate mode the rows of tasks that completed stay visible; "
+        + "rerunning the job upserts the same keys", config.uri());
+  }
+
+  /** Creates task writers on executors; carries the store options (the write's own, as Spark ships them). */
+  private record Factory(Map<String, String> options, StructType schema, String writeId) implements DataWriterFactory {
+    @Override
+    public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+      return new SparkDataWriter(options, schema, writeId, partitionId, taskId);
+    }
+  }
+}

@@ -1,0 +1,156 @@
+package io.lancecontext.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.ContextStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.AnalysisException;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.types.DataTypes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code df.write.format("lancecontext").mode("append")}: upserts by key, checks columns before any task runs. */
+class SparkWriteTest {
+  @TempDir
+  static Path dir;
+  static SparkSession spark;
+
+  @BeforeAll
+  static void session() {
+    spark = SparkTestSession.get();
+    spark.udf().register("failFirstAttemptOfPartition0After", (UDF1<Long, Long>) i -> {
+      TaskContext t = TaskContext.get();
+      if (t.attemptNumber() == 0 && t.partitionId() == 0 && i % 1000 == 250) {
+        throw new IllegalStateException("injected failure after part of the partition was written");
+      }
+      return i;
+    }, DataTypes.LongType);
+  }
+
+  @AfterAll
+  static void closeStores() {
+    ContextStore.closeAllResident();
+  }
+
+  private static Dataset<Row> rollouts(long n, double reward) {
+    return spark.range(0, n, 1, 4).selectExpr("format_string('k%05d', id) AS id", "concat('r', id % 5) AS rollout_id",
+        reward + " + id / 1000.0 AS reward", "array_repeat(cast(id AS float), 8) AS embedding");
+  }
+
+  private static String store(String name) {
+    return dir.resolve(name).toString();
+  }
+
+  private static void append(Dataset<Row> df, String path) {
+    df.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "8")
+        .option("write.batch-rows", "64").mode("append").save(path);
+  }
+
+  @Test
+  void appendUpsertsByKeyAndReadsBack() {
+    String path = store("upsert");
+    append(rollouts(1000, 0.0), path);
+    append(rollouts(300, 5.0), path);  // replaces keys 0..299
+    Dataset<Row> back = spark.read().format("lancecontext").load(path);
+    assertEquals(1000, back.count());
+    assertEquals(300, back.filter("reward >= 5.0").count());
+    Row r = back.filter("id = 'k00042'").select("reward", "embedding").first();
+    assertEquals(5.042, r.getDouble(0), 1e-9);
+    assertEquals(8, r.getList(1).size());
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(1000, s.count(), "core sees the same rows");
+    }
+  }
+
+  @Test
+  void aTaskThatFailsAfterWritingPartOfItsPartitionIsRetriedWithoutDuplicatesOrLoss() {
+    String path = store("retry");
+    // the UDF runs in the write stage (a filter on it), failing partition 0's first attempt after 250 rows
+    Dataset<Row> withFailure = rollouts(4000, 1.0).where("failFirstAttemptOfPartition0After(cast(substr(id, 2) AS bigint)) >= 0");
+    append(withFailure, path);
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(4000, s.count());
+      assertEquals(Optional.of(1.25), s.get("k00250").map(m -> (Double) m.get("reward")));
+    }
+  }
+
+  @Test
+  void anUnknownColumnFailsBeforeAnyTaskNamingIt() {
+    String path = store("unknown");
+    append(rollouts(10, 0.0), path);
+    Exception e = assertThrows(Exception.class, () -> append(rollouts(10, 1.0).withColumnRenamed("reward", "rewrd"), path));
+    assertSchemaError(e, "rewrd");
+    assertUnchanged(path, 10, 0.0);
+  }
+
+  @Test
+  void aMissingKeyColumnFailsNamingIt() {
+    String path = store("nokey");
+    append(rollouts(10, 0.0), path);
+    Exception e = assertThrows(Exception.class, () -> append(rollouts(10, 1.0).drop("id"), path));
+    assertSchemaError(e, "`id`");
+    assertUnchanged(path, 10, 0.0);
+  }
+
+  @Test
+  void aWrongTypeFailsNamingTheColumn() {
+    String path = store("type");
+    append(rollouts(10, 0.0), path);
+    Exception e = assertThrows(Exception.class,
+        () -> append(rollouts(10, 1.0).withColumn("reward", org.apache.spark.sql.functions.lit("high")), path));
+    assertSchemaError(e, "reward");
+    assertUnchanged(path, 10, 0.0);
+  }
+
+  @Test
+  void aReservedColumnNameFailsNamingIt() {
+    String path = store("reserved");
+    append(rollouts(10, 0.0), path);
+    Exception e = assertThrows(Exception.class,
+        () -> append(rollouts(10, 1.0).withColumn("_lc_seq", org.apache.spark.sql.functions.lit(1L)), path));
+    assertSchemaError(e, "_lc_seq");
+    assertUnchanged(path, 10, 0.0);
+  }
+
+  @Test
+  void aStoreIsCreatedOnlyWithASchema() {
+    String path = store("noschema");
+    Exception e = assertThrows(Exception.class,
+        () -> rollouts(10, 0.0).write().format("lancecontext").mode("append").save(path));
+    assertTrue(messages(e).contains("schema"), messages(e));
+    assertFalse(Files.exists(Path.of(path)), "nothing was created");
+  }
+
+  private static void assertUnchanged(String path, long rows, double rewardBase) {
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(rows, s.count());
+      assertEquals(Optional.of(rewardBase + 0.001), s.get("k00001").map(m -> (Double) m.get("reward")));
+    }
+  }
+
+  /** Spark's analyzer refuses the write before any task runs, naming the column. */
+  private static void assertSchemaError(Throwable e, String column) {
+    assertTrue(e instanceof AnalysisException && e.getMessage().contains(column), messages(e));
+  }
+
+  private static String messages(Throwable t) {
+    StringBuilder sb = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      sb.append(c.getClass().getSimpleName()).append(": ").append(c.getMessage()).append(" | ");
+    }
+    return sb.toString();
+  }
+}
