@@ -1,6 +1,7 @@
 package io.lancecontext.flink.table;
 
 import io.lancecontext.core.options.StoreOptions;
+import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -11,7 +12,7 @@ import org.apache.flink.table.connector.source.lookup.LookupOptions;
 /**
  * The table options of {@code 'connector' = 'lancecontext'}: every core option under the same key
  * (docs/options.md; parsed and checked by core, so Spark, Flink and core accept the same values), plus
- * Flink's standard lookup options. {@code storage.*} keys go to the object store unchecked.
+ * Flink's standard {@code lookup.*} and {@code sink.*} options. {@code storage.*} keys go to the object store unchecked.
  */
 public final class FlinkOptions {
   private FlinkOptions() {}
@@ -29,6 +30,16 @@ public final class FlinkOptions {
   public static final ConfigOption<String> PATH = CORE.stream().filter(o -> o.key().equals(StoreOptions.PATH.key()))
       .findFirst().orElseThrow();
 
+  /** Flink's standard sink option; only {@code at-least-once} is offered until core has atomic transactions. */
+  public static final ConfigOption<String> DELIVERY_GUARANTEE = ConfigOptions.key("sink.delivery-guarantee")
+      .stringType().defaultValue("at-least-once")
+      .withDescription("at-least-once: rows are durable and visible as each buffer is put, and every checkpoint "
+          + "waits until all rows before it are durable; a restored job replays rows, which upsert the same keys");
+
+  public static final ConfigOption<Duration> BUFFER_FLUSH_INTERVAL = ConfigOptions.key("sink.buffer-flush.interval")
+      .durationType().defaultValue(Duration.ofSeconds(1))
+      .withDescription("put buffered rows at least this often (0 s: only when a buffer is full and at checkpoints)");
+
   public static Set<ConfigOption<?>> required() {
     return Set.of(PATH);
   }
@@ -42,6 +53,8 @@ public final class FlinkOptions {
     options.add(LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_ACCESS);
     options.add(LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY);
     options.add(LookupOptions.MAX_RETRIES);
+    options.add(DELIVERY_GUARANTEE);
+    options.add(BUFFER_FLUSH_INTERVAL);
     return options;
   }
 
