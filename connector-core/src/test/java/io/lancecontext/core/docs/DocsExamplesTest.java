@@ -1,11 +1,12 @@
 package io.lancecontext.core.docs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.testing.DocSnippets;
+import io.lancecontext.core.testing.DocSnippets.Block;
 import io.lancecontext.core.testing.StoreTest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -13,54 +14,66 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
-import jdk.jshell.JShell;
-import jdk.jshell.Snippet;
-import jdk.jshell.SnippetEvent;
-import jdk.jshell.SourceCodeAnalysis;
 import org.junit.jupiter.api.Test;
 
 /**
  * Every example in the README and {@code docs/} works as pasted: JSON schema specs validate, and Java
- * blocks run in {@code jshell} (its default imports, so {@code Predicate} must be imported by name). The
+ * blocks ({@code ```java}) run in {@code jshell} (its default imports, so {@code Predicate} must be imported by
+ * name). Engine examples ({@code ```java spark}, {@code ```sql flink}) are run by the engines' modules. The
  * one liberty taken: store paths under {@code /tmp/lancecontext/} are moved into this test's folder.
  */
 class DocsExamplesTest extends StoreTest {
-  private static final Pattern BLOCK = Pattern.compile("```(json|java)\\n(.*?)```", Pattern.DOTALL);
-  private static final String DOC_STORE_ROOT = "/tmp/lancecontext/";
+  private static List<Block> blocks(String fence) throws IOException {
+    return DocSnippets.blocks(DocSnippets.documents(), fence);
+  }
 
-  record Example(Path file, String lang, String code) {
-    @Override
-    public String toString() {
-      return file + " (" + lang + ")";
+  /** Every fenced block is plain text or one a docs test runs, so no example escapes checking. */
+  @Test
+  void everyCodeBlockIsOneATestRuns() throws IOException {
+    Set<String> checked = Set.of("", "java", "json", "xml", "java spark", "sql flink");
+    for (Path f : DocSnippets.documents()) {
+      boolean open = false;
+      for (String line : Files.readAllLines(f)) {
+        if (line.startsWith("```")) {
+          String fence = line.substring(3).strip();
+          assertTrue(open || checked.contains(fence), f + ": a ```" + fence + " block is run by no test; use one of "
+              + checked);
+          open = !open;
+        }
+      }
     }
   }
 
-  private static List<Example> examples() throws IOException {
-    List<Path> files = new ArrayList<>();
-    files.add(Path.of("..", "README.md"));
-    try (Stream<Path> docs = Files.list(Path.of("..", "docs"))) {
-      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(files::add);
+  /** Dependency snippets name artifacts this build makes, at its version. */
+  @Test
+  void xmlDependencyExamplesNameThisBuildsArtifacts() throws IOException {
+    String pom = Files.readString(Path.of("..", "pom.xml"));
+    Matcher version = Pattern.compile("<artifactId>lancecontext-parent</artifactId>\\s*<version>([^<]+)</version>")
+        .matcher(pom);
+    assertTrue(version.find(), "the root pom's version");
+    List<Block> xml = blocks("xml");
+    assertTrue(!xml.isEmpty());
+    Pattern dependency = Pattern.compile("<groupId>([^<]+)</groupId>\\s*<artifactId>([^<]+)</artifactId>\\s*"
+        + "<version>([^<]+)</version>");
+    for (Block b : xml) {
+      Matcher m = dependency.matcher(b.code());
+      assertTrue(m.find(), b + " is a dependency");
+      assertEquals("io.lancecontext", m.group(1), b.toString());
+      assertTrue(Files.isDirectory(Path.of("..", m.group(2).replace("lancecontext-", "") + "-connector"))
+          || m.group(2).equals("lancecontext-core"), b + " names a module: " + m.group(2));
+      assertEquals(version.group(1), m.group(3), b + " names this build's version");
     }
-    List<Example> out = new ArrayList<>();
-    for (Path f : files) {
-      Matcher m = BLOCK.matcher(Files.readString(f));
-      while (m.find()) {
-        out.add(new Example(f, m.group(1), m.group(2)));
-      }
-    }
-    return out;
   }
 
   @Test
   void jsonSchemaExamplesValidate() throws IOException {
     int specs = 0;
-    for (Example e : examples()) {
-      if (e.lang().equals("json") && e.code().contains("\"columns\"")) {
+    for (Block e : blocks("json")) {
+      if (e.code().contains("\"columns\"")) {
         try {
           SchemaSpec.fromJson(e.code());
         } catch (RuntimeException ex) {
@@ -74,55 +87,23 @@ class DocsExamplesTest extends StoreTest {
 
   @Test
   void javaExamplesRunInJshellAsPasted() throws IOException {
-    List<Example> java = examples().stream().filter(e -> e.lang().equals("java")).toList();
+    List<Block> java = blocks("java");
     assertTrue(java.stream().anyMatch(e -> e.file().endsWith("README.md")), "the README has a Java example");
-    for (Example e : java) {
-      String code = e.code().replace(DOC_STORE_ROOT, dir.toString().replace('\\', '/') + "/");
-      runInJshell(e, code);
-    }
-  }
-
-  private static void runInJshell(Example example, String code) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (PrintStream print = new PrintStream(out, true, StandardCharsets.UTF_8);
-        JShell shell = JShell.builder().executionEngine("local").out(print).err(print).build()) {
-      for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
-        shell.addToClasspath(entry);
-      }
-      SourceCodeAnalysis analysis = shell.sourceCodeAnalysis();
-      String rest = code;
-      int snippets = 0;
-      while (!rest.isBlank()) {
-        SourceCodeAnalysis.CompletionInfo info = analysis.analyzeCompletion(rest);
-        assertFalse(info.completeness() == SourceCodeAnalysis.Completeness.DEFINITELY_INCOMPLETE,
-            () -> example + " ends in an incomplete statement: " + info.remaining());
-        for (SnippetEvent ev : shell.eval(info.source())) {
-          if (ev.status() == Snippet.Status.REJECTED) {
-            String why = shell.diagnostics(ev.snippet()).map(d -> d.getMessage(null)).toList().toString();
-            fail(example + " does not compile in jshell: " + ev.snippet().source().strip() + "\n" + why);
-          }
-          if (ev.exception() != null) {
-            fail(example + " throws in jshell: " + ev.exception() + "\n" + out.toString(StandardCharsets.UTF_8));
-          }
-        }
-        snippets++;
-        rest = info.remaining();
-      }
-      assertTrue(snippets > 0);
+    for (Block e : java) {
+      DocSnippets.runJava(e, e.codeIn(dir));
     }
   }
 
   @Test
   void theReadmeExamplePrintsWhatItRead() throws IOException {
-    Example readme = examples().stream().filter(e -> e.lang().equals("java") && e.file().endsWith("README.md"))
-        .findFirst().orElseThrow();
+    Block readme = blocks("java").stream().filter(e -> e.file().endsWith("README.md")).findFirst().orElseThrow();
     // the example prints the reward it read back and the number of rows with a positive reward
     assertTrue(readme.code().contains("System.out.println(row.get().get(\"reward\") + \" \" + good.size());"));
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     PrintStream original = System.out;
     try (PrintStream print = new PrintStream(captured, true, StandardCharsets.UTF_8)) {
       System.setOut(print);
-      runInJshell(readme, readme.code().replace(DOC_STORE_ROOT, dir.toString().replace('\\', '/') + "/"));
+      DocSnippets.runJava(readme, readme.codeIn(dir));
     } finally {
       System.setOut(original);
     }

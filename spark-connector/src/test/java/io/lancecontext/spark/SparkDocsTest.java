@@ -1,0 +1,48 @@
+package io.lancecontext.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.testing.DocSnippets;
+import io.lancecontext.core.testing.DocSnippets.Block;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Every {@code ```java spark} example of the README and {@code docs/} runs as pasted, in jshell. */
+class SparkDocsTest {
+  @TempDir
+  Path dir;
+
+  @AfterAll
+  static void closeStores() {
+    ContextStore.closeAllResident();
+  }
+
+  @Test
+  void sparkExamplesRunAsPasted() throws Exception {
+    SparkTestSession.get();  // the examples' getOrCreate() finds this session
+    List<Block> blocks = DocSnippets.blocks(DocSnippets.documents(), "java spark");
+    assertFalse(blocks.isEmpty(), "docs/spark.md has an example");
+    for (Block b : blocks) {
+      ByteArrayOutputStream captured = new ByteArrayOutputStream();
+      PrintStream original = System.out;
+      try (PrintStream print = new PrintStream(captured, true, StandardCharsets.UTF_8)) {
+        System.setOut(print);  // a local jshell prints to this JVM's System.out
+        DocSnippets.runJava(b, b.codeIn(dir));
+      } finally {
+        System.setOut(original);
+      }
+      String printed = captured.toString(StandardCharsets.UTF_8);
+      if (b.file().endsWith("spark.md")) {
+        assertEquals("499", printed.strip().lines().reduce((x, y) -> y).orElse(""), "rewards above 0.5 of 1000 rows");
+      }
+    }
+  }
+}
