@@ -172,7 +172,7 @@ public final class StoreWriter implements AutoCloseable {
 
   /** Discards what is buffered and not yet put (rows already put stay). */
   public void abort() {
-    if (!closed) {
+    if (!closed && failure == null) {
       buffer.clear();
     }
   }
@@ -209,7 +209,7 @@ public final class StoreWriter implements AutoCloseable {
       throw e;  // refused before anything was put
     } catch (RuntimeException e) {
       failure = e;
-      buffer.clear();
+      buffer.close();
       throw e;
     }
     rowsWritten += outcome.rows();
@@ -241,7 +241,9 @@ public final class StoreWriter implements AutoCloseable {
   public void close() {
     if (!closed) {
       closed = true;
-      buffer.close();
+      if (failure == null) {
+        buffer.close();
+      }
     }
   }
 
