@@ -350,11 +350,6 @@ public final class RowBuffer implements AutoCloseable {
     keylessRows += n;
   }
 
-  /** Counts rows written by another path, for the row numbers errors report. */
-  public void countRows(long n) {
-    rowsBefore += n;
-  }
-
   public KeyIds ids() {
     return ids;
   }
