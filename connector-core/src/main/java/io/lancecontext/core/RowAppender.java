@@ -46,7 +46,11 @@ public final class RowAppender {
     return set(column, value);
   }
 
-  /** A string column from UTF-8 bytes (Spark's {@code UTF8String.getBytes()}), copied. */
+  /**
+   * A string column from UTF-8 bytes (Spark's {@code UTF8String.getBytes()}, Flink's
+   * {@code StringData.toBytes()}), copied without decoding. The key is checked to be valid UTF-8; other
+   * columns are stored as given, so they must hold valid UTF-8 (as engines' strings do).
+   */
   public RowAppender setUtf8(int column, byte[] utf8) {
     writer.check();
     buffer.setUtf8(column, utf8);

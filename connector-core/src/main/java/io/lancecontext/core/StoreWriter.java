@@ -41,10 +41,11 @@ import org.apache.arrow.vector.ipc.ArrowReader;
  * <p><b>Bad input.</b> A record, row or batch that does not fit the schema is refused whole when it is
  * written ({@link InvalidRecordException} naming the row and column, {@link SchemaException} for a batch
  * whose columns do not fit), and nothing of it is buffered or written; what was written before stays.
- * Row numbers of records and rows count the handle's records and rows from 0; those of a batch count
- * within the batch.
+ * The row number of a refused record or appended row counts the handle's records, appended rows and
+ * deletes from 0; that of a batch's row counts within the batch.
  *
- * <p><b>Failures.</b> A put that fails (for example {@link io.lancecontext.core.error.FencedWriterException})
+ * <p><b>Failures.</b> A put that fails (for example {@link io.lancecontext.core.error.FencedWriterException},
+ * or {@link io.lancecontext.core.error.UniqueKeyViolationException} with capability {@code unique-ids})
  * fails the call that made it, and the handle with it: its buffered rows are dropped and every later call
  * but {@link #abort()} and {@link #close()} throws a {@link StoreClosedException} with that failure as its
  * cause. Rows of the failed put may be durable; a retried task rewrites them (adds upsert by key, and
@@ -172,7 +173,7 @@ public final class StoreWriter implements AutoCloseable {
 
   /** Discards what is buffered and not yet put (rows already put stay). */
   public void abort() {
-    if (!closed) {
+    if (!closed && failure == null) {
       buffer.clear();
     }
   }
@@ -205,11 +206,9 @@ public final class StoreWriter implements AutoCloseable {
     StoreWrites.Outcome outcome;
     try {
       outcome = store.put(rows, owned);
-    } catch (InvalidRecordException | SchemaException e) {
-      throw e;  // refused before anything was put
     } catch (RuntimeException e) {
       failure = e;
-      buffer.clear();
+      buffer.close();
       throw e;
     }
     rowsWritten += outcome.rows();
@@ -241,7 +240,9 @@ public final class StoreWriter implements AutoCloseable {
   public void close() {
     if (!closed) {
       closed = true;
-      buffer.close();
+      if (failure == null) {
+        buffer.close();
+      }
     }
   }
 

@@ -118,6 +118,25 @@ class RowAppenderTest extends StoreTest {
   }
 
   @Test
+  void aDiscardedRowLeavesNoStructFieldsUnderTheNextRowsNullStruct() {
+    try (ContextStore store = ContextStore.open(options(dir, "n", BatchConformerTest.SPEC));
+        StoreWriter w = store.newWriter()) {
+      RowAppender rows = w.rows();
+      int id = rows.column("id");
+      int meta = rows.column("meta");
+      int i = rows.column("i");
+      rows.setString(id, "discarded").setValue(meta, Map.of("step", 7, "note", "stale"));
+      assertThrows(InvalidRecordException.class, () -> rows.setString(i, "not a number"));
+      rows.setString(id, "k").endRow();
+      w.commit();
+      inEveryTier(store, () -> {
+        assertEquals(null, store.get("k").orElseThrow().get("meta"));
+        assertEquals(1, store.count(io.lancecontext.core.read.Predicate.isNull("meta.note")));
+      });
+    }
+  }
+
+  @Test
   void aRowWithoutARequiredColumnOrWithANullKeyIsRefused() {
     String spec = "{\"columns\":[{\"name\":\"id\",\"type\":\"string\"},{\"name\":\"must\",\"type\":\"int32\","
         + "\"nullable\":false}]}";

@@ -215,6 +215,25 @@ class WriteHandleTest extends StoreTest {
     }
   }
 
+  @Test
+  void aFailedPutFailsTheHandleNamingTheFailure() {
+    try (ContextStore store = ContextStore.open(options(dir, "s", SPEC)); StoreWriter w = store.newWriter()) {
+      w.write(rec("id", "a", "n", 1L));
+      ContextStore.closeAllResident();  // the put of the commit cannot run
+      io.lancecontext.core.error.StoreClosedException put =
+          assertThrows(io.lancecontext.core.error.StoreClosedException.class, w::commit);
+      assertTrue(put.isRetryable(), "the store was closed underneath: reopening and retrying the task works");
+      io.lancecontext.core.error.StoreClosedException later =
+          assertThrows(io.lancecontext.core.error.StoreClosedException.class, () -> w.write(rec("id", "b", "n", 2L)));
+      assertFalse(later.isRetryable(), "the handle stays failed");
+      assertTrue(later.getCause() == put, "and names the failure");
+      w.abort();
+    }
+    try (ContextStore again = ContextStore.open(options(dir, "s", null))) {
+      assertEquals(0, again.count());
+    }
+  }
+
   private static Set<String> keysOf(StoreFiles files, String shardId, long position) throws Exception {
     Set<String> keys = new HashSet<>();
     try (RootAllocator allocator = new RootAllocator();

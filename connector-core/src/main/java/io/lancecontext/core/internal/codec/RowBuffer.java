@@ -225,11 +225,34 @@ public final class RowBuffer implements AutoCloseable {
     completeRow();
   }
 
-  /** Discards the row being built. */
+  /**
+   * Discards the row being built. Struct slots are cleared (their fields too): a later row that leaves
+   * the struct null must not carry this row's field values under it (lance-core 7.0.0 reads struct
+   * nulls back from their fields on some paths, see {@code StructNulls}).
+   */
   public void abandonRow() {
+    for (int i = 0; i < columns.size(); i++) {
+      if (columns.get(i).type() == ColumnType.STRUCT) {
+        clearStruct((org.apache.arrow.vector.complex.StructVector) vectors[i], rows, columns.get(i));
+      }
+    }
     Arrays.fill(set, false);
     rowBytes = 0;
     rowStarted = false;
+  }
+
+  private static void clearStruct(org.apache.arrow.vector.complex.StructVector v, int index, ColumnSpec c) {
+    for (ColumnSpec f : c.fields()) {
+      FieldVector child = (FieldVector) v.getChild(f.name());
+      if (f.type() == ColumnType.STRUCT) {
+        clearStruct((org.apache.arrow.vector.complex.StructVector) child, index, f);
+      } else if (child.getValueCapacity() > index) {
+        child.setNull(index);
+      }
+    }
+    if (v.getValueCapacity() > index) {
+      v.setNull(index);
+    }
   }
 
   /** Whether a row is being built (a value was set since the last {@link #endRow()}). */
@@ -325,11 +348,6 @@ public final class RowBuffer implements AutoCloseable {
   /** Counts {@code n} keyless rows written by another path with this buffer's key ordinals. */
   public void consumeKeyless(long n) {
     keylessRows += n;
-  }
-
-  /** Counts rows written by another path, for the row numbers errors report. */
-  public void countRows(long n) {
-    rowsBefore += n;
   }
 
   public KeyIds ids() {
