@@ -255,6 +255,37 @@ class ReadSplitTest extends StoreTest {
     }
   }
 
+  /**
+   * What a split's snapshot holds is proportional to the split: a base split's holds no shard view, only
+   * the fresh tier's key set, computed once per plan (every base split of the plan shares the same set); a
+   * fresh split's holds the views of its own shards only.
+   */
+  @Test
+  void aBaseSplitHoldsOnlyTheFreshKeySetSharedByThePlanAndAFreshSplitOnlyItsShards() {
+    try (ContextStore store = ContextStore.open(options(dir, "cost", "context", "shards", "4"))) {
+      fillEveryTier(store, 3, 40, 20);
+      java.util.Set<String> freshKeys;
+      try (var live = store.resident().snapshot(null)) {
+        freshKeys = java.util.Set.copyOf(live.freshKeys());
+      }
+      ReadPlan plan = store.planRead(ScanSpec.all(), 8);
+      List<ReadSplit> base = plan.splits().stream().filter(s -> s.part() == ReadSplit.Part.BASE).toList();
+      List<ReadSplit> fresh = plan.splits().stream().filter(s -> s.part() == ReadSplit.Part.FRESH).toList();
+      assertTrue(base.size() >= 2 && !fresh.isEmpty(), plan.splits().toString());
+      try (var first = store.resident().pinnedSnapshot(base.get(0));
+          var second = store.resident().pinnedSnapshot(base.get(1))) {
+        assertEquals(Map.of(), first.shards(), "no shard view in a base split");
+        assertEquals(freshKeys, first.freshKeys());
+        org.junit.jupiter.api.Assertions.assertSame(first.freshKeys(), second.freshKeys(), "computed once per plan");
+      }
+      for (ReadSplit split : fresh) {
+        try (var snapshot = store.resident().pinnedSnapshot(split)) {
+          assertEquals(new java.util.HashSet<>(split.shards()), snapshot.shards().keySet());
+        }
+      }
+    }
+  }
+
   private static String firstKeyOutsideBucket(ContextStore store, int bucket) {
     for (int i = 0; ; i++) {
       if (store.bucketOf("s" + i) != bucket) {
