@@ -83,6 +83,8 @@ public final class FreshCache implements AutoCloseable {
   public record Footprint(long bytes, long entries, long evictions, long rows) {}
 
   private static final class ShardCache {
+    /** Cache keys of this shard's sources that may be in the cache (evicted ones linger until the next view). */
+    final Set<String> loaded = new HashSet<>();
     FreshShard current;
     ShardManifest manifest;
     final java.util.TreeSet<Long> positions = new java.util.TreeSet<>();
@@ -96,8 +98,9 @@ public final class FreshCache implements AutoCloseable {
    * The cached source {@code sourceId} of {@code shardId}, loaded if absent, with one reference taken for
    * the caller. Called under the shard's lock, so a source is loaded once.
    */
-  private FreshSource acquire(String shardId, String sourceId, Supplier<FreshSource> loader) {
+  private FreshSource acquire(ShardCache shard, String shardId, String sourceId, Supplier<FreshSource> loader) {
     String key = cacheKey(shardId, sourceId);
+    shard.loaded.add(key);
     while (true) {
       FreshSource s = sources.getIfPresent(key);
       if (s == null) {
@@ -149,14 +152,14 @@ public final class FreshCache implements AutoCloseable {
         List<FreshSource> inView = new ArrayList<>();
         Set<String> keep = new HashSet<>();
         for (ShardManifest.FlushedGeneration g : gens) {
-          FreshSource s = acquire(shardId, "gen:" + g.path(), () -> loadGeneration(shardId, g));
+          FreshSource s = acquire(cache, shardId, "gen:" + g.path(), () -> loadGeneration(shardId, g));
           acquired.add(s);
           inView.add(s);
           keep.add(cacheKey(shardId, s.id()));
         }
         List<WalSource> wal = new ArrayList<>();
         for (long p : cache.positions) {
-          WalSource w = (WalSource) acquire(shardId, "wal:" + p, () -> loadWal(shardId, p));
+          WalSource w = (WalSource) acquire(cache, shardId, "wal:" + p, () -> loadWal(shardId, p));
           acquired.add(w);
           wal.add(w);
           keep.add(cacheKey(shardId, w.id()));
@@ -175,8 +178,13 @@ public final class FreshCache implements AutoCloseable {
             signature.append(',').append(w.entry().position());
           }
         }
-        String prefix = shardId + "/";
-        sources.asMap().keySet().removeIf(k -> k.startsWith(prefix) && !keep.contains(k));
+        for (var it = cache.loaded.iterator(); it.hasNext(); ) {
+          String k = it.next();
+          if (!keep.contains(k)) {
+            sources.invalidate(k);
+            it.remove();
+          }
+        }
         // the caller keeps one reference per source in the view; the others were taken for the epoch check
         List<FreshSource> extra = new ArrayList<>(acquired);
         for (FreshSource s : inView) {
@@ -248,11 +256,11 @@ public final class FreshCache implements AutoCloseable {
       synchronized (cache) {
         for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
           if (g.generation() > watermark) {
-            acquired.add(acquire(shardId, "gen:" + g.path(), () -> loadGeneration(shardId, g)));
+            acquired.add(acquire(cache, shardId, "gen:" + g.path(), () -> loadGeneration(shardId, g)));
           }
         }
         for (long p : positions) {
-          acquired.add(acquire(shardId, "wal:" + p, () -> loadWal(shardId, p)));
+          acquired.add(acquire(cache, shardId, "wal:" + p, () -> loadWal(shardId, p)));
         }
       }
       return new Pinned(manifest, acquired);
@@ -295,9 +303,11 @@ public final class FreshCache implements AutoCloseable {
     if (changed) {
       // an incomplete entry is moved aside by the next writer (a new manifest version), which may write a
       // complete entry at the same position
-      String prefix = shardId + "/";
-      sources.asMap().entrySet().removeIf(en -> en.getKey().startsWith(prefix)
-          && en.getValue() instanceof WalSource w && w.incomplete());
+      for (String k : cache.loaded) {
+        if (sources.getIfPresent(k) instanceof WalSource w && w.incomplete()) {
+          sources.asMap().remove(k, w);
+        }
+      }
     }
     if (changed || cache.positions.isEmpty() && cache.manifest.version() == 0) {
       cache.positions.clear();
