@@ -11,6 +11,7 @@ import io.lancecontext.core.internal.store.StoreRegistry;
 import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.CompactionResult;
@@ -194,47 +195,30 @@ public final class ContextStore implements AutoCloseable {
 
   /**
    * Splits a read into independent parts that return, together, exactly the LSM view of one snapshot:
-   * up to {@code maxSplits - 1} groups of base-table fragments and one part for the fresh tier. Engines
-   * read the parts in parallel, in any process ({@link #read(ReadSplit)}). The scan may not have an
-   * offset; a limit applies to each part. Expiry is judged at planning time.
+   * groups of base-table fragments, and groups of whole buckets of the fresh tier, with a row and byte
+   * estimate for each (see {@link ReadPlan}). About {@code maxSplits} parts, shared between the tiers in
+   * proportion to their estimated rows; a tier that holds anything gets at least one. Engines read the
+   * parts in parallel, in any process ({@link #read(ReadSplit)}, {@link #openForSplit}). The scan may not
+   * have an offset; a limit applies to each part. Expiry is judged at planning time.
    */
-  public List<ReadSplit> planRead(ScanSpec scan, int maxSplits) {
+  public ReadPlan planRead(ScanSpec scan, int maxSplits) {
     check();
     if (scan.offset() > 0) {
       throw new IllegalArgumentException("a split read cannot skip rows (offset " + scan.offset() + ")");
     }
     ScanSpec pinnedScan = scan.now() == null ? scan.withNow(Instant.now()) : scan;
-    try (LsmSnapshot snapshot = store.snapshot(null)) {
-      StoreScan.resolveColumns(store.spec(), pinnedScan);
-      ReadSplit.Snapshot pinned = snapshot.pin();
-      List<ReadSplit> splits = new ArrayList<>();
-      List<org.lance.Fragment> fragments = snapshot.base().dataset().getFragments();
-      int groups = Math.max(1, Math.min(maxSplits - 1, fragments.size()));
-      long total = fragments.stream().mapToLong(f -> f.metadata().getNumRows()).sum();
-      long perGroup = Math.max(1, (total + groups - 1) / groups);
-      List<Integer> group = new ArrayList<>();
-      long inGroup = 0;
-      for (org.lance.Fragment f : fragments) {
-        group.add(f.getId());
-        inGroup += f.metadata().getNumRows();
-        if (inGroup >= perGroup) {
-          splits.add(new ReadSplit(store.config(), pinned, pinnedScan, ReadSplit.Part.BASE, group));
-          group = new ArrayList<>();
-          inGroup = 0;
-        }
-      }
-      if (!group.isEmpty()) {
-        splits.add(new ReadSplit(store.config(), pinned, pinnedScan, ReadSplit.Part.BASE, group));
-      }
-      splits.add(new ReadSplit(store.config(), pinned, pinnedScan, ReadSplit.Part.FRESH, null));
-      return splits;
-    }
+    StoreScan.resolveColumns(store.spec(), pinnedScan);
+    return store.planRead(pinnedScan, maxSplits);
   }
 
-  /** Reads one part of a planned read (in this or any other process). Close the reader. */
+  /**
+   * Reads one part of a planned read (in this or any other process) with this handle's storage options.
+   * The cost is proportional to the part: a base part needs only the set of keys the fresh tier holds
+   * (computed once per plan and JVM), a fresh part only its buckets. Close the reader.
+   */
   public StoreReader read(ReadSplit split) {
     check();
-    LsmSnapshot snapshot = store.pinnedSnapshot(split.snapshot());
+    LsmSnapshot snapshot = store.pinnedSnapshot(split);
     try {
       StoreScan scan = new StoreScan(store.spec(), snapshot, split.scan(), store.allocator(), split.part(),
           split.fragments());
@@ -243,6 +227,25 @@ public final class ContextStore implements AutoCloseable {
       snapshot.close();
       throw e;
     }
+  }
+
+  /**
+   * Opens the store a split names, for reading it in a process that did not plan it (a Spark executor, a
+   * Flink task manager), with the reading side's own credentials: the {@code storage.*} entries of
+   * {@code options} (a Spark data source option map or Flink table options may be passed whole; other keys
+   * are ignored). Every other option takes the value of the store already resident in this JVM, or its
+   * default, so the handle never conflicts with one this process opened to write. Close the handle; read
+   * with {@link #read(ReadSplit)}.
+   */
+  public static ContextStore openForSplit(ReadSplit split, Map<String, String> options) {
+    Map<String, String> merged = new java.util.LinkedHashMap<>();
+    merged.put(io.lancecontext.core.options.StoreOptions.PATH.key(), split.config().get(io.lancecontext.core.options.StoreOptions.PATH));
+    options.forEach((k, v) -> {
+      if (k.startsWith(io.lancecontext.core.options.StoreOptions.STORAGE_PREFIX)) {
+        merged.put(k, v);
+      }
+    });
+    return open(merged);
   }
 
   /** Reads the LSM view as records. */

@@ -166,7 +166,7 @@ class FilterSemanticsTest extends StoreTest {
         assertEquals(0, store.scanRecords(ScanSpec.all().withLimit(0).withFilter(Predicate.isNotNull("n"))).size(),
             "filtered, limit 0");
         assertEquals(2, store.scanRecords(ScanSpec.all().withLimit(2)).size(), "limit 2");
-        for (ReadSplit split : store.planRead(ScanSpec.all().withLimit(0), 3)) {
+        for (ReadSplit split : store.planRead(ScanSpec.all().withLimit(0), 3).splits()) {
           try (StoreReader reader = store.read(split)) {
             assertEquals(0, reader.records().size(), "split " + split.part() + ", limit 0");
           }
@@ -188,7 +188,7 @@ class FilterSemanticsTest extends StoreTest {
         expectSchemaError("nope", () -> store.scanRecords(ScanSpec.all().withColumns(List.of("id", "nope"))));
         expectSchemaError("nope", () -> store.scanRecords(ScanSpec.all().withFilter(Predicate.eq("nope", 1L))));
         expectSchemaError("nope", () -> store.count(Predicate.isNull("nope")));
-        expectSchemaError("nope", () -> store.planRead(ScanSpec.all().withColumns(List.of("nope")), 2));
+        expectSchemaError("nope", () -> store.planRead(ScanSpec.all().withColumns(List.of("nope")), 2).splits());
         // the store is still usable: nothing reached lance-core
         assertEquals(Map.of("id", "r1", "n", -5), store.lookup(List.of("r1"), List.of("id", "n"), false).get(0));
       });

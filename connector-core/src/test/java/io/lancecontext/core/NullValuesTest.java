@@ -118,7 +118,7 @@ class NullValuesTest extends StoreTest {
     compare(wrong, "filter n IN (0, 12)", both, store.scanRecords(ScanSpec.all().withFilter(Predicate.in("n", nullStructs))));
     compare(wrong, "get of every key", expected, store.get(expected.keySet()));
     List<Map<String, Object>> fromSplits = new ArrayList<>();
-    for (ReadSplit split : store.planRead(ScanSpec.all().withFilter(Predicate.compare("n", Predicate.Op.LT, 1L)), 3)) {
+    for (ReadSplit split : store.planRead(ScanSpec.all().withFilter(Predicate.compare("n", Predicate.Op.LT, 1L)), 3).splits()) {
       try (StoreReader reader = store.read(split)) {
         fromSplits.addAll(reader.records());
       }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.lancecontext.core.internal.read.StoreScan;
 import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.CompactionResult;
@@ -62,11 +63,11 @@ class ReadSplitTest extends StoreTest {
 
       ScanSpec scan = ScanSpec.all().withColumns(List.of("id", "token_count"));
       Map<String, Object> expected = StoreTestSupport.view(store, "token_count");
-      List<ReadSplit> splits = roundTrip(store.planRead(scan, 4));
-      assertTrue(splits.size() >= 2, "base parts and the fresh part: " + splits.size());
-      assertEquals(1, splits.stream().filter(s -> s.part() == ReadSplit.Part.FRESH).count());
+      ReadPlan plan = store.planRead(scan, 4);
+      List<ReadSplit> splits = roundTrip(plan.splits());
+      assertTrue(splits.stream().anyMatch(s -> s.part() == ReadSplit.Part.BASE), "base parts: " + splits);
+      assertTrue(splits.stream().anyMatch(s -> s.part() == ReadSplit.Part.FRESH), "fresh parts: " + splits);
       assertEquals(expected, readAll(store, splits));
-
       // later writes do not change what the plan reads
       store.add(List.of(rec("id", "k5", "token_count", 555), rec("id", "later", "token_count", 1)));
       store.seal();
@@ -75,7 +76,7 @@ class ReadSplitTest extends StoreTest {
 
       Predicate negative = Predicate.compare("token_count", Predicate.Op.LT, 0L);
       Map<String, Object> filtered = new TreeMap<>();
-      for (ReadSplit s : store.planRead(scan.withFilter(negative), 3)) {
+      for (ReadSplit s : store.planRead(scan.withFilter(negative), 3).splits()) {
         try (StoreReader r = store.read(s)) {
           r.records().forEach(m -> filtered.put((String) m.get("id"), m.get("token_count")));
         }
@@ -113,7 +114,7 @@ class ReadSplitTest extends StoreTest {
       Thread.sleep(graceSeconds * 1000 + 500);
 
       Map<String, Object> expected = StoreTestSupport.view(store, "token_count");
-      List<ReadSplit> splits = store.planRead(ScanSpec.all().withColumns(List.of("id", "token_count")), 4);
+      List<ReadSplit> splits = store.planRead(ScanSpec.all().withColumns(List.of("id", "token_count")), 4).splits();
       Instant planned = splits.get(0).snapshot().plannedAt();
       String serialized = serialize(splits);
 
@@ -180,6 +181,142 @@ class ReadSplitTest extends StoreTest {
     assertEquals("1m", split.config().asMap().get("gc.grace"), "other options stay");
     String serialized = new String(Base64.getDecoder().decode(serialize(List.of(split))), java.nio.charset.StandardCharsets.ISO_8859_1);
     assertTrue(!serialized.contains("s3cr3t-value"), "the secret is not in the serialized split");
+  }
+
+  /**
+   * With rows of every bucket in every tier, a superseding record in the fresh tier naming a base key of
+   * another bucket, and a deletion: every plan size returns exactly the view; a generous plan reads the
+   * fresh tier in one part per bucket holding fresh keys (both lanes of a bucket in one part, no shard in
+   * two parts); the estimates add up to the base table's physical rows and the fresh tier's keys.
+   */
+  @Test
+  void theFreshTierIsSplitByWholeBucketsAndEveryPlanSizeReturnsTheView() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "buckets", "context", "shards", "4",
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
+      fillEveryTier(store, 3, 40, 20);
+      List<Map<String, Object>> fresh = new ArrayList<>();
+      for (int i = 0; i < 60; i++) {
+        fresh.add(rec("id", "f" + i, "token_count", 100 + i));
+      }
+      store.add(fresh.subList(0, 30));
+      store.seal();
+      store.add(fresh.subList(30, 60));
+      String victim = "k1";
+      String superseder = firstKeyOutsideBucket(store, store.bucketOf(victim));
+      store.add(List.of(rec("id", superseder, "token_count", 9, "supersedes", victim)));
+
+      ScanSpec scan = ScanSpec.all().withColumns(List.of("id", "token_count"));
+      Map<String, Object> expected = StoreTestSupport.view(store, "token_count");
+      assertTrue(!expected.containsKey(victim) && expected.containsKey(superseder), "superseded hidden in the view");
+      for (int maxSplits : new int[] {1, 2, 3, 5, 8, 32}) {
+        ReadPlan plan = store.planRead(scan, maxSplits);
+        assertEquals(expected, readAll(store, roundTrip(plan.splits())), maxSplits + " splits: " + plan.splits());
+      }
+
+      ReadPlan plan = store.planRead(scan, 32);
+      java.util.Set<Integer> freshBuckets = new java.util.TreeSet<>();
+      for (int i = 0; i < 60; i++) {
+        freshBuckets.add(store.bucketOf("f" + i));
+      }
+      List<ReadSplit> freshParts = plan.splits().stream().filter(s -> s.part() == ReadSplit.Part.FRESH).toList();
+      assertEquals(freshBuckets.size(), freshParts.size(), "one fresh part per bucket: " + freshParts);
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (ReadSplit part : freshParts) {
+        for (String shard : part.shards()) {
+          assertTrue(seen.add(shard), "shard " + shard + " in two parts");
+        }
+        java.util.Set<Integer> bucketsOfPart = new java.util.HashSet<>();
+        for (int b = 0; b < store.shards(); b++) {
+          List<String> lanes = io.lancecontext.core.internal.write.ShardIds.forBucket(b);
+          if (part.shards().containsAll(lanes)) {
+            bucketsOfPart.add(b);
+          } else {
+            assertTrue(java.util.Collections.disjoint(part.shards(), lanes), "a part holds a whole bucket: " + part.shards());
+          }
+        }
+        assertEquals(1, bucketsOfPart.size(), part.shards().toString());
+      }
+
+      var stats = store.stats();
+      long baseRows = 0;
+      long freshRows = 0;
+      for (int i = 0; i < plan.splits().size(); i++) {
+        ReadPlan.Estimate e = plan.estimate(i);
+        assertTrue(e.rows() > 0 && e.bytes() > 0, "split " + i + ": " + e);
+        if (plan.splits().get(i).part() == ReadSplit.Part.BASE) {
+          baseRows += e.rows();
+        } else {
+          freshRows += e.rows();
+        }
+      }
+      assertEquals(stats.baseRows(), baseRows, "base estimates: the fragments' rows");
+      assertEquals(stats.freshRows(), freshRows, "fresh estimates: the fresh tier's keys");
+      assertEquals(baseRows + freshRows, plan.estimatedRows());
+    }
+  }
+
+  /**
+   * What a split's snapshot holds is proportional to the split: a base split's holds no shard view, only
+   * the fresh tier's key set, computed once per plan (every base split of the plan shares the same set); a
+   * fresh split's holds the views of its own shards only.
+   */
+  @Test
+  void aBaseSplitHoldsOnlyTheFreshKeySetSharedByThePlanAndAFreshSplitOnlyItsShards() {
+    try (ContextStore store = ContextStore.open(options(dir, "cost", "context", "shards", "4"))) {
+      fillEveryTier(store, 3, 40, 20);
+      java.util.Set<String> freshKeys;
+      try (var live = store.resident().snapshot(null)) {
+        freshKeys = java.util.Set.copyOf(live.freshKeys());
+      }
+      ReadPlan plan = store.planRead(ScanSpec.all(), 8);
+      List<ReadSplit> base = plan.splits().stream().filter(s -> s.part() == ReadSplit.Part.BASE).toList();
+      List<ReadSplit> fresh = plan.splits().stream().filter(s -> s.part() == ReadSplit.Part.FRESH).toList();
+      assertTrue(base.size() >= 2 && !fresh.isEmpty(), plan.splits().toString());
+      try (var first = store.resident().pinnedSnapshot(base.get(0));
+          var second = store.resident().pinnedSnapshot(base.get(1))) {
+        assertEquals(Map.of(), first.shards(), "no shard view in a base split");
+        assertEquals(freshKeys, first.freshKeys());
+        org.junit.jupiter.api.Assertions.assertSame(first.freshKeys(), second.freshKeys(), "computed once per plan");
+      }
+      for (ReadSplit split : fresh) {
+        try (var snapshot = store.resident().pinnedSnapshot(split)) {
+          assertEquals(new java.util.HashSet<>(split.shards()), snapshot.shards().keySet());
+        }
+      }
+    }
+  }
+
+  private static String firstKeyOutsideBucket(ContextStore store, int bucket) {
+    for (int i = 0; ; i++) {
+      if (store.bucketOf("s" + i) != bucket) {
+        return "s" + i;
+      }
+    }
+  }
+
+  /**
+   * The reading process supplies its own storage options ({@code openForSplit}): a split planned by a
+   * handle holding a secret carries none, and another JVM that opens the store from the split alone, with
+   * its own table options, reads exactly the view.
+   */
+  @Test
+  void anotherProcessReadsASplitWithItsOwnStorageOptions() throws Exception {
+    Map<String, String> o = new java.util.HashMap<>(options(dir, "own", "context", "shards", "4"));
+    o.put("storage.aws_secret_access_key", "planner-side-secret");
+    try (ContextStore store = ContextStore.open(o);
+        ChildJvm reader = ChildJvm.start(SplitReaderProcess.class, dir.resolve("own.log"), store.uri(), "token_count",
+            "openForSplit")) {
+      fillEveryTier(store, 2, 30, 20);
+      assertEquals("ready", reader.readLine(), reader.tail());
+      Map<String, Object> expected = StoreTestSupport.view(store, "token_count");
+      String serialized = serialize(store.planRead(ScanSpec.all().withColumns(List.of("id", "token_count")), 6).splits());
+      String bytes = new String(Base64.getDecoder().decode(serialized), java.nio.charset.StandardCharsets.ISO_8859_1);
+      assertTrue(!bytes.contains("planner-side-secret") && !bytes.contains("aws_secret_access_key"),
+          "no storage option in the serialized splits");
+      assertEquals("ok " + SplitReaderProcess.render(expected), reader.ask(serialized));
+      reader.send("exit");
+      assertEquals(0, reader.waitFor(60), reader.tail());
+    }
   }
 
   /**

@@ -168,7 +168,7 @@ class FlinkReadTest {
   @Test
   void aSerializedSplitCarriesNoSecret() throws Exception {
     try (ContextStore store = ContextStore.open(Map.of("path", path, "storage.aws_secret_access_key", "s3cr3t-value"))) {
-      for (ReadSplit s : store.planRead(ScanSpec.all(), 4)) {
+      for (ReadSplit s : store.planRead(ScanSpec.all(), 4).splits()) {
         byte[] bytes = LanceContextSplitSerializer.INSTANCE.serialize(new LanceContextSplit("s", s, 3));
         assertTrue(!new String(bytes, StandardCharsets.ISO_8859_1).contains("s3cr3t-value"));
         LanceContextSplit back = LanceContextSplitSerializer.INSTANCE.deserialize(1, bytes);

@@ -74,8 +74,13 @@ public final class StoreOptions {
   public static final ConfigOption<KeyIndexType> INDEX_KEY = ConfigOption.of("index.key", "btree", KeyIndexType::parse, Scope.RESIDENT,
       "Scalar index on the key column: btree, zonemap or none. Ensured on open and after compaction.");
 
+  public static final ConfigOption<Long> FRESH_CACHE_BYTES = ConfigOption.of("read.fresh-cache-bytes", "256MiB",
+      OptionParsers::bytes, Scope.RESIDENT, "Bytes of decoded fresh-tier data (WAL entries, generation keys) a resident "
+      + "store keeps loaded between reads; the least recently used are dropped beyond it and read again when needed. "
+      + "Data an open read uses stays valid whatever the bound.");
+
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
       PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, MERGE_GENERATIONS, MERGE_INTERVAL, GC_GRACE,
-      COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY);
+      COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
 }

@@ -19,10 +19,22 @@ import java.util.List;
  * @param sessionBytes bytes held by this JVM's shared Lance session (all stores)
  * @param residentStores stores resident in this JVM
  * @param openWriters shard writers open in this JVM (all stores)
+ * @param freshCache this JVM's cache of the store's fresh tier
  */
 public record StoreStats(String uri, long baseVersion, long baseRows, int fragments, long freshRows,
     int unmergedGenerations, List<Shard> shards, long bytesOnDisk, MaintenanceCounters maintenance, long sessionBytes,
-    int residentStores, int openWriters) {
+    int residentStores, int openWriters, FreshCache freshCache) {
+
+  /**
+   * The resident store's cache of decoded fresh-tier data (option {@code read.fresh-cache-bytes}). Data an
+   * open read still uses after the cache dropped it is not counted.
+   *
+   * @param bytes bytes the cache holds (never above {@code boundBytes} once an insertion completes)
+   * @param boundBytes the bound
+   * @param entries WAL entries and generations held
+   * @param evictions entries dropped to stay within the bound, since the store became resident
+   */
+  public record FreshCache(long bytes, long boundBytes, long entries, long evictions) {}
 
   /**
    * One MemWAL shard (one lane of a bucket).
@@ -58,7 +70,8 @@ public record StoreStats(String uri, long baseVersion, long baseRows, int fragme
   /** One line for logs. */
   public String summary() {
     return String.format("base v%d: %d rows in %d fragments; fresh: %d keys, %d unmerged generations; %d MiB on disk; "
-        + "%d merges; session %d MiB; %d resident stores, %d open writers", baseVersion, baseRows, fragments, freshRows,
-        unmergedGenerations, bytesOnDisk >> 20, maintenance.merges(), sessionBytes >> 20, residentStores, openWriters);
+        + "%d merges; session %d MiB; fresh cache %d MiB in %d entries; %d resident stores, %d open writers", baseVersion,
+        baseRows, fragments, freshRows, unmergedGenerations, bytesOnDisk >> 20, maintenance.merges(), sessionBytes >> 20,
+        freshCache.bytes() >> 20, freshCache.entries(), residentStores, openWriters);
   }
 }

@@ -67,7 +67,7 @@ public final class LanceContextSource implements Source<RowData, LanceContextSpl
     List<LanceContextSplit> splits = new ArrayList<>();
     try (ContextStore store = ContextStore.open(options)) {
       int n = maxSplits > 0 ? maxSplits : Math.max(2, 2 * context.currentParallelism());
-      List<ReadSplit> planned = store.planRead(scan, n);
+      List<ReadSplit> planned = store.planRead(scan, n).splits();
       for (int i = 0; i < planned.size(); i++) {
         splits.add(new LanceContextSplit("split-" + i, planned.get(i), 0));
       }

@@ -76,7 +76,7 @@ final class LanceContextSourceReader implements SourceReader<RowData, LanceConte
       return false;
     }
     split = next;
-    store = ContextStore.open(options);
+    store = ContextStore.openForSplit(next.split(), options);
     try {
       reader = store.read(next.split());
     } catch (RuntimeException e) {

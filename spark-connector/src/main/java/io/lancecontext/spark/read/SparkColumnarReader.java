@@ -26,7 +26,7 @@ final class SparkColumnarReader implements PartitionReader<ColumnarBatch> {
 
   SparkColumnarReader(Map<String, String> options, ReadSplit split, StructType schema) {
     this.schema = schema;
-    this.store = ContextStore.open(options);
+    this.store = ContextStore.openForSplit(split, options);
     try {
       this.reader = store.read(split);
     } catch (RuntimeException e) {

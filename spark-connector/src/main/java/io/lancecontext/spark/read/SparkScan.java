@@ -2,9 +2,8 @@ package io.lancecontext.spark.read;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.options.StoreConfig;
-import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ScanSpec;
-import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.SparkSchemas;
 import java.util.Arrays;
@@ -30,7 +29,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   private final List<String> columns;
   private final ScanSpec scan;
   private final org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed;
-  private InputPartition[] partitions;
+  private ReadPlan plan;
 
   SparkScan(StoreConfig config, SchemaSpec spec, List<String> columns, ScanSpec scan,
       org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed) {
@@ -58,16 +57,20 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
     return this;
   }
 
-  @Override
-  public InputPartition[] planInputPartitions() {
-    if (partitions == null) {
+  /** The read plan of this scan: made once, on the driver, the first time Spark asks for partitions or statistics. */
+  private ReadPlan plan() {
+    if (plan == null) {
       int maxSplits = Math.max(2, SparkSession.active().sparkContext().defaultParallelism());
       try (ContextStore store = ContextStore.open(config)) {
-        List<ReadSplit> splits = store.planRead(scan, maxSplits);
-        partitions = splits.stream().map(SparkInputPartition::new).toArray(InputPartition[]::new);
+        plan = store.planRead(scan, maxSplits);
       }
     }
-    return partitions;
+    return plan;
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions() {
+    return plan().splits().stream().map(SparkInputPartition::new).toArray(InputPartition[]::new);
   }
 
   @Override
@@ -75,24 +78,21 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
     return new SparkPartitionReaderFactory(config.asMap(), readSchema());
   }
 
-  /** Row count before filters (base rows, superseded included, plus fresh keys): an estimate. */
+  /** The plan's estimates: rows and bytes before filters (upper bounds, see {@link ReadPlan}). */
   @Override
   public Statistics estimateStatistics() {
-    try (ContextStore store = ContextStore.open(config)) {
-      StoreStats s = store.stats();
-      long rows = s.baseRows() + s.freshRows();
-      long bytes = s.bytesOnDisk();
-      return new Statistics() {
-        @Override
-        public OptionalLong sizeInBytes() {
-          return OptionalLong.of(bytes);
-        }
+    long rows = plan().estimatedRows();
+    long bytes = plan().estimatedBytes();
+    return new Statistics() {
+      @Override
+      public OptionalLong sizeInBytes() {
+        return OptionalLong.of(bytes);
+      }
 
-        @Override
-        public OptionalLong numRows() {
-          return OptionalLong.of(rows);
-        }
-      };
-    }
+      @Override
+      public OptionalLong numRows() {
+        return OptionalLong.of(rows);
+      }
+    };
   }
 }

@@ -1,5 +1,8 @@
 package io.lancecontext.core.internal.read;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.ScanHandle;
@@ -9,6 +12,7 @@ import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.lance.WalEntry;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
 import java.io.IOException;
@@ -19,6 +23,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.VarCharVector;
@@ -29,8 +35,17 @@ import org.lance.ipc.ScanOptions;
 
 /**
  * Builds shard views of the fresh tier from what is on disk, reusing what it loaded before: a flushed
- * generation's keys and a WAL entry's rows never change, so each is read once per JVM (per store) and
- * released when it leaves the fresh tier (merged, or sealed into a generation).
+ * generation's keys and a WAL entry's rows never change, so each is read once and kept while it stays in
+ * the fresh tier (until merged or sealed into a generation) and the cache has room for it.
+ *
+ * <p><b>Bounded by bytes.</b> Loaded sources sit in a Caffeine cache weighed by {@link FreshSource#bytes()}
+ * and bounded by {@code read.fresh-cache-bytes}. The cache holds one reference on each source; every view
+ * holds its own, so a source evicted (or removed) while an open snapshot uses it stays valid until that
+ * snapshot is closed, and the next view loads it again.
+ *
+ * <p><b>Locking.</b> Each shard has its own lock, held while its manifest and WAL positions are refreshed
+ * and its missing sources loaded (file I/O): a slow shard never blocks a read of another shard, and there
+ * is no store-wide lock. Two reads of one shard load a source once (the second waits for the first).
  *
  * <p>Which WAL entries count: those above the manifest's replay position. When a new writer claims a
  * shard it re-logs what it replayed in its first entry, with its own epoch; from then on entries of
@@ -41,31 +56,91 @@ public final class FreshCache implements AutoCloseable {
   private final SchemaSpec spec;
   private final StoreFiles files;
   private final BufferAllocator allocator;
-  private final Map<String, ShardCache> shards = new HashMap<>();
-  private boolean closed;
+  private final Map<String, ShardCache> shards = new ConcurrentHashMap<>();
+  /** Loaded sources by {@code <shard>/<source id>}; one reference each, released on removal. */
+  private final Cache<String, FreshSource> sources;
+  private volatile boolean closed;
 
   public FreshCache(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator) {
     this.config = config;
     this.spec = spec;
     this.files = files;
     this.allocator = allocator;
+    this.sources = Caffeine.newBuilder()
+        .maximumWeight(config.get(StoreOptions.FRESH_CACHE_BYTES))
+        .weigher((String k, FreshSource v) -> (int) Math.min(Integer.MAX_VALUE, v.bytes()))
+        .executor(Runnable::run)
+        .removalListener((String k, FreshSource v, RemovalCause cause) -> {
+          if (v != null) {
+            v.release();
+          }
+        })
+        .recordStats()
+        .build();
   }
 
+  /** Size of the cache, for stats. */
+  public record Footprint(long bytes, long entries, long evictions, long rows) {}
+
   private static final class ShardCache {
-    final Map<String, FreshSource> sources = new HashMap<>();
+    /** Cache keys of this shard's sources that may be in the cache (evicted ones linger until the next view). */
+    final Set<String> loaded = new HashSet<>();
     FreshShard current;
     ShardManifest manifest;
     final java.util.TreeSet<Long> positions = new java.util.TreeSet<>();
   }
 
+  private static String cacheKey(String shardId, String sourceId) {
+    return shardId + "/" + sourceId;
+  }
+
+  /**
+   * The cached source {@code sourceId} of {@code shardId}, loaded if absent, with one reference taken for
+   * the caller. Called under the shard's lock, so a source is loaded once.
+   */
+  private FreshSource acquire(ShardCache shard, String shardId, String sourceId, Supplier<FreshSource> loader) {
+    String key = cacheKey(shardId, sourceId);
+    shard.loaded.add(key);
+    while (true) {
+      FreshSource s = sources.getIfPresent(key);
+      if (s == null) {
+        FreshSource loaded = loader.get();
+        loaded.retain();  // the caller's, taken before the cache may evict it
+        FreshSource prior = sources.asMap().putIfAbsent(key, loaded);
+        if (prior == null) {
+          if (closed) {
+            sources.invalidate(key);
+          }
+          return loaded;
+        }
+        loaded.release();
+        loaded.release();
+        s = prior;
+      }
+      if (s.retain()) {
+        return s;
+      }
+      sources.asMap().remove(key, s);  // freed after its eviction began: load it again
+    }
+  }
+
+  private static void releaseAll(List<? extends FreshSource> list) {
+    list.forEach(FreshSource::release);
+  }
+
+  private ShardCache shardCache(String shardId) {
+    if (closed) {
+      throw new IllegalStateException("store closed");
+    }
+    return shards.computeIfAbsent(shardId, k -> new ShardCache());
+  }
+
   /** The current view of a shard whose merged watermark is {@code watermark}, retained for the caller. */
   public FreshShard view(String shardId, long watermark) {
+    ShardCache cache = shardCache(shardId);
+    List<FreshSource> acquired = new ArrayList<>();
     try {
-      synchronized (this) {
-        if (closed) {
-          throw new IllegalStateException("store closed");
-        }
-        ShardCache cache = shards.computeIfAbsent(shardId, k -> new ShardCache());
+      synchronized (cache) {
         refresh(shardId, cache);
         ShardManifest manifest = cache.manifest;
         List<ShardManifest.FlushedGeneration> gens = new ArrayList<>();
@@ -74,13 +149,20 @@ public final class FreshCache implements AutoCloseable {
             gens.add(g);
           }
         }
-        List<FreshSource> sources = new ArrayList<>();
+        List<FreshSource> inView = new ArrayList<>();
+        Set<String> keep = new HashSet<>();
         for (ShardManifest.FlushedGeneration g : gens) {
-          sources.add(cache.sources.computeIfAbsent("gen:" + g.path(), k -> loadGeneration(shardId, g)));
+          FreshSource s = acquire(cache, shardId, "gen:" + g.path(), () -> loadGeneration(shardId, g));
+          acquired.add(s);
+          inView.add(s);
+          keep.add(cacheKey(shardId, s.id()));
         }
         List<WalSource> wal = new ArrayList<>();
         for (long p : cache.positions) {
-          wal.add((WalSource) cache.sources.computeIfAbsent("wal:" + p, k -> loadWal(shardId, p)));
+          WalSource w = (WalSource) acquire(cache, shardId, "wal:" + p, () -> loadWal(shardId, p));
+          acquired.add(w);
+          wal.add(w);
+          keep.add(cacheKey(shardId, w.id()));
         }
         WalSource.requireNoneLost(config.uri(), shardId, wal);
         long newestEpoch = manifest.writerEpoch();
@@ -92,39 +174,41 @@ public final class FreshCache implements AutoCloseable {
         StringBuilder signature = new StringBuilder().append(watermark).append('|').append(manifest.version());
         for (WalSource w : wal) {
           if (!relogged || w.entry().epoch() == e) {
-            sources.add(w);
+            inView.add(w);
             signature.append(',').append(w.entry().position());
           }
         }
-        Set<String> inView = new HashSet<>();
-        for (ShardManifest.FlushedGeneration g : gens) {
-          inView.add("gen:" + g.path());
-        }
-        for (long p : cache.positions) {
-          inView.add("wal:" + p);
-        }
-        cache.sources.entrySet().removeIf(en -> {
-          if (!inView.contains(en.getKey())) {
-            en.getValue().release();
-            return true;
+        for (var it = cache.loaded.iterator(); it.hasNext(); ) {
+          String k = it.next();
+          if (!keep.contains(k)) {
+            sources.invalidate(k);
+            it.remove();
           }
-          return false;
-        });
+        }
+        // the caller keeps one reference per source in the view; the others were taken for the epoch check
+        List<FreshSource> extra = new ArrayList<>(acquired);
+        for (FreshSource s : inView) {
+          extra.remove(s);
+        }
+        acquired.clear();
+        releaseAll(extra);
         String sig = signature.toString();
         FreshShard previous = cache.current;
-        if (previous == null || !previous.signature().equals(sig)) {
-          boolean extends_ = previous != null && previous.watermark() == watermark
-              && previous.manifest().version() == manifest.version() && previous.isPrefixOf(sources);
-          cache.current = extends_ ? new FreshShard(previous, sources, sig)
-              : new FreshShard(shardId, watermark, manifest, sources, sig);
+        if (previous != null && previous.signature().equals(sig) && previous.sameSources(inView)) {
+          return previous;
         }
-        if (!cache.current.retain()) {
-          throw new IllegalStateException("fresh sources of shard " + shardId + " were freed while in view");
-        }
+        boolean extends_ = previous != null && previous.watermark() == watermark
+            && previous.manifest().version() == manifest.version() && previous.isPrefixOf(inView);
+        cache.current = extends_ ? new FreshShard(previous, inView, sig)
+            : new FreshShard(shardId, watermark, manifest, inView, sig);
         return cache.current;
       }
     } catch (IOException e) {
+      releaseAll(acquired);
       throw LanceErrors.translate("read the fresh tier of shard " + shardId, e);
+    } catch (RuntimeException e) {
+      releaseAll(acquired);
+      throw e;
     }
   }
 
@@ -133,36 +217,63 @@ public final class FreshCache implements AutoCloseable {
    * version lists above {@code watermark}, and exactly the given WAL positions. Retained for the caller.
    */
   public FreshShard pinnedView(String shardId, long watermark, long manifestVersion, List<Long> positions) {
+    Pinned p = pinnedSources(shardId, watermark, manifestVersion, positions);
+    StringBuilder signature = new StringBuilder("pinned|").append(watermark).append('|').append(manifestVersion);
+    positions.forEach(pos -> signature.append(',').append(pos));
     try {
-      synchronized (this) {
-        if (closed) {
-          throw new IllegalStateException("store closed");
-        }
-        ShardCache cache = shards.computeIfAbsent(shardId, k -> new ShardCache());
-        ShardManifest manifest = manifestVersion == 0 ? ShardManifest.empty()
-            : ShardManifests.read(files, shardId, manifestVersion);
-        List<FreshSource> sources = new ArrayList<>();
-        StringBuilder signature = new StringBuilder("pinned|").append(watermark).append('|').append(manifestVersion);
+      return new FreshShard(shardId, watermark, p.manifest(), p.sources(), signature.toString());
+    } catch (RuntimeException e) {
+      releaseAll(p.sources());
+      throw e;
+    }
+  }
+
+  /**
+   * Every key with a row or tombstone in a pinned shard view (see {@link #pinnedView}): what a base split
+   * excludes. Reads no rows beyond what the cache holds or loads, and builds no index of newest rows.
+   */
+  public Set<String> pinnedKeys(String shardId, long watermark, long manifestVersion, List<Long> positions) {
+    Pinned p = pinnedSources(shardId, watermark, manifestVersion, positions);
+    try {
+      Set<String> keys = new HashSet<>();
+      for (FreshSource s : p.sources()) {
+        s.collectKeys(keys);
+      }
+      return keys;
+    } finally {
+      releaseAll(p.sources());
+    }
+  }
+
+  private record Pinned(ShardManifest manifest, List<FreshSource> sources) {}
+
+  private Pinned pinnedSources(String shardId, long watermark, long manifestVersion, List<Long> positions) {
+    ShardCache cache = shardCache(shardId);
+    List<FreshSource> acquired = new ArrayList<>();
+    try {
+      ShardManifest manifest = manifestVersion == 0 ? ShardManifest.empty()
+          : ShardManifests.read(files, shardId, manifestVersion);
+      synchronized (cache) {
         for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
           if (g.generation() > watermark) {
-            sources.add(cache.sources.computeIfAbsent("gen:" + g.path(), k -> loadGeneration(shardId, g)));
+            acquired.add(acquire(cache, shardId, "gen:" + g.path(), () -> loadGeneration(shardId, g)));
           }
         }
         for (long p : positions) {
-          sources.add(cache.sources.computeIfAbsent("wal:" + p, k -> loadWal(shardId, p)));
-          signature.append(',').append(p);
+          acquired.add(acquire(cache, shardId, "wal:" + p, () -> loadWal(shardId, p)));
         }
-        FreshShard view = new FreshShard(shardId, watermark, manifest, sources, signature.toString());
-        if (!view.retain()) {
-          throw new IllegalStateException("fresh sources of shard " + shardId + " were freed while in view");
-        }
-        return view;
       }
+      return new Pinned(manifest, acquired);
     } catch (java.nio.file.NoSuchFileException e) {
+      releaseAll(acquired);
       throw new io.lancecontext.core.error.StorageException("shard " + shardId + ": the read's snapshot is gone (it is "
           + "older than gc.grace); plan the read again", e);
     } catch (IOException e) {
+      releaseAll(acquired);
       throw LanceErrors.translate("read the fresh tier of shard " + shardId, e);
+    } catch (RuntimeException e) {
+      releaseAll(acquired);
+      throw e;
     }
   }
 
@@ -192,13 +303,11 @@ public final class FreshCache implements AutoCloseable {
     if (changed) {
       // an incomplete entry is moved aside by the next writer (a new manifest version), which may write a
       // complete entry at the same position
-      cache.sources.entrySet().removeIf(en -> {
-        if (en.getValue() instanceof WalSource w && w.incomplete()) {
-          w.release();
-          return true;
+      for (String k : cache.loaded) {
+        if (sources.getIfPresent(k) instanceof WalSource w && w.incomplete()) {
+          sources.asMap().remove(k, w);
         }
-        return false;
-      });
+      }
     }
     if (changed || cache.positions.isEmpty() && cache.manifest.version() == 0) {
       cache.positions.clear();
@@ -293,27 +402,26 @@ public final class FreshCache implements AutoCloseable {
     }
   }
 
-  /** Rows and sources held, for stats. */
-  public synchronized long[] footprint() {
+  /** What the cache holds now (sources kept alive only by open snapshots are not counted). */
+  public Footprint footprint() {
     long rows = 0;
-    long sources = 0;
-    for (ShardCache c : shards.values()) {
-      for (FreshSource s : c.sources.values()) {
-        rows += s.rows();
-        sources++;
-      }
+    for (FreshSource s : sources.asMap().values()) {
+      rows += s.rows();
     }
-    return new long[] {sources, rows};
+    long bytes = sources.policy().eviction().map(e -> e.weightedSize().orElse(0L)).orElse(0L);
+    return new Footprint(bytes, sources.estimatedSize(), sources.stats().evictionCount(), rows);
   }
 
   @Override
-  public synchronized void close() {
+  public void close() {
     closed = true;
     for (ShardCache c : shards.values()) {
-      c.sources.values().forEach(FreshSource::release);
-      c.sources.clear();
-      c.current = null;
+      synchronized (c) {
+        c.current = null;
+      }
     }
+    sources.invalidateAll();
+    sources.cleanUp();
     shards.clear();
   }
 }

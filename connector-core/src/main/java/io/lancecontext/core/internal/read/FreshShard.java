@@ -65,6 +65,11 @@ public final class FreshShard {
     return maxSequence;
   }
 
+  /** Whether {@code other} holds exactly this view's sources (the same objects, in order). */
+  boolean sameSources(List<FreshSource> other) {
+    return other.size() == sources.size() && isPrefixOf(other);
+  }
+
   /** Whether {@code sources} starts with exactly this view's sources. */
   boolean isPrefixOf(List<FreshSource> other) {
     if (other.size() < sources.size()) {

@@ -19,4 +19,10 @@ public abstract sealed class FreshSource extends RefCounted permits WalSource, G
   public abstract String id();
 
   public abstract int rows();
+
+  /** Bytes this source holds in memory (what the fresh-tier cache weighs it by), approximately. */
+  public abstract long bytes();
+
+  /** Adds every key with a row (or tombstone) in this source to {@code out}. */
+  abstract void collectKeys(java.util.Set<String> out);
 }

@@ -61,6 +61,21 @@ public final class GenerationSource extends FreshSource {
     return keys.length;
   }
 
+  /** Keys (strings and array slots), sequences and flags, plus an allowance for the open dataset handle. */
+  @Override
+  public long bytes() {
+    long n = 16 * 1024;
+    for (String k : keys) {
+      n += 56 + 2L * k.length();
+    }
+    return n + 9L * keys.length;
+  }
+
+  @Override
+  void collectKeys(java.util.Set<String> out) {
+    java.util.Collections.addAll(out, keys);
+  }
+
   @Override
   protected void free() {
     dataset.close();

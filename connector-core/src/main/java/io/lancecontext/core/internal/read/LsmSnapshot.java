@@ -6,16 +6,25 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * A consistent view of a store for one read: a base table version and, for each shard read, the fresh
  * tier above that version's merged watermark. Newest row per key wins: fresh over base, and within the
  * fresh tier the highest write sequence. Holds references until closed.
+ *
+ * <p>A snapshot for one part of a read may hold less: a base split's holds no shard views, only the set
+ * of keys the whole fresh tier holds ({@link #freshKeys()}, computed once per pinned snapshot and JVM); a
+ * fresh split's holds the views of its buckets only. The keys superseded records name
+ * ({@link #superseded()}) are computed once per snapshot (and, for pinned snapshots, once per JVM).
  */
 public final class LsmSnapshot implements AutoCloseable {
   private final BaseTable base;
   private final Map<String, FreshShard> shards;
+  private final Set<String> givenFreshKeys;
+  private final Function<LsmSnapshot, Set<String>> supersededSource;
   private Map<String, Winner> winners;
+  private Set<String> superseded;
 
   /** Where the newest fresh row of a key is: its shard (lane) and its location there. */
   public record Winner(FreshShard shard, FreshShard.RowRef ref) {
@@ -27,7 +36,19 @@ public final class LsmSnapshot implements AutoCloseable {
 
   /** Takes ownership of one reference on {@code base} and on each shard view. */
   public LsmSnapshot(BaseTable base, List<FreshShard> shards) {
+    this(base, shards, null, null);
+  }
+
+  /**
+   * As {@link #LsmSnapshot(BaseTable, List)}; {@code freshKeys}, if not null, are the keys of the whole
+   * fresh tier (of which {@code shards} may be a part); {@code superseded}, if not null, computes the keys
+   * superseded records name (else they are computed over this snapshot, which must then hold every shard).
+   */
+  LsmSnapshot(BaseTable base, List<FreshShard> shards, Set<String> freshKeys,
+      Function<LsmSnapshot, Set<String>> superseded) {
     this.base = base;
+    this.givenFreshKeys = freshKeys;
+    this.supersededSource = superseded;
     this.shards = new LinkedHashMap<>();
     for (FreshShard s : shards) {
       this.shards.put(s.shardId(), s);
@@ -83,12 +104,26 @@ public final class LsmSnapshot implements AutoCloseable {
     return best;
   }
 
-  /** Every key with a row (or tombstone) in the fresh tier. */
+  /** Every key with a row (or tombstone) in the fresh tier (all of it, also when this holds part of it). */
   public Set<String> freshKeys() {
-    return winners().keySet();
+    return givenFreshKeys != null ? givenFreshKeys : winners().keySet();
   }
 
-  /** Keys with a row (or tombstone) in the fresh tier. */
+  /**
+   * The keys that live records supersede (see {@link SupersededKeys}), computed on first use.
+   *
+   * @param spec the store's spec
+   * @param allocator for the scans that compute them
+   */
+  public synchronized Set<String> superseded(io.lancecontext.core.schema.SchemaSpec spec,
+      org.apache.arrow.memory.BufferAllocator allocator) {
+    if (superseded == null) {
+      superseded = supersededSource != null ? supersededSource.apply(this) : SupersededKeys.compute(spec, this, allocator);
+    }
+    return superseded;
+  }
+
+  /** Keys with a row (or tombstone) in the shard views this snapshot holds. */
   public int freshRows() {
     return winners().size();
   }

@@ -106,6 +106,27 @@ public final class WalSource extends FreshSource {
   }
 
   @Override
+  public long bytes() {
+    long n = 256;
+    for (var batch : entry.batches()) {
+      for (var v : batch.getFieldVectors()) {
+        n += v.getBufferSize();
+      }
+    }
+    return n;
+  }
+
+  @Override
+  void collectKeys(Set<String> out) {
+    for (var batch : entry.batches()) {
+      var key = FreshShard.keyVector(batch);
+      for (int r = 0; r < batch.getRowCount(); r++) {
+        out.add(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
+  }
+
+  @Override
   protected void free() {
     entry.close();
   }

@@ -5,21 +5,23 @@ import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.internal.io.StoreFiles;
-import io.lancecontext.core.internal.lance.BaseVersions;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.maintenance.Maintenance;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.read.FreshCache;
 import io.lancecontext.core.internal.read.FreshShard;
 import io.lancecontext.core.internal.read.LsmSnapshot;
-import io.lancecontext.core.internal.read.PointLookup;
+import io.lancecontext.core.internal.read.ReadPlanner;
+import io.lancecontext.core.internal.read.Snapshots;
 import io.lancecontext.core.internal.session.LanceRuntime;
-import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.BucketWriter;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.read.ReadPlan;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.io.IOException;
@@ -54,13 +56,11 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   private final int shards;
   private final BucketWriter[] writers;
   private final Dataset writerBase;
-  private final FreshCache fresh;
+  private final Snapshots reads;
   private final RecordCodec codec;
   private final StoreWrites writes;
   private final Maintenance maintenance;
   private final String name;
-  private final Object baseLock = new Object();
-  private BaseTable base;
   private volatile boolean closed;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Object drained = new Object();
@@ -89,7 +89,8 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     for (int i = 0; i < shards; i++) {
       writers[i] = new BucketWriter(this, i, Maintenance.SEAL_ENTRIES, config.get(StoreOptions.BATCH_BYTES));
     }
-    this.fresh = new FreshCache(config, spec, files, allocator);
+    this.reads = new Snapshots(config, spec, files, allocator, ShardIds.all(shards),
+        key -> ShardIds.forBucket(bucketOf(key)));
     this.maintenance = new Maintenance(this);
     this.writes = new StoreWrites(spec, datasetSchema, config.uri(), name, allocator, writers, codec, this,
         maintenance::onWrite);
@@ -210,95 +211,40 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     return operation("add rows", () -> writes.write(batch, owned).keys());
   }
 
-  // ---------------------------------------------------------------- read path
+  // ---------------------------------------------------------------- read path (see Snapshots)
 
   /** The latest base table, retained for the caller. */
   @Override
   public BaseTable base() {
     ensureOpen();
-    synchronized (baseLock) {
-      try {
-        if (base == null || BaseVersions.exists(files, base.version() + 1)) {
-          BaseTable next = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator));
-          if (base != null) {
-            base.release();
-          }
-          base = next;
-        }
-      } catch (IOException e) {
-        throw LanceErrors.translate("check the base table version", e);
-      }
-      base.retain();
-      return base;
-    }
+    return reads.base();
   }
 
   /** A snapshot over the given shards (all when null). */
   public LsmSnapshot snapshot(Set<String> shardIds) {
-    return operation("take a snapshot", () -> snapshotNow(shardIds));
+    return operation("take a snapshot", () -> reads.snapshot(shardIds));
   }
 
-  private LsmSnapshot snapshotNow(Set<String> shardIds) {
-    BaseTable b = base();
-    List<FreshShard> views = new ArrayList<>();
-    try {
-      for (String id : ShardIds.all(shards)) {
-        if (shardIds == null || shardIds.contains(id)) {
-          views.add(fresh.view(id, b.watermark(id)));
-        }
+  /** The snapshot a read split pinned, holding what the split reads (see {@link Snapshots#pinned}). */
+  public LsmSnapshot pinnedSnapshot(ReadSplit split) {
+    return operation("open a read split's snapshot", () -> reads.pinned(split));
+  }
+
+  /** Plans a read of the current snapshot (see {@link ReadPlanner}). */
+  public ReadPlan planRead(ScanSpec scan, int maxSplits) {
+    return operation("plan a read", () -> {
+      List<List<String>> buckets = new ArrayList<>();
+      for (int b = 0; b < shards; b++) {
+        buckets.add(ShardIds.forBucket(b));
       }
-      return new LsmSnapshot(b, views);
-    } catch (RuntimeException e) {
-      views.forEach(FreshShard::release);
-      b.release();
-      throw e;
-    }
-  }
-
-  /** The snapshot a read split pinned (see {@link io.lancecontext.core.read.ReadSplit}). */
-  public LsmSnapshot pinnedSnapshot(io.lancecontext.core.read.ReadSplit.Snapshot pinned) {
-    return operation("open a read split's snapshot", () -> pinnedSnapshotNow(pinned));
-  }
-
-  private LsmSnapshot pinnedSnapshotNow(io.lancecontext.core.read.ReadSplit.Snapshot pinned) {
-    ensureOpen();
-    BaseTable b = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator, pinned.baseVersion()));
-    List<FreshShard> views = new ArrayList<>();
-    try {
-      for (var e : pinned.shards().entrySet()) {
-        var p = e.getValue();
-        views.add(fresh.pinnedView(e.getKey(), p.watermark(), p.manifestVersion(), p.walPositions()));
+      try (LsmSnapshot snapshot = reads.snapshot(null)) {
+        return ReadPlanner.plan(config, snapshot, scan, maxSplits, buckets);
       }
-      return new LsmSnapshot(b, views);
-    } catch (RuntimeException e) {
-      views.forEach(FreshShard::release);
-      b.release();
-      throw e;
-    }
+    });
   }
 
   public List<Map<String, Object>> lookup(List<String> keys, List<String> columns, boolean includeExpired, Instant now) {
-    return operation("look keys up", () -> lookupNow(keys, columns, includeExpired, now));
-  }
-
-  private List<Map<String, Object>> lookupNow(List<String> keys, List<String> columns, boolean includeExpired,
-      Instant now) {
-    Set<String> shardIds = new java.util.HashSet<>();
-    for (String k : keys) {
-      shardIds.addAll(ShardIds.forBucket(bucketOf(k)));
-    }
-    try (LsmSnapshot snap = snapshot(shardIds)) {
-      List<VectorSchemaRoot> batches = PointLookup.lookup(spec, snap, keys, columns, includeExpired, now, allocator);
-      List<Map<String, Object>> out = new ArrayList<>();
-      try {
-        for (VectorSchemaRoot b : batches) {
-          out.addAll(codec.decode(b, columns));
-        }
-      } finally {
-        batches.forEach(VectorSchemaRoot::close);
-      }
-      return out;
-    }
+    return operation("look keys up", () -> reads.lookup(keys, columns, includeExpired, now, codec));
   }
 
   // ---------------------------------------------------------------- stats
@@ -330,26 +276,43 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
         }
       }
       long bytes = bytesOnDisk();
+      FreshCache.Footprint cache = reads.freshCache().footprint();
       return new StoreStats(config.uri(), ds.version(), ds.countRows(), ds.getFragments().size(), snap.freshRows(),
           unmerged, perShard, bytes, maintenance.counters(), LanceRuntime.get().sessionSizeBytesRecent(), residentStores,
-          openWriters);
+          openWriters, new StoreStats.FreshCache(cache.bytes(), config.get(StoreOptions.FRESH_CACHE_BYTES), cache.entries(),
+          cache.evictions()));
     } catch (IOException e) {
       throw LanceErrors.translate("collect stats", e);
     }
   }
 
   private static final long BYTES_REFRESH_NANOS = 10_000_000_000L;
-  private long bytesOnDisk = -1;
-  private long bytesMeasuredAt;
+  private volatile long bytesOnDisk = -1;
+  private volatile long bytesMeasuredAt;
+  private final java.util.concurrent.atomic.AtomicBoolean measuringBytes = new java.util.concurrent.atomic.AtomicBoolean();
 
-  /** Bytes under the store directory; walking the tree is not free, so it is re-measured every 10 s. */
-  private synchronized long bytesOnDisk() throws IOException {
-    long now = System.nanoTime();
-    if (bytesOnDisk < 0 || now - bytesMeasuredAt > BYTES_REFRESH_NANOS) {
-      bytesOnDisk = files.totalBytes("");
-      bytesMeasuredAt = now;
+  /**
+   * Bytes under the store directory; walking the tree is not free, so it is re-measured every 10 s, by one
+   * caller at a time and under no lock: the others get the previous measure (or wait for the first one).
+   */
+  private long bytesOnDisk() throws IOException {
+    while (true) {
+      long known = bytesOnDisk;
+      boolean due = known < 0 || System.nanoTime() - bytesMeasuredAt > BYTES_REFRESH_NANOS;
+      if (!due) {
+        return known;
+      }
+      if (measuringBytes.compareAndSet(false, true)) {
+        try {
+          bytesOnDisk = files.totalBytes("");
+          bytesMeasuredAt = System.nanoTime();
+          return bytesOnDisk;
+        } finally {
+          measuringBytes.set(false);
+        }
+      }
+      return known >= 0 ? known : files.totalBytes("");
     }
-    return bytesOnDisk;
   }
 
   @Override
@@ -446,7 +409,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   }
 
   FreshCache freshCache() {
-    return fresh;
+    return reads.freshCache();
   }
 
   /** Seals and closes every writer, stops maintenance and frees the caches. */
@@ -473,13 +436,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
       }
     }
     writes.close();
-    fresh.close();
-    synchronized (baseLock) {
-      if (base != null) {
-        base.release();
-        base = null;
-      }
-    }
+    reads.close();
     writerBase.close();
     long held = allocator.getAllocatedMemory();
     if (held == 0) {

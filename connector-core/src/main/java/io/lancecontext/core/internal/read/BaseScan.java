@@ -1,0 +1,148 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceSql;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.StructNulls;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SystemColumns;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.lance.Dataset;
+import org.lance.ipc.ScanOptions;
+
+/**
+ * The base-table part of a scan: the rows of the base table (or of some of its fragments) whose key the
+ * fresh tier does not hold, matching the filter, not superseded. The filter, the visibility rules and (for
+ * small fresh tiers) the exclusion of fresh keys are rendered into one Lance filter; where the filter
+ * cannot be sent exactly (see {@link LanceSql}) Lance gets a superset and the filter is evaluated in Java
+ * over it. The key exclusion is always re-checked in Java: a key the fresh tier holds never comes from the
+ * base table, whatever Lance's index does. Needs only the fresh tier's key set, no fresh rows.
+ */
+final class BaseScan implements AutoCloseable {
+  /** Above this many fresh keys, the base scan filters them out in Java instead of in its Lance filter. */
+  static final int MAX_PUSHED_EXCLUSIONS = 1_000;
+
+  private final ScanRules rules;
+  private final ScanOutput output;
+  private final Dataset dataset;
+  private final List<Integer> fragments;
+  private final Set<String> freshKeys;
+  private final boolean javaKeyCheck;
+  private final boolean javaFilter;
+  private final String lanceFilter;
+  private final boolean pushLimit;
+  private ScanHandle scan;
+
+  /**
+   * @param fragments fragments to read, or null for all
+   * @param pushLimit whether Lance applies the scan's offset and limit (nothing is left for Java to decide)
+   */
+  BaseScan(ScanRules rules, ScanOutput output, LsmSnapshot snapshot, List<Integer> fragments, boolean pushLimit) {
+    this.rules = rules;
+    this.output = output;
+    this.dataset = snapshot.base().dataset();
+    this.fragments = fragments;
+    this.freshKeys = snapshot.freshKeys();
+    this.javaKeyCheck = !freshKeys.isEmpty();
+    LanceSql.Rendered rendered = LanceSql.renderSuperset(rules.baseFilter);
+    this.javaFilter = !rendered.exact();
+    String sql = rendered.sql();
+    if (!freshKeys.isEmpty() && freshKeys.size() <= MAX_PUSHED_EXCLUSIONS) {
+      List<Object> sendable = freshKeys.stream().filter(LanceSql::passable).map(k -> (Object) k).toList();
+      if (!sendable.isEmpty()) {
+        sql = "(" + sql + ") AND NOT (" + LanceSql.render(Predicate.in(rules.spec.key(), sendable)).orElseThrow() + ")";
+      }
+    }
+    this.lanceFilter = sql.equals("true") ? null : sql;
+    this.pushLimit = pushLimit;
+  }
+
+  /** Whether Lance gets the whole filter (nothing is re-checked in Java but the fresh keys). */
+  static boolean exact(ScanRules rules) {
+    return LanceSql.renderSuperset(rules.baseFilter).exact();
+  }
+
+  /** The next non-null output batch (possibly empty), or null at the end. */
+  VectorSchemaRoot next() {
+    try {
+      if (scan == null) {
+        open();
+      }
+      while (scan.reader().loadNextBatch()) {
+        VectorSchemaRoot out = select(scan.reader().getVectorSchemaRoot());
+        if (out != null) {
+          return out;
+        }
+      }
+      return null;
+    } catch (Exception e) {
+      throw LanceErrors.translate("scan the base table", e);
+    }
+  }
+
+  private void open() {
+    Set<String> cols = new LinkedHashSet<>(rules.columns);
+    cols.add(rules.spec.key());
+    if (javaFilter) {
+      cols.addAll(Predicates.topLevelColumns(rules.freshFilter));
+      if (rules.spec.has(Capability.TOMBSTONES)) {
+        cols.add(SystemColumns.TOMBSTONE);
+      }
+    }
+    ScanOptions.Builder b = new ScanOptions.Builder().columns(new ArrayList<>(cols)).withRowId(rules.hasBlobs());
+    if (lanceFilter != null) {
+      b.filter(lanceFilter);
+    }
+    if (fragments != null) {
+      b.fragmentIds(fragments);
+    }
+    if (pushLimit) {
+      if (rules.scan.hasLimit() && rules.scan.limit() > 0) {
+        b.limit(rules.scan.limit());
+      }
+      if (rules.scan.offset() > 0) {
+        b.offset(rules.scan.offset());
+      }
+    }
+    scan = ScanHandle.open(dataset, b.build());
+  }
+
+  private VectorSchemaRoot select(VectorSchemaRoot in) {
+    StructNulls.repair(rules.spec, dataset, in);
+    int n = in.getRowCount();
+    int[] rows = new int[n];
+    int count = 0;
+    Set<String> superseded = rules.superseded;
+    VarCharVector key = (javaKeyCheck || !superseded.isEmpty()) ? (VarCharVector) in.getVector(rules.spec.key()) : null;
+    PredicateEvaluator eval = javaFilter ? new PredicateEvaluator(rules.baseFilter, in) : null;
+    for (int r = 0; r < n; r++) {
+      if (key != null) {
+        String k = new String(key.get(r), StandardCharsets.UTF_8);
+        if ((javaKeyCheck && freshKeys.contains(k)) || superseded.contains(k)) {
+          continue;
+        }
+      }
+      if (eval != null && !eval.matches(r)) {
+        continue;
+      }
+      rows[count++] = r;
+    }
+    return output.emit(in, rows, count, dataset, true);
+  }
+
+  @Override
+  public void close() {
+    ScanHandle s = scan;
+    scan = null;
+    if (s != null) {
+      s.close();
+    }
+  }
+}

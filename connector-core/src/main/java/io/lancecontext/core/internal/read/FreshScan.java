@@ -1,0 +1,179 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.IntUnaryOperator;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.lance.MetadataColumns;
+import org.lance.ipc.ScanOptions;
+
+/**
+ * The fresh-tier part of a scan over the shard views a snapshot holds: every row that is the newest of
+ * its key (across the lanes of its bucket), not a tombstone, not superseded, matching the filter. When the
+ * filter names few keys, those are read by key instead (no scan of the fresh tier).
+ */
+final class FreshScan implements AutoCloseable {
+  /** Above this many keys named by a filter, the fresh tier is scanned instead of read key by key. */
+  static final int MAX_KEYS_READ_BY_KEY = 10_000;
+
+  private final ScanRules rules;
+  private final ScanOutput output;
+  private final LsmSnapshot snapshot;
+  private final BufferAllocator allocator;
+  /** Keys the filter confines the read to (read by key), or null. */
+  private final List<String> keysToRead;
+  private int keyIndex;
+
+  private Iterator<FreshShard> shardIt;
+  private FreshShard shard;
+  private int sourceIndex = -1;
+  private int batchIndex;
+  private ScanHandle genScan;
+
+  FreshScan(ScanRules rules, ScanOutput output, LsmSnapshot snapshot, BufferAllocator allocator) {
+    this.rules = rules;
+    this.output = output;
+    this.snapshot = snapshot;
+    this.allocator = allocator;
+    this.keysToRead = Predicates.keys(rules.spec.key(), rules.filter)
+        .filter(k -> k.size() <= MAX_KEYS_READ_BY_KEY).map(k -> List.copyOf(k)).orElse(null);
+  }
+
+  /** The next non-null output batch (possibly empty), or null at the end. */
+  VectorSchemaRoot next() {
+    if (keysToRead != null) {
+      return nextByKey();
+    }
+    try {
+      while (true) {
+        if (shard == null) {
+          if (shardIt == null) {
+            shardIt = snapshot.shards().values().iterator();
+          }
+          if (!shardIt.hasNext()) {
+            return null;
+          }
+          shard = shardIt.next();
+          sourceIndex = -1;
+        }
+        if (sourceIndex >= 0 && sourceIndex < shard.sources().size()) {
+          VectorSchemaRoot out = nextFromSource(shard.sources().get(sourceIndex));
+          if (out != null) {
+            return out;
+          }
+        }
+        closeGeneration();
+        sourceIndex++;
+        batchIndex = 0;
+        if (sourceIndex >= shard.sources().size()) {
+          shard = null;
+        }
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("scan the fresh tier", e);
+    }
+  }
+
+  /** The fresh rows of the keys the filter names, looked up by key. */
+  private VectorSchemaRoot nextByKey() {
+    try {
+      while (keyIndex < keysToRead.size()) {
+        String k = keysToRead.get(keyIndex++);
+        LsmSnapshot.Winner win = snapshot.winner(k);
+        if (win == null || win.ref().tombstone() || rules.superseded.contains(k)) {
+          continue;
+        }
+        try (VectorSchemaRoot row = PointLookup.fresh(rules.spec, win.shard(), win.ref(), rules.columns,
+            rules.freshFilter, allocator)) {
+          if (row == null) {
+            continue;
+          }
+          VectorSchemaRoot out = output.emit(row, new int[] {0}, 1, null, true);
+          if (out != null) {
+            return out;
+          }
+        }
+      }
+      return null;
+    } catch (Exception e) {
+      throw LanceErrors.translate("read the fresh tier by key", e);
+    }
+  }
+
+  private VectorSchemaRoot nextFromSource(FreshSource source) throws Exception {
+    if (source instanceof WalSource w) {
+      List<VectorSchemaRoot> batches = w.entry().batches();
+      while (batchIndex < batches.size()) {
+        int b = batchIndex++;
+        VectorSchemaRoot in = batches.get(b);
+        int[] rows = new int[in.getRowCount()];
+        int count = selectVisible(in, FreshShard.keyVector(in), b, r -> r, rows);
+        VectorSchemaRoot out = output.emit(in, rows, count, null, false);
+        if (out != null) {
+          return out;
+        }
+      }
+      return null;
+    }
+    GenerationSource g = (GenerationSource) source;
+    if (genScan == null) {
+      Set<String> cols = new LinkedHashSet<>(rules.columns);
+      cols.add(rules.spec.key());
+      cols.addAll(Predicates.topLevelColumns(rules.freshFilter));
+      genScan = ScanHandle.open(g.dataset(), new ScanOptions.Builder().columns(new ArrayList<>(cols)).withRowId(true).build());
+    }
+    while (genScan.reader().loadNextBatch()) {
+      VectorSchemaRoot in = genScan.reader().getVectorSchemaRoot();
+      var rowIds = in.getVector(MetadataColumns.ROWID);
+      int[] rows = new int[in.getRowCount()];
+      // a generation is one batch; a row's place in it is its row id's offset
+      int count = selectVisible(in, (VarCharVector) in.getVector(rules.spec.key()), 0,
+          r -> (int) ((Number) rowIds.getObject(r)).longValue(), rows);
+      VectorSchemaRoot out = output.emit(in, rows, count, g.dataset(), true);
+      if (out != null) {
+        return out;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Selects into {@code rows} the rows of a fresh batch that are the LSM winners of their keys (the row at
+   * {@code rowInSource.applyAsInt(r)} of {@code batch} in the current source of the current shard), not
+   * tombstones, not superseded, matching the filter; returns how many.
+   */
+  private int selectVisible(VectorSchemaRoot in, VarCharVector key, int batch, IntUnaryOperator rowInSource, int[] rows) {
+    PredicateEvaluator eval = new PredicateEvaluator(rules.freshFilter, in);
+    int count = 0;
+    for (int r = 0; r < in.getRowCount(); r++) {
+      String k = new String(key.get(r), StandardCharsets.UTF_8);
+      LsmSnapshot.Winner win = snapshot.winner(k);
+      if (win.is(shard, sourceIndex, batch, rowInSource.applyAsInt(r)) && !win.ref().tombstone()
+          && !rules.superseded.contains(k) && eval.matches(r)) {
+        rows[count++] = r;
+      }
+    }
+    return count;
+  }
+
+  private void closeGeneration() {
+    ScanHandle s = genScan;
+    genScan = null;
+    if (s != null) {
+      s.close();
+    }
+  }
+
+  @Override
+  public void close() {
+    closeGeneration();
+  }
+}

@@ -1,0 +1,163 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.read.ReadPlan;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ScanSpec;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.lance.Fragment;
+import org.lance.fragment.DataFile;
+
+/**
+ * Splits a read of one live snapshot into a {@link ReadPlan}: groups of base fragments of about equal
+ * rows, and groups of whole buckets of the fresh tier (both lanes of a bucket go together: a key's newest
+ * fresh row is decided across them), each with its estimate. The split budget is shared in proportion to
+ * the estimated rows of the two tiers, each tier getting at least one split when it holds anything.
+ */
+public final class ReadPlanner {
+  private ReadPlanner() {}
+
+  /**
+   * @param buckets the shard ids of each bucket (its lanes)
+   */
+  public static ReadPlan plan(StoreConfig config, LsmSnapshot snapshot, ScanSpec scan, int maxSplits,
+      List<List<String>> buckets) {
+    if (maxSplits < 1) {
+      throw new IllegalArgumentException("maxSplits must be positive: " + maxSplits);
+    }
+    ReadSplit.Snapshot pinned = snapshot.pin();
+    List<Fragment> fragments = snapshot.base().dataset().getFragments();
+    long baseRows = fragments.stream().mapToLong(f -> f.metadata().getNumRows()).sum();
+
+    List<BucketSize> fresh = freshSizes(snapshot, buckets);
+    long freshRows = fresh.stream().mapToLong(BucketSize::rows).sum();
+
+    int freshGroups = 0;
+    if (!fresh.isEmpty()) {
+      long share = Math.round((double) maxSplits * freshRows / Math.max(1, freshRows + baseRows));
+      int cap = fragments.isEmpty() ? maxSplits : Math.max(1, maxSplits - 1);
+      freshGroups = (int) Math.max(1, Math.min(Math.min(share, cap), fresh.size()));
+    }
+    int baseGroups = fragments.isEmpty() ? 0 : Math.max(1, Math.min(maxSplits - freshGroups, fragments.size()));
+
+    List<ReadSplit> splits = new ArrayList<>();
+    List<ReadPlan.Estimate> estimates = new ArrayList<>();
+    planBase(config, pinned, scan, fragments, baseRows, baseGroups, splits, estimates);
+    planFresh(config, pinned, scan, fresh, freshGroups, splits, estimates);
+    return new ReadPlan(splits, estimates);
+  }
+
+  private static void planBase(StoreConfig config, ReadSplit.Snapshot pinned, ScanSpec scan, List<Fragment> fragments,
+      long total, int groups, List<ReadSplit> splits, List<ReadPlan.Estimate> estimates) {
+    if (groups == 0) {
+      return;
+    }
+    long perGroup = Math.max(1, (total + groups - 1) / groups);
+    List<Integer> group = new ArrayList<>();
+    long rows = 0;
+    long bytes = 0;
+    for (int i = 0; i < fragments.size(); i++) {
+      Fragment f = fragments.get(i);
+      group.add(f.getId());
+      rows += f.metadata().getNumRows();
+      bytes += dataBytes(f);
+      if (rows >= perGroup || i == fragments.size() - 1) {
+        splits.add(new ReadSplit(config, pinned, scan, ReadSplit.Part.BASE, group, null));
+        estimates.add(new ReadPlan.Estimate(rows, bytes));
+        group = new ArrayList<>();
+        rows = 0;
+        bytes = 0;
+      }
+    }
+  }
+
+  /** Bytes of a fragment's data files as its metadata records them, deletions pro rata. */
+  static long dataBytes(Fragment f) {
+    long bytes = 0;
+    for (DataFile file : f.metadata().getFiles()) {
+      Long size = file.getFileSizeBytes();
+      bytes += size == null ? 0 : size;
+    }
+    long physical = f.metadata().getPhysicalRows();
+    return physical <= 0 ? bytes : Math.round((double) bytes * f.metadata().getNumRows() / physical);
+  }
+
+  private record BucketSize(List<String> shards, long rows, long bytes) {}
+
+  /** Per bucket holding fresh keys: its newest rows, and their bytes at the average width of its sources. */
+  private static List<BucketSize> freshSizes(LsmSnapshot snapshot, List<List<String>> buckets) {
+    Map<String, Long> winnersPerShard = new HashMap<>();
+    for (LsmSnapshot.Winner w : snapshot.winners().values()) {
+      winnersPerShard.merge(w.shard().shardId(), 1L, Long::sum);
+    }
+    List<BucketSize> out = new ArrayList<>();
+    for (List<String> lanes : buckets) {
+      long rows = 0;
+      long sourceRows = 0;
+      long sourceBytes = 0;
+      for (String id : lanes) {
+        rows += winnersPerShard.getOrDefault(id, 0L);
+        FreshShard view = snapshot.shard(id);
+        if (view == null) {
+          continue;
+        }
+        for (FreshSource s : view.sources()) {
+          sourceRows += s.rows();
+          sourceBytes += rowBytes(s);
+        }
+      }
+      if (rows > 0) {
+        long bytes = sourceRows == 0 ? 0 : Math.round((double) sourceBytes * rows / sourceRows);
+        out.add(new BucketSize(lanes, rows, bytes));
+      }
+    }
+    return out;
+  }
+
+  /** Bytes of a source's rows: a WAL entry's decoded batches, a generation's data files. */
+  private static long rowBytes(FreshSource s) {
+    if (s instanceof GenerationSource g) {
+      long bytes = 0;
+      for (Fragment f : g.dataset().getFragments()) {
+        bytes += dataBytes(f);
+      }
+      return bytes;
+    }
+    return s.bytes();
+  }
+
+  /** Largest bucket first into the group with the fewest rows so far. */
+  private static void planFresh(StoreConfig config, ReadSplit.Snapshot pinned, ScanSpec scan, List<BucketSize> buckets,
+      int groups, List<ReadSplit> splits, List<ReadPlan.Estimate> estimates) {
+    if (groups == 0) {
+      return;
+    }
+    List<List<String>> shards = new ArrayList<>();
+    long[] rows = new long[groups];
+    long[] bytes = new long[groups];
+    for (int g = 0; g < groups; g++) {
+      shards.add(new ArrayList<>());
+    }
+    List<BucketSize> sorted = new ArrayList<>(buckets);
+    sorted.sort(Comparator.comparingLong(BucketSize::rows).reversed());
+    for (BucketSize b : sorted) {
+      int least = 0;
+      for (int g = 1; g < groups; g++) {
+        if (rows[g] < rows[least]) {
+          least = g;
+        }
+      }
+      shards.get(least).addAll(b.shards());
+      rows[least] += b.rows();
+      bytes[least] += b.bytes();
+    }
+    for (int g = 0; g < groups; g++) {
+      splits.add(new ReadSplit(config, pinned, scan, ReadSplit.Part.FRESH, null, shards.get(g)));
+      estimates.add(new ReadPlan.Estimate(rows[g], bytes[g]));
+    }
+  }
+}

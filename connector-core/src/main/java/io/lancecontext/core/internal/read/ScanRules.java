@@ -1,0 +1,68 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * What one scan returns, resolved once for every tier it reads: the output columns, the filter
+ * {@linkplain Predicates#normalize normalised} and joined with the lifecycle rule (the fresh tier's
+ * filter), the same with the tombstone rule (the base table's), and the superseded keys to hide.
+ */
+final class ScanRules {
+  final SchemaSpec spec;
+  final ScanSpec scan;
+  final List<String> columns;
+  /** The user's filter, normalised. */
+  final Predicate filter;
+  /** The filter and the lifecycle rule: what a fresh row must match. */
+  final Predicate freshFilter;
+  /** The fresh filter and "not a tombstone": what a base row must match. */
+  final Predicate baseFilter;
+  /** Keys a live record supersedes (empty unless capability supersession hides them). */
+  final Set<String> superseded;
+
+  ScanRules(SchemaSpec spec, LsmSnapshot snapshot, ScanSpec scan, BufferAllocator allocator) {
+    this.spec = spec;
+    this.scan = scan;
+    this.columns = resolveColumns(spec, scan);
+    Predicates.validate(spec, scan.filter());
+    this.filter = Predicates.normalize(spec, scan.filter());
+    Instant now = scan.now() == null ? Instant.now() : scan.now();
+    Predicate visible = spec.has(Capability.LIFECYCLE) && !scan.includeExpired()
+        ? Predicates.lifecycleVisible(spec, now) : Predicate.alwaysTrue();
+    this.freshFilter = Predicate.and(filter, visible);
+    this.baseFilter = Predicate.and(freshFilter, Predicates.notTombstone(spec));
+    this.superseded = spec.has(Capability.SUPERSESSION) && !scan.includeSuperseded()
+        ? snapshot.superseded(spec, allocator) : Set.of();
+  }
+
+  /** The columns a scan returns: the requested top-level columns, or every declared one. */
+  static List<String> resolveColumns(SchemaSpec spec, ScanSpec scan) {
+    if (scan.columns() == null) {
+      return spec.columnNames();
+    }
+    for (String c : scan.columns()) {
+      Predicates.resolve(spec, c);
+      if (c.contains(".")) {
+        throw new SchemaException(c, "project top-level columns only");
+      }
+    }
+    return scan.columns();
+  }
+
+  boolean hasBlobs() {
+    for (String c : columns) {
+      if (spec.column(c).blob()) {
+        return true;
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,225 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.internal.codec.RecordCodec;
+import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.BaseVersions;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.session.StoreDatasets;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * The read side of a resident store: the latest base table, snapshots (live, or pinned by a read split),
+ * point lookups, and the fresh-tier cache. Thread-safe, and no file I/O runs under a lock shared by the
+ * store's readers:
+ * <ul>
+ *   <li>the latest base table is swapped atomically; checking for a newer version runs outside any lock,
+ *       and only the readers that found one wait for its single opening;</li>
+ *   <li>the fresh tier loads per shard, under that shard's lock ({@link FreshCache});</li>
+ *   <li>what pinned snapshots share between the splits of a plan (the fresh tier's key set, the superseded
+ *       keys) is computed once per snapshot and JVM ({@link SingleFlight}), outside any lock.</li>
+ * </ul>
+ */
+public final class Snapshots implements AutoCloseable {
+  /** Pinned snapshots whose shared sets are kept (the plans an executor reads at a time). */
+  private static final int PINNED_SNAPSHOTS_KEPT = 8;
+
+  private final StoreConfig config;
+  private final SchemaSpec spec;
+  private final StoreFiles files;
+  private final BufferAllocator allocator;
+  private final List<String> allShards;
+  private final Function<String, Collection<String>> shardsOfKey;
+  private final FreshCache fresh;
+  private final AtomicReference<BaseTable> latest = new AtomicReference<>();
+  private final Object opening = new Object();
+  private final SingleFlight<PinKey, Set<String>> pinnedFreshKeys = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
+  private final SingleFlight<PinKey, Set<String>> pinnedSuperseded = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
+  private volatile boolean closed;
+
+  /** What a pinned snapshot's shared sets depend on (not when it was planned). */
+  private record PinKey(long baseVersion, Map<String, ReadSplit.PinnedShard> shards) {
+    static PinKey of(ReadSplit.Snapshot s) {
+      return new PinKey(s.baseVersion(), s.shards());
+    }
+  }
+
+  /**
+   * @param allShards every MemWAL shard of the store, in bucket and lane order
+   * @param shardsOfKey the shards (the lanes of its bucket) a key's rows are in
+   */
+  public Snapshots(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator,
+      List<String> allShards, Function<String, Collection<String>> shardsOfKey) {
+    this.config = config;
+    this.spec = spec;
+    this.files = files;
+    this.allocator = allocator;
+    this.allShards = List.copyOf(allShards);
+    this.shardsOfKey = shardsOfKey;
+    this.fresh = new FreshCache(config, spec, files, allocator);
+  }
+
+  public FreshCache freshCache() {
+    return fresh;
+  }
+
+  /** The latest base table, retained for the caller. */
+  public BaseTable base() {
+    while (true) {
+      ensureOpen();
+      BaseTable seen = latest.get();
+      boolean stale;
+      try {
+        stale = seen == null || BaseVersions.exists(files, seen.version() + 1);
+      } catch (IOException e) {
+        throw LanceErrors.translate("check the base table version", e);
+      }
+      if (!stale) {
+        if (seen.retain()) {
+          return seen;
+        }
+        continue;  // replaced and freed meanwhile
+      }
+      synchronized (opening) {
+        if (latest.get() == seen) {
+          BaseTable next = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator));
+          latest.set(next);
+          if (seen != null) {
+            seen.release();
+          }
+        }
+      }
+    }
+  }
+
+  /** The base table at {@code version}, retained for the caller: the latest one if it is that version. */
+  private BaseTable baseAt(long version) {
+    BaseTable b = latest.get();
+    if (b != null && b.version() == version && b.retain()) {
+      return b;
+    }
+    return BaseTable.of(StoreDatasets.open(config.uri(), config, allocator, version));
+  }
+
+  /** A live snapshot over the given shards (all when null). */
+  public LsmSnapshot snapshot(Set<String> shardIds) {
+    BaseTable b = base();
+    List<FreshShard> views = new ArrayList<>();
+    try {
+      for (String id : allShards) {
+        if (shardIds == null || shardIds.contains(id)) {
+          views.add(fresh.view(id, b.watermark(id)));
+        }
+      }
+      return new LsmSnapshot(b, views);
+    } catch (RuntimeException e) {
+      views.forEach(FreshShard::release);
+      b.release();
+      throw e;
+    }
+  }
+
+  /**
+   * The snapshot a read split pinned, holding what that split reads: for a base split no shard views but
+   * the fresh tier's key set; for a fresh split the views of its shards; for the whole view every shard.
+   * The superseded keys come from a snapshot of every shard, computed once per pinned snapshot.
+   */
+  public LsmSnapshot pinned(ReadSplit split) {
+    ReadSplit.Snapshot pinned = split.snapshot();
+    PinKey key = PinKey.of(pinned);
+    Function<LsmSnapshot, Set<String>> superseded = s -> pinnedSuperseded.get(key, () -> {
+      try (LsmSnapshot whole = pinnedViews(pinned, null, null)) {
+        return Set.copyOf(SupersededKeys.compute(spec, whole, allocator));
+      }
+    });
+    if (split.part() == ReadSplit.Part.BASE) {
+      Set<String> keys = pinnedFreshKeys.get(key, () -> freshKeys(pinned));
+      BaseTable b = baseAt(pinned.baseVersion());
+      return new LsmSnapshot(b, List.of(), keys, superseded);
+    }
+    return pinnedViews(pinned, split.part() == ReadSplit.Part.FRESH ? split.shards() : null, superseded);
+  }
+
+  private Set<String> freshKeys(ReadSplit.Snapshot pinned) {
+    Set<String> keys = new HashSet<>();
+    for (var e : pinned.shards().entrySet()) {
+      var p = e.getValue();
+      keys.addAll(fresh.pinnedKeys(e.getKey(), p.watermark(), p.manifestVersion(), p.walPositions()));
+    }
+    return Set.copyOf(keys);
+  }
+
+  private LsmSnapshot pinnedViews(ReadSplit.Snapshot pinned, Collection<String> only,
+      Function<LsmSnapshot, Set<String>> superseded) {
+    BaseTable b = baseAt(pinned.baseVersion());
+    List<FreshShard> views = new ArrayList<>();
+    try {
+      // in the store's shard order, as live snapshots: of equal write sequences the later lane's row wins
+      for (String id : allShards) {
+        ReadSplit.PinnedShard p = pinned.shards().get(id);
+        if (p == null || only != null && !only.contains(id)) {
+          continue;
+        }
+        views.add(fresh.pinnedView(id, p.watermark(), p.manifestVersion(), p.walPositions()));
+      }
+      return new LsmSnapshot(b, views, null, superseded);
+    } catch (RuntimeException e) {
+      views.forEach(FreshShard::release);
+      b.release();
+      throw e;
+    }
+  }
+
+  /** The records of the {@code keys} that exist, read from a snapshot of the keys' shards only. */
+  public List<Map<String, Object>> lookup(List<String> keys, List<String> columns, boolean includeExpired, Instant now,
+      RecordCodec codec) {
+    Set<String> shardIds = new HashSet<>();
+    for (String k : keys) {
+      shardIds.addAll(shardsOfKey.apply(k));
+    }
+    try (LsmSnapshot snap = snapshot(shardIds)) {
+      List<VectorSchemaRoot> batches = PointLookup.lookup(spec, snap, keys, columns, includeExpired, now, allocator);
+      List<Map<String, Object>> out = new ArrayList<>();
+      try {
+        for (VectorSchemaRoot b : batches) {
+          out.addAll(codec.decode(b, columns));
+        }
+      } finally {
+        batches.forEach(VectorSchemaRoot::close);
+      }
+      return out;
+    }
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException("store closed");
+    }
+  }
+
+  /** Frees the cache and the latest base table (snapshots still open keep what they hold). */
+  @Override
+  public void close() {
+    closed = true;
+    fresh.close();
+    pinnedFreshKeys.clear();
+    pinnedSuperseded.clear();
+    BaseTable b = latest.getAndSet(null);
+    if (b != null) {
+      b.release();
+    }
+  }
+}
