@@ -75,7 +75,7 @@ class ArchitectureTest {
   private static final Set<String> EXPECTED_API = new TreeSet<>(Set.of(
       "ContextStore", "StoreReader", "StoreWriter",
       "read.Predicate", "read.ReadSplit", "read.ScanSpec",
-      "result.CompactionResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
+      "result.CompactionResult", "result.FlushResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
       "schema.Capability", "schema.ColumnSpec", "schema.ColumnType", "schema.SchemaPresets", "schema.SchemaSpec",
       "schema.SystemColumns", "schema.VectorMetric",
       "options.ConfigOption", "options.KeyIndexType", "options.OptionParsers", "options.StoreConfig", "options.StoreOptions",

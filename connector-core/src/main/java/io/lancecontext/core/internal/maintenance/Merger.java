@@ -106,9 +106,31 @@ final class Merger {
         }
       }
       return new MergeResult(true, "merged", perShard, winners.size(), tombstones, version,
-          (System.nanoTime() - started) / 1_000_000);
+          (System.nanoTime() - started) / 1_000_000, 0);
     } finally {
       inputs.forEach(i -> i.dataset().close());
+    }
+  }
+
+  /**
+   * Removes tombstone rows from the base table (one delete commit; it scans the tombstone column of the
+   * whole base). Reads already hide them, so this changes no lancecontext read; other Lance readers then
+   * see only live rows.
+   *
+   * @return tombstone rows removed
+   */
+  static long purgeTombstones(StoreConfig config, SchemaSpec spec, BufferAllocator allocator, MaintenanceLock lease) {
+    if (!spec.has(Capability.TOMBSTONES)) {
+      return 0;
+    }
+    try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
+      String filter = SystemColumns.TOMBSTONE + " = true";
+      long n = LanceErrors.call("count tombstone rows", () -> base.countRows(filter));
+      if (n > 0) {
+        lease.ensureHeld();
+        LanceErrors.run("delete tombstone rows", () -> base.delete(filter));
+      }
+      return n;
     }
   }
 
