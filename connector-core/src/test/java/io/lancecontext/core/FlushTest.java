@@ -129,6 +129,7 @@ class FlushTest extends StoreTest {
 
       FlushResult r = store.flush();
       assertTrue(r.complete(), r::toString);
+      assertEquals(12, r.tombstonesPurged(), r::toString);
       assertEquals(0, store.stats().freshRows(), "nothing is left outside the base table");
       assertEquals(expected.size(), store.count(), "the store's own view is unchanged");
     }

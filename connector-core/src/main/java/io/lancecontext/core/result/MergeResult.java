@@ -14,7 +14,7 @@ import java.util.Map;
  *     them, for other Lance readers
  * @param baseVersion base-table version after the merge
  * @param millis duration
- * @param remaining unmerged generations this merge left for a later one
+ * @param remaining unmerged generations this merge left for a later one (option {@code merge.max-bytes})
  */
 public record MergeResult(boolean merged, String reason, Map<String, Integer> generations, long rows, long tombstones,
     long baseVersion, long millis, int remaining) {
