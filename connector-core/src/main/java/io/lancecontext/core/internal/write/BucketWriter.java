@@ -549,13 +549,17 @@ public final class BucketWriter implements AutoCloseable {
   public int claimAndSeal(String reason) {
     lock.lock();
     try {
+      boolean[] foreign = new boolean[lanes.length];
+      for (int l = 0; l < lanes.length; l++) {
+        foreign[l] = !lanes[l].isOpen() && heldByAnother(l);
+      }
+      recoverLocked();
       int claimed = 0;
       for (int l = 0; l < lanes.length; l++) {
-        if (!lanes[l].isOpen() && heldByAnother(l)) {
+        if (foreign[l] && lanes[l].isOpen()) {
           claimed++;
         }
       }
-      recoverLocked();
       if (claimed > 0) {
         lastSequence = -1;  // the next put re-seeds above what the other writer stamped
       }
