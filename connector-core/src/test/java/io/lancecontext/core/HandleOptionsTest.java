@@ -50,10 +50,11 @@ class HandleOptionsTest extends StoreTest {
 
   @Test
   void everyResidentScopedOptionIsChecked() {
-    Map<String, String> differing = Map.of("write.put-timeout", "7s", "write.fence-backoff", "3s",
+    Map<String, String> differing = new java.util.HashMap<>(Map.of("write.put-timeout", "7s", "write.fence-backoff", "3s",
         "write.idle-timeout", "7min", "write.batch-bytes", "1MiB", "merge.trigger.generations", "2",
         "merge.trigger.interval", "7min", "gc.grace", "7min", "compaction.background", "true",
-        "compaction.target-rows-per-fragment", "1000", "index.key", "zonemap");
+        "compaction.target-rows-per-fragment", "1000", "index.key", "zonemap"));
+    differing.putAll(Map.of("merge.max-bytes", "1MiB", "merge.flush-timeout", "7min"));
     try (ContextStore first = ContextStore.open(options(dir, "s", SPEC))) {
       for (ConfigOption<?> o : StoreOptions.ALL) {
         if (o.scope() != ConfigOption.Scope.RESIDENT) {
