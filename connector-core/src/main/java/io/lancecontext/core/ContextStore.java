@@ -14,12 +14,15 @@ import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.CompactionResult;
+import io.lancecontext.core.result.FlushResult;
 import io.lancecontext.core.result.GcResult;
 import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -278,10 +281,49 @@ public final class ContextStore implements AutoCloseable {
 
   // ---------------------------------------------------------------- maintenance
 
-  /** Merges every flushed generation into the base table now. */
+  /**
+   * Seals the generations this JVM's writers hold open, then merges every flushed generation into the base
+   * table now (at most {@code merge.max-bytes} of them; the result says what is {@code remaining}). A shard
+   * whose writer lives in another process is left to that writer (it seals on its own triggers) or to
+   * {@link #flush()}, which claims it. Returns a skipped result when another process holds the maintenance
+   * lease.
+   */
   public MergeResult merge() {
     check();
-    return store.operation("merge", () -> store.maintenance().merge());
+    return store.operation("merge", () -> {
+      for (var writer : store.writers()) {
+        writer.seal("merge requested");
+      }
+      return store.maintenance().merge();
+    });
+  }
+
+  /**
+   * Flushes everything into the base table, within {@code merge.flush-timeout}; see {@link #flush(Duration)}.
+   */
+  public FlushResult flush() {
+    return flush(store.config().get(StoreOptions.FLUSH_TIMEOUT));
+  }
+
+  /**
+   * Flushes everything into the base table: when it returns {@link FlushResult#complete() complete}, every row
+   * acknowledged (by any process) before the call started is in the base table, and no deleted key is left
+   * there, so any Lance reader of the base table (lance-core {@code Dataset}, pylance, lance-spark, LanceDB
+   * with {@code useLsm(false)}) finds it. Call it when a batch job ends, or before reading with another reader.
+   *
+   * <p>It seals every shard's WAL tail: the writers of this JVM are sealed, and a shard whose unsealed tail
+   * was left by a writer in another process (or an abandoned one) is claimed, which fences that writer; the
+   * claim replays its tail (about 1 ms per WAL entry) and the fenced writer's next add waits
+   * {@code write.fence-backoff} and claims the shard back, so concurrent writers keep writing (their adds
+   * during the flush may land after it). Then it merges until every generation sealed so far is merged,
+   * waiting while another process holds the maintenance lease and retrying failed merges, and finally removes
+   * tombstone rows from the base table (one delete that scans the base's tombstone column). Progress is logged
+   * at INFO every few seconds. When {@code timeout} passes first, it returns an incomplete result saying what
+   * is left (nothing is undone; calling it again continues).
+   */
+  public FlushResult flush(Duration timeout) {
+    check();
+    return store.operation("flush", () -> store.maintenance().flush(timeout));
   }
 
   /** Compacts the base table now (deferred index remap; the key index is rebuilt). */

@@ -75,7 +75,7 @@ class ArchitectureTest {
   private static final Set<String> EXPECTED_API = new TreeSet<>(Set.of(
       "ContextStore", "RowAppender", "StoreReader", "StoreWriter", "WriterOptions",
       "read.Predicate", "read.ReadPlan", "read.ReadSplit", "read.ScanSpec",
-      "result.CompactionResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
+      "result.CompactionResult", "result.FlushResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
       "result.WriteSummary",
       "schema.Capability", "schema.ColumnSpec", "schema.ColumnType", "schema.SchemaPresets", "schema.SchemaSpec",
       "schema.SystemColumns", "schema.VectorMetric",

@@ -61,6 +61,14 @@ public final class StoreOptions {
   public static final ConfigOption<Duration> MERGE_INTERVAL = ConfigOption.of("merge.trigger.interval", "60s",
       OptionParsers::positiveDuration, Scope.RESIDENT, "Merge unmerged generations at least this often.");
 
+  public static final ConfigOption<Long> MERGE_MAX_BYTES = ConfigOption.of("merge.max-bytes", "1GiB", OptionParsers::bytes,
+      Scope.RESIDENT, "Generation bytes one merge folds into the base table at most: whole buckets are taken until "
+          + "this is reached (at least one), the rest is left to the next merge. Bounds a merge's memory and commit size.");
+
+  public static final ConfigOption<Duration> FLUSH_TIMEOUT = ConfigOption.of("merge.flush-timeout", "10min",
+      OptionParsers::positiveDuration, Scope.RESIDENT, "How long ContextStore.flush() keeps sealing and merging before "
+          + "it returns incomplete.");
+
   public static final ConfigOption<Duration> GC_GRACE = ConfigOption.of("gc.grace", "10min", OptionParsers::duration, Scope.RESIDENT,
       "Merged generations, WAL files and old base versions are deleted once they are this old.");
 
@@ -81,6 +89,7 @@ public final class StoreOptions {
 
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
-      PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, MERGE_GENERATIONS, MERGE_INTERVAL, GC_GRACE,
+      PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, MERGE_GENERATIONS, MERGE_INTERVAL,
+      MERGE_MAX_BYTES, FLUSH_TIMEOUT, GC_GRACE,
       COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
 }

@@ -9,15 +9,18 @@ import java.util.Map;
  * @param reason why nothing was merged, or "merged"
  * @param generations merged generations per shard id
  * @param rows rows written into the base table (newest per key, tombstones included)
- * @param tombstones tombstones among them (their keys are deleted from the base table)
+ * @param tombstones tombstones among them: they replace their key's row in the base table in the same
+ *     commit, which hides the key from every lancecontext read; {@code ContextStore.flush()} also removes
+ *     them, for other Lance readers
  * @param baseVersion base-table version after the merge
  * @param millis duration
+ * @param remaining unmerged generations this merge left for a later one (option {@code merge.max-bytes})
  */
 public record MergeResult(boolean merged, String reason, Map<String, Integer> generations, long rows, long tombstones,
-    long baseVersion, long millis) {
+    long baseVersion, long millis, int remaining) {
 
   public static MergeResult skipped(String reason, long baseVersion) {
-    return new MergeResult(false, reason, Map.of(), 0, 0, baseVersion, 0);
+    return new MergeResult(false, reason, Map.of(), 0, 0, baseVersion, 0, 0);
   }
 
   public int generationCount() {

@@ -12,6 +12,7 @@ import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.CompactionResult;
+import io.lancecontext.core.result.FlushResult;
 import io.lancecontext.core.result.GcResult;
 import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.result.StoreStats;
@@ -180,6 +181,167 @@ public final class Maintenance implements AutoCloseable {
     }
   }
 
+  /** How often {@link #flush} logs its progress at INFO. */
+  static final Duration FLUSH_PROGRESS_EVERY = Duration.ofSeconds(5);
+
+  /**
+   * Folds every row acknowledged before the call into the base table: claims and seals every shard's WAL
+   * tail (see {@link BucketWriter#claimAndSeal}), then merges until each shard's merged watermark reaches the
+   * generations sealed by then, then removes tombstone rows from the base. Waits for the maintenance lease
+   * while another process holds it; retries failures; gives up at {@code timeout}, returning incomplete.
+   */
+  public FlushResult flush(Duration timeout) {
+    long started = System.nanoTime();
+    long deadline = started + timeout.toNanos();
+    long nextLog = started + FLUSH_PROGRESS_EVERY.toNanos();
+    int claimed = 0;
+    int mergesRun = 0;
+    int generations = 0;
+    long rows = 0;
+    RuntimeException lastFailure = null;
+    BucketWriter[] writers = host.writers();
+    boolean[] sealed = new boolean[writers.length];
+    int sealedCount = 0;
+    while (sealedCount < writers.length) {
+      for (int b = 0; b < writers.length; b++) {
+        if (!sealed[b]) {
+          try {
+            claimed += writers[b].claimAndSeal("flush");
+            sealed[b] = true;
+            sealedCount++;
+          } catch (io.lancecontext.core.error.LanceContextException e) {
+            lastFailure = e;  // typically another writer claiming the shard at the same moment: try again
+          }
+        }
+      }
+      if (sealedCount < writers.length) {
+        if (System.nanoTime() >= deadline) {
+          return incomplete(started, claimed, mergesRun, generations, rows, (writers.length - sealedCount)
+              + " buckets could not be sealed: " + lastFailure);
+        }
+        sleepQuietly(Duration.ofMillis(200));
+      }
+    }
+    java.util.Map<String, Long> targets = new java.util.HashMap<>();
+    try {
+      for (String shard : ShardIds.all(host.shards())) {
+        long top = 0;
+        for (ShardManifest.FlushedGeneration g : ShardManifests.latest(host.files(), shard).flushed()) {
+          top = Math.max(top, g.generation());
+        }
+        targets.put(shard, top);
+      }
+    } catch (IOException e) {
+      throw LanceErrors.translate("read the shard manifests", e);
+    }
+    while (true) {
+      String behind = behind(targets);
+      if (behind == null) {
+        break;
+      }
+      long now = System.nanoTime();
+      if (now >= deadline) {
+        return incomplete(started, claimed, mergesRun, generations, rows, "still unmerged after " + timeout + ": "
+            + behind + (lastFailure == null ? "" : "; last failure: " + lastFailure));
+      }
+      if (now >= nextLog) {
+        nextLog = now + FLUSH_PROGRESS_EVERY.toNanos();
+        LOG.info("{}: flush: {} merges ({} generations, {} rows) so far; still unmerged: {}", host.name(), mergesRun,
+            generations, rows, behind);
+      }
+      MergeResult r;
+      running.lock();
+      try {
+        r = mergeLocked();
+      } catch (io.lancecontext.core.error.LanceContextException e) {
+        lastFailure = e;
+        r = null;
+      } finally {
+        running.unlock();
+      }
+      if (r != null && r.merged()) {
+        mergesRun++;
+        generations += r.generationCount();
+        rows += r.rows();
+      } else {
+        sleepQuietly(Duration.ofMillis(500));  // another process holds the lease (and may be merging these)
+      }
+    }
+    long purged;
+    while (true) {
+      running.lock();
+      try {
+        Long n = withLease("remove tombstone rows", null,
+            lease -> Merger.purgeTombstones(host.config(), host.spec(), host.allocator(), lease));
+        if (n != null) {
+          purged = n;
+          break;
+        }
+      } catch (io.lancecontext.core.error.LanceContextException e) {
+        lastFailure = e;
+      } finally {
+        running.unlock();
+      }
+      if (System.nanoTime() >= deadline) {
+        return incomplete(started, claimed, mergesRun, generations, rows, "every row is merged, but tombstone rows "
+            + "are left in the base table: " + (lastFailure == null ? "the maintenance lease stayed taken" : lastFailure));
+      }
+      sleepQuietly(Duration.ofMillis(500));
+    }
+    long millis = (System.nanoTime() - started) / 1_000_000;
+    long version = baseVersion();
+    if (millis > FLUSH_PROGRESS_EVERY.toMillis()) {
+      LOG.info("{}: flushed in {} ms: {} merges ({} generations, {} rows), {} shards claimed, {} tombstone rows "
+          + "removed; base version {}", host.name(), millis, mergesRun, generations, rows, claimed, purged, version);
+    }
+    return new FlushResult(true, "flushed", claimed, mergesRun, generations, rows, purged, version, millis);
+  }
+
+  /** A shard whose merged watermark is below its target, as text; null when none is. */
+  private String behind(java.util.Map<String, Long> targets) {
+    BaseTable base = host.base();
+    try {
+      int shards = 0;
+      StringBuilder first = new StringBuilder();
+      for (var e : targets.entrySet()) {
+        long w = base.watermark(e.getKey());
+        if (w < e.getValue()) {
+          if (shards++ == 0) {
+            first.append("shard ").append(e.getKey()).append(" merged up to generation ").append(w).append(" of ")
+                .append(e.getValue());
+          }
+        }
+      }
+      return shards == 0 ? null : shards + " shards (" + first + ")";
+    } finally {
+      base.release();
+    }
+  }
+
+  private long baseVersion() {
+    BaseTable base = host.base();
+    try {
+      return base.version();
+    } finally {
+      base.release();
+    }
+  }
+
+  private FlushResult incomplete(long started, int claimed, int merges, int generations, long rows, String reason) {
+    long millis = (System.nanoTime() - started) / 1_000_000;
+    LOG.warn("{}: flush incomplete after {} ms: {}", host.name(), millis, reason);
+    return new FlushResult(false, reason, claimed, merges, generations, rows, 0, baseVersion(), millis);
+  }
+
+  private static void sleepQuietly(Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new io.lancecontext.core.error.OperationInterruptedException("interrupted while flushing", e);
+    }
+  }
+
   /** Compacts the base table now. */
   public CompactionResult compact() {
     running.lock();
@@ -228,8 +390,9 @@ public final class Maintenance implements AutoCloseable {
         merges.incrementAndGet();
         mergedGenerations.addAndGet(r.generationCount());
         lastMerge.set(r);
-        LOG.info("{}: merged {} generations ({} rows, {} deletions) into base version {} in {} ms", host.name(),
-            r.generationCount(), r.rows(), r.tombstones(), r.baseVersion(), r.millis());
+        LOG.info("{}: merged {} generations ({} rows, {} deletions) into base version {} in {} ms{}", host.name(),
+            r.generationCount(), r.rows(), r.tombstones(), r.baseVersion(), r.millis(),
+            r.remaining() > 0 ? "; " + r.remaining() + " generations left for the next merge (merge.max-bytes)" : "");
       }
       return r;
     });

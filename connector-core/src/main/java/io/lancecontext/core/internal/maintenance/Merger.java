@@ -12,6 +12,7 @@ import io.lancecontext.core.internal.read.BlobMaterializer;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -42,39 +43,70 @@ import org.lance.merge.MergeInsertParams;
 import org.lance.merge.MergeInsertResult;
 
 /**
- * Folds flushed generations into the base table in one commit: for every shard, the generations above
- * its merged watermark, in generation order, deduplicated across all of them (the newest row of each
- * key wins), merge-inserted on the key and marked merged atomically with the data. Keys whose newest
- * row is a tombstone are then deleted from the base table. Safe while writers keep writing; callers
- * hold the {@link MaintenanceLock}, so the watermark read here cannot be stale.
+ * Folds flushed generations into the base table in one commit: the generations above each shard's merged
+ * watermark, deduplicated across all of them (the newest row of each key wins), merge-inserted on the key
+ * and marked merged atomically with the data. A tombstone replaces its key's row in the same commit
+ * (reads hide base rows that are tombstones), so no reader ever sees a deleted key again; tombstone rows
+ * are removed from the base later ({@link #purgeTombstones}), which hides nothing more.
+ *
+ * <p>Cost: the inputs are read twice (keys and write sequences, then the winning rows, streamed into
+ * lance-core's merge-insert); memory holds one entry per merged key. {@code merge.max-bytes} caps the
+ * generation bytes of one merge: whole buckets (both lanes) are taken in bucket order until the cap is
+ * reached (always at least one), and the rest are left for the next merge. A bucket is never split: its
+ * two lanes interleave in time, and a key merged from one lane while an older row of it stayed unmerged
+ * in the other would read as the older row (the fresh tier wins over the base).
+ *
+ * <p>Safe while writers keep writing; callers hold the {@link MaintenanceLock}, so the watermark read here
+ * cannot be stale.
  */
 final class Merger {
   private Merger() {}
 
   private record Input(String shardId, long generation, String path, Dataset dataset) {}
 
+  private record Candidate(String shardId, long generation, String path) {}
+
   static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
       MaintenanceLock lease) throws IOException {
     long started = System.nanoTime();
+    long maxBytes = config.get(StoreOptions.MERGE_MAX_BYTES);
     List<Input> inputs = new ArrayList<>();
     try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
       Map<String, Long> watermarks = MergedWatermarks.read(base);
       Map<String, Integer> perShard = new LinkedHashMap<>();
-      for (String shardId : ShardIds.all(shards)) {
-        long w = watermarks.getOrDefault(shardId, 0L);
-        for (ShardManifest.FlushedGeneration g : ShardManifests.latest(files, shardId).flushed()) {
-          if (g.generation() > w) {
-            String uri = config.uri() + "/" + ShardLayout.generationDir(shardId, g.path());
-            inputs.add(new Input(shardId, g.generation(), g.path(), StoreDatasets.open(uri, config, allocator)));
-            perShard.merge(shardId, 1, Integer::sum);
+      long bytes = 0;
+      int remaining = 0;
+      for (int bucket = 0; bucket < shards; bucket++) {
+        List<Candidate> candidates = new ArrayList<>();
+        long bucketBytes = 0;
+        for (String shardId : ShardIds.forBucket(bucket)) {
+          long w = watermarks.getOrDefault(shardId, 0L);
+          for (ShardManifest.FlushedGeneration g : ShardManifests.latest(files, shardId).flushed()) {
+            if (g.generation() > w) {
+              candidates.add(new Candidate(shardId, g.generation(), g.path()));
+              bucketBytes += files.totalBytes(ShardLayout.generationDir(shardId, g.path()));
+            }
           }
+        }
+        if (candidates.isEmpty()) {
+          continue;
+        }
+        if (!inputs.isEmpty() && bytes + bucketBytes > maxBytes) {
+          remaining += candidates.size();
+          continue;
+        }
+        bytes += bucketBytes;
+        candidates.sort(java.util.Comparator.comparing(Candidate::shardId).thenComparingLong(Candidate::generation));
+        for (Candidate c : candidates) {
+          String uri = config.uri() + "/" + ShardLayout.generationDir(c.shardId(), c.path());
+          inputs.add(new Input(c.shardId(), c.generation(), c.path(), StoreDatasets.open(uri, config, allocator)));
+          perShard.merge(c.shardId(), 1, Integer::sum);
         }
       }
       if (inputs.isEmpty()) {
         return MergeResult.skipped("no unmerged generations", base.version());
       }
       Map<String, Long> winners = newestRows(spec, inputs);
-      long tombstones = 0;
       List<MergedGeneration> marked = new ArrayList<>();
       for (Input in : inputs) {
         marked.add(new MergedGeneration(in.shardId(), in.generation()));
@@ -94,21 +126,38 @@ final class Merger {
         MergeInsertResult result = LanceErrors.call("merge " + inputs.size() + " generations into the base table",
             () -> base.mergeInsert(params, stream));
         try (Dataset merged = result.dataset()) {
-          tombstones = source.tombstones;
-          if (tombstones > 0) {
-            LanceErrors.run("delete merged tombstones", () -> merged.delete(SystemColumns.TOMBSTONE + " = true"));
-            merged.checkoutLatest();
-          }
           if (KeyIndex.refreshIfStale(merged, spec, config)) {
             merged.checkoutLatest();
           }
           version = merged.version();
         }
       }
-      return new MergeResult(true, "merged", perShard, winners.size(), tombstones, version,
-          (System.nanoTime() - started) / 1_000_000);
+      return new MergeResult(true, "merged", perShard, winners.size(), source.tombstones, version,
+          (System.nanoTime() - started) / 1_000_000, remaining);
     } finally {
       inputs.forEach(i -> i.dataset().close());
+    }
+  }
+
+  /**
+   * Removes tombstone rows from the base table (one delete commit; it scans the tombstone column of the
+   * whole base). Reads already hide them, so this changes no lancecontext read; other Lance readers then
+   * see only live rows.
+   *
+   * @return tombstone rows removed
+   */
+  static long purgeTombstones(StoreConfig config, SchemaSpec spec, BufferAllocator allocator, MaintenanceLock lease) {
+    if (!spec.has(Capability.TOMBSTONES)) {
+      return 0;
+    }
+    try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
+      String filter = SystemColumns.TOMBSTONE + " = true";
+      long n = LanceErrors.call("count tombstone rows", () -> base.countRows(filter));
+      if (n > 0) {
+        lease.ensureHeld();
+        LanceErrors.run("delete tombstone rows", () -> base.delete(filter));
+      }
+      return n;
     }
   }
 

@@ -545,6 +545,46 @@ public final class BucketWriter implements AutoCloseable {
     }
   }
 
+  /**
+   * Seals every row of the bucket acknowledged before the call into generations, wherever it was
+   * written: claims each lane another writer (another process, or an abandoned writer) left an unsealed
+   * WAL tail in, older lane first (which fences that writer: its next put claims the lane back), then
+   * seals both lanes and waits. The write sequence is re-seeded at this JVM's next put when a lane was
+   * claimed from another writer.
+   *
+   * @return the lanes claimed from another writer
+   */
+  public int claimAndSeal(String reason) {
+    lock.lock();
+    try {
+      boolean[] foreign = new boolean[lanes.length];
+      for (int l = 0; l < lanes.length; l++) {
+        foreign[l] = !lanes[l].isOpen() && heldByAnother(l);
+      }
+      recoverLocked();
+      int claimed = 0;
+      for (int l = 0; l < lanes.length; l++) {
+        if (foreign[l] && lanes[l].isOpen()) {
+          claimed++;
+        }
+      }
+      if (claimed > 0) {
+        lastSequence = -1;  // the next put re-seeds above what the other writer stamped
+      }
+      for (LaneWriter lane : lanes) {
+        if (!lane.sealNow(reason)) {
+          throw new FencedWriterException(host.name() + " bucket " + bucket + ": a lane could not be sealed (" + reason
+              + "); another writer may have claimed it");
+        }
+      }
+      return claimed;
+    } catch (java.io.IOException e) {
+      throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
   public boolean isOpen() {
     for (LaneWriter lane : lanes) {
       if (lane.isOpen()) {

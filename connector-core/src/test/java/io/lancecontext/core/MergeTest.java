@@ -1,0 +1,234 @@
+package io.lancecontext.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.internal.write.ShardIds;
+import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.core.testing.ChildJvm;
+import io.lancecontext.core.testing.StoreProcess;
+import io.lancecontext.core.testing.StoreTest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.junit.jupiter.api.Test;
+import org.lance.Dataset;
+import org.lance.ipc.LanceScanner;
+import org.lance.ipc.ScanOptions;
+
+/** Merges: deletions commit with the data, and {@code merge.max-bytes} splits work only between buckets. */
+class MergeTest extends StoreTest {
+  private Map<String, String> options(String name, String... more) {
+    Map<String, String> o = new HashMap<>();
+    o.put("path", dir.resolve(name).toString());
+    o.put("schema", "context");
+    o.put("schema.embedding-dim", "4");
+    o.put("shards", "4");
+    o.put("merge.trigger.generations", "1000");
+    o.put("merge.trigger.interval", "1h");
+    o.put("write.idle-timeout", "1h");
+    for (int i = 0; i < more.length; i += 2) {
+      o.put(more[i], more[i + 1]);
+    }
+    return o;
+  }
+
+  private static Map<String, Object> row(String key, int value) {
+    Map<String, Object> r = new HashMap<>();
+    r.put("id", key);
+    r.put("token_count", value);
+    return r;
+  }
+
+  private static List<Map<String, Object>> rows(String prefix, int from, int to, int value) {
+    List<Map<String, Object>> out = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      out.add(row(prefix + i, value));
+    }
+    return out;
+  }
+
+  /** key → tombstone flag of every base-table row, read with lance-core alone. */
+  private static Map<String, Boolean> baseRows(String path) throws Exception {
+    Map<String, Boolean> out = new HashMap<>();
+    try (BufferAllocator allocator = new RootAllocator();
+        Dataset ds = Dataset.open(path, allocator);
+        LanceScanner scanner = ds.newScan(new ScanOptions.Builder().columns(List.of("id", "_lc_tombstone")).build());
+        ArrowReader reader = scanner.scanBatches()) {
+      while (reader.loadNextBatch()) {
+        VectorSchemaRoot b = reader.getVectorSchemaRoot();
+        VarCharVector id = (VarCharVector) b.getVector("id");
+        BitVector tomb = (BitVector) b.getVector("_lc_tombstone");
+        for (int i = 0; i < b.getRowCount(); i++) {
+          out.put(new String(id.get(i), java.nio.charset.StandardCharsets.UTF_8), !tomb.isNull(i) && tomb.get(i) != 0);
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void aMergeCommitsDeletionsTogetherWithTheDataAndTheWatermarkInOneBaseVersion() throws Exception {
+    Map<String, String> o = options("one-commit");
+    try (ContextStore store = ContextStore.open(o)) {
+      store.add(rows("k", 0, 100, 1));
+      store.merge();
+      long before = store.stats().baseVersion();
+      store.delete(List.of("k1", "k2", "k3"));
+      store.add(rows("k", 50, 60, 2));
+      MergeResult r = store.merge();
+      assertTrue(r.merged(), r::toString);
+      assertEquals(3, r.tombstones());
+      assertEquals(before + 1, r.baseVersion(), "data, deletions and watermark are one commit");
+      assertTrue(store.get(List.of("k1", "k2", "k3")).isEmpty());
+      assertEquals(97, store.count());
+      Map<String, Boolean> base = baseRows(o.get("path"));
+      assertEquals(Boolean.TRUE, base.get("k1"), "the deleted key's row is replaced by its tombstone in that commit");
+
+      assertTrue(store.flush().complete());
+      base = baseRows(o.get("path"));
+      assertEquals(97, base.size(), "flush leaves no tombstone row for other Lance readers");
+      assertTrue(base.values().stream().noneMatch(t -> t));
+      assertEquals(97, store.count());
+    }
+  }
+
+  @Test
+  void deletedKeysNeverReappearToReadersInThisAndAnotherProcessDuringRepeatedMerges() throws Exception {
+    Map<String, String> o = options("poll");
+    try (ContextStore created = ContextStore.open(o)) {
+      created.add(rows("k", 0, 400, 1));
+      created.merge();
+    }
+    ContextStore.closeAllResident();
+    List<String> deleted = new CopyOnWriteArrayList<>();
+    ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicLong threadReads = new AtomicLong();
+    AtomicLong childReads = new AtomicLong();
+    try (ChildJvm child = ChildJvm.start(StoreProcess.class, dir.resolve("reader.log"), "reader", o.get("path"));
+        ContextStore store = ContextStore.open(o)) {
+      assertEquals("ready", child.readLine(), child::tail);
+      Thread poller = new Thread(() -> {
+        while (!stop.get()) {
+          List<String> gone = new ArrayList<>(deleted);  // each was deleted before this read started
+          if (gone.isEmpty()) {
+            continue;
+          }
+          try {
+            for (Map<String, Object> r : store.get(gone)) {
+              failures.add("this process read deleted key " + r.get("id"));
+            }
+            long visible = store.count();
+            if (visible > 400 - gone.size()) {
+              failures.add("count " + visible + " with " + gone.size() + " of 400 keys deleted");
+            }
+          } catch (RuntimeException e) {
+            failures.add(e.toString());
+          }
+          threadReads.incrementAndGet();
+        }
+      });
+      Thread childPoller = new Thread(() -> {
+        int i = 0;
+        while (!stop.get()) {
+          List<String> gone = new ArrayList<>(deleted);
+          if (gone.isEmpty()) {
+            continue;
+          }
+          String key = gone.get(i++ % gone.size());
+          try {
+            String answer = child.ask("get " + key);
+            if (!"missing".equals(answer)) {
+              failures.add("the other process read deleted key " + key + ": " + answer);
+            }
+          } catch (java.io.IOException e) {
+            failures.add(e.toString());
+            return;
+          }
+          childReads.incrementAndGet();
+        }
+      });
+      poller.start();
+      childPoller.start();
+      try {
+        for (int round = 0; round < 8; round++) {
+          List<String> batch = new ArrayList<>();
+          for (int i = round * 20; i < round * 20 + 20; i++) {
+            batch.add("k" + i);
+          }
+          store.delete(batch);
+          deleted.addAll(batch);
+          store.add(rows("k", 300, 400, 10 + round));  // updates merged in the same commits
+          MergeResult r = store.merge();
+          assertTrue(r.merged(), r::toString);
+        }
+        assertTrue(store.flush().complete());
+        Thread.sleep(200);
+      } finally {
+        stop.set(true);
+        poller.join(60_000);
+        childPoller.join(60_000);
+      }
+      assertTrue(failures.isEmpty(), () -> failures.size() + " failures, first: " + failures.peek());
+      assertTrue(threadReads.get() > 8 && childReads.get() > 8,
+          "the readers polled during the merges: " + threadReads + " / " + childReads);
+      assertEquals(400 - 160, store.count());
+      child.send("exit");
+      assertEquals(0, child.waitFor(60), child::tail);
+    }
+  }
+
+  @Test
+  void aMergeCappedByMaxBytesTakesWholeBucketsAndLeavesTheRestToTheNextMerge() throws Exception {
+    Map<String, String> o = options("capped", "merge.max-bytes", "1");
+    try (ContextStore store = ContextStore.open(o)) {
+      store.add(rows("a", 0, 400, 1));
+      store.add(rows("a", 0, 200, 2));  // repeated keys: the bucket moves to its other lane
+      int merges = 0;
+      while (true) {
+        MergeResult r = store.merge();
+        if (!r.merged()) {
+          break;
+        }
+        merges++;
+        Set<Integer> buckets = new HashSet<>();
+        for (String shard : r.generations().keySet()) {
+          for (int b = 0; b < 4; b++) {
+            if (ShardIds.forBucket(b).contains(shard)) {
+              buckets.add(b);
+            }
+          }
+        }
+        assertEquals(1, buckets.size(), "one bucket per merge under a 1-byte cap: " + r);
+        int bucket = buckets.iterator().next();
+        int lanesWithData = 0;
+        for (String shard : ShardIds.forBucket(bucket)) {
+          lanesWithData += r.generations().getOrDefault(shard, 0) > 0 ? 1 : 0;
+        }
+        assertEquals(2, lanesWithData, "both lanes of the bucket merge together: " + r);
+        assertEquals(400, store.count());
+        for (Map<String, Object> rec : store.get(List.of("a0", "a150", "a250", "a399"))) {
+          int i = Integer.parseInt(((String) rec.get("id")).substring(1));
+          assertEquals(i < 200 ? 2 : 1, rec.get("token_count"), "newest row of " + rec.get("id") + " after merge " + merges);
+        }
+        assertTrue(merges <= 4, "at most one merge per bucket");
+      }
+      assertEquals(4, merges);
+      assertEquals(0, store.stats().freshRows());
+    }
+  }
+}
