@@ -3,7 +3,7 @@ package io.lancecontext.core.error;
 /**
  * Root of lancecontext's error taxonomy. Every failure that a public call of lancecontext surfaces is one
  * of its subclasses (argument errors of the Java API itself, such as a null argument, excepted);
- * lance-core's untyped exceptions are translated once, in {@link LanceErrors}, and the original
+ * lance-core's untyped exceptions are translated once, in {@code internal.lance.LanceErrors}, and the original
  * exception is kept as the cause.
  */
 public class LanceContextException extends RuntimeException {

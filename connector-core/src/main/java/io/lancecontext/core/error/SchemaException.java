@@ -19,7 +19,7 @@ public class SchemaException extends LanceContextException {
     this(null, message);
   }
 
-  /** A schema error detected by lance-core ({@code cause}), translated by {@link LanceErrors}. */
+  /** A schema error detected by lance-core ({@code cause}), translated by {@code internal.lance.LanceErrors}. */
   public SchemaException(String message, Throwable cause) {
     super(message, cause);
     this.column = null;

@@ -9,12 +9,12 @@ import java.util.Objects;
 
 /**
  * An engine-neutral row filter. Spark's and Flink's filter push-down translate into these; the store
- * renders them as Lance SQL for the base table ({@link LanceSql}) and evaluates them in Java over the
- * fresh tier ({@link PredicateEvaluator}), so both tiers filter identically. Columns are top-level
+ * renders them as Lance SQL for the base table ({@code LanceSql}) and evaluates them in Java over the
+ * fresh tier ({@code PredicateEvaluator}), so both tiers filter identically. Columns are top-level
  * names or dotted paths into structs ({@code state_metadata.step}). Literals are {@link String},
  * {@link Long}, {@link Double}, {@link Boolean}, {@link Instant} (timestamps) and {@link LocalDate}.
  * SQL semantics: a comparison with a null operand is not true. How literals that do not fit their column's
- * type compare is defined by {@link Predicates#normalize} (docs/architecture.md, "Filter semantics").
+ * type compare is defined once for both tiers (docs/architecture.md, "Filter semantics").
  */
 public sealed interface Predicate extends Serializable {
 

@@ -4,7 +4,6 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.OperationInterruptedException;
 import io.lancecontext.core.error.SchemaException;
@@ -187,7 +186,7 @@ public final class StoreRegistry {
 
   /**
    * Closes every resident store now (JVM exit, tests), open handles or not; see
-   * {@link ContextStore#closeAllResident()}.
+   * {@code ContextStore.closeAllResident()}.
    */
   public void closeAll() {
     for (String uri : new ArrayList<>(cache.asMap().keySet())) {
