@@ -16,7 +16,7 @@ import org.apache.flink.table.api.TableResult;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,8 +30,9 @@ class FlinkDocsTest {
   @TempDir
   Path dir;
 
-  @AfterAll
-  static void closeStores() {
+  /** Before the test's folder is deleted: a resident writer must not find its store gone. */
+  @AfterEach
+  void closeStores() {
     ContextStore.closeAllResident();
   }
 

@@ -11,7 +11,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,8 +20,9 @@ class SparkDocsTest {
   @TempDir
   Path dir;
 
-  @AfterAll
-  static void closeStores() {
+  /** Before the test's folder is deleted: a resident writer must not find its store gone. */
+  @AfterEach
+  void closeStores() {
     ContextStore.closeAllResident();
   }
 
