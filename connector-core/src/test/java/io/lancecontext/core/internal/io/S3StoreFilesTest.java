@@ -1,0 +1,258 @@
+package io.lancecontext.core.internal.io;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.testing.S3ServerExtension;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.LogEvent;
+import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.appender.AbstractAppender;
+import org.apache.logging.log4j.core.config.Configuration;
+import org.apache.logging.log4j.core.config.LoggerConfig;
+import org.apache.logging.log4j.core.config.Property;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** What S3 adds to the {@link StoreFiles} contract: configuration, client sharing, secrecy, request costs. */
+class S3StoreFilesTest {
+  @RegisterExtension
+  static final S3ServerExtension S3 = new S3ServerExtension();
+
+  private static Map<String, String> without(String... keys) {
+    Map<String, String> m = new HashMap<>(S3.storageOptions());
+    for (String k : keys) {
+      m.remove(k);
+    }
+    return m;
+  }
+
+  @Test
+  void missingRegionAndCredentialsAreBadOptionsNamingEveryMissingKey() {
+    BadOptionException e = assertThrows(BadOptionException.class, () -> StoreFiles.forUri("s3://b/store",
+        without("aws_region", "aws_access_key_id", "aws_secret_access_key")));
+    assertEquals("storage.aws_region", e.key());
+    for (String k : List.of("storage.aws_region", "storage.aws_access_key_id", "storage.aws_secret_access_key")) {
+      assertTrue(e.getMessage().contains(k), e.getMessage());
+    }
+    BadOptionException secret = assertThrows(BadOptionException.class,
+        () -> StoreFiles.forUri("s3://b/store", without("aws_secret_access_key")));
+    assertEquals("storage.aws_secret_access_key", secret.key());
+    assertThrows(BadOptionException.class, () -> StoreFiles.forUri("s3://b/store"), "no storage options at all");
+  }
+
+  @Test
+  void aPlainHttpEndpointNeedsAllowHttpAsLanceDoes() {
+    BadOptionException e = assertThrows(BadOptionException.class,
+        () -> StoreFiles.forUri("s3://b/store", without("allow_http")));
+    assertEquals("storage.allow_http", e.key());
+    Map<String, String> alias = without("allow_http");
+    alias.put("aws_allow_http", "true");
+    StoreFiles.forUri("s3://b/store", alias);
+    Map<String, String> bad = new HashMap<>(S3.storageOptions());
+    bad.put("allow_http", "yes");
+    assertEquals("storage.allow_http", assertThrows(BadOptionException.class,
+        () -> StoreFiles.forUri("s3://b/store", bad)).key());
+  }
+
+  @Test
+  void twoAliasesOfOneSettingMustAgree() {
+    Map<String, String> m = new HashMap<>(S3.storageOptions());
+    m.put("endpoint", "http://127.0.0.1:1");
+    BadOptionException e = assertThrows(BadOptionException.class, () -> StoreFiles.forUri("s3://b/store", m));
+    assertTrue(e.getMessage().contains("storage.aws_endpoint"), e.getMessage());
+    m.put("endpoint", S3.endpoint());
+    StoreFiles.forUri("s3://b/store", m);
+  }
+
+  @Test
+  void aUriWithoutABucketIsABadPath() {
+    assertEquals("path", assertThrows(BadOptionException.class, () -> StoreFiles.forUri("s3:///x", S3.storageOptions())).key());
+  }
+
+  @Test
+  void gcsAndAzureAreRefusedNamingWhatIsMissing() {
+    for (String uri : List.of("gs://bucket/store", "az://container/store", "abfss://c@acct.dfs.core.windows.net/s")) {
+      BadOptionException e = assertThrows(BadOptionException.class, () -> StoreFiles.forUri(uri, Map.of()));
+      assertEquals("path", e.key());
+      assertTrue(e.getMessage().contains("not supported yet") && e.getMessage().contains("missing:"), e.getMessage());
+    }
+    assertEquals("path", assertThrows(BadOptionException.class, () -> StoreFiles.forUri("hdfs://nn/s", Map.of())).key());
+  }
+
+  @Test
+  void storesWithTheSameEndpointAndCredentialsShareOneClient() {
+    S3StoreFiles a = (S3StoreFiles) StoreFiles.forUri(S3.newUri("a"), S3.storageOptions());
+    S3StoreFiles b = (S3StoreFiles) StoreFiles.forUri(S3.newUri("b"), new LinkedHashMap<>(S3.storageOptions()));
+    assertTrue(a.sharesClientWith(b));
+    Map<String, String> other = new HashMap<>(S3.storageOptions());
+    other.put("aws_secret_access_key", "another-secret");
+    S3StoreFiles c = (S3StoreFiles) StoreFiles.forUri(S3.newUri("c"), other);
+    assertNotSame(a, c);
+    assertFalse(a.sharesClientWith(c), "other credentials, other client");
+  }
+
+  @Test
+  void secretsAppearInNoToStringExceptionOrLogLine() throws Exception {
+    String secret = S3.secretKey();
+    String wrongSecret = "wrong-secret-" + System.nanoTime();
+    String token = "session-token-" + System.nanoTime();
+    List<String> lines = new ArrayList<>();
+    try (CapturedLogs logs = new CapturedLogs(lines)) {
+      StoreFiles files = StoreFiles.forUri(S3.newUri("secrets"), S3.storageOptions());
+      files.overwrite("x", "1".getBytes(UTF_8));
+      files.read("x");
+      files.listPrefix("");
+      assertThrows(StoreFiles.NotFound.class, () -> files.read("absent"));
+      lines.add(files.toString());
+      lines.add(S3Settings.from(S3.storageOptions()).toString());
+
+      Map<String, String> wrong = new HashMap<>(S3.storageOptions());
+      wrong.put("aws_secret_access_key", wrongSecret);
+      StoreFiles denied = StoreFiles.forUri(S3.newUri("denied"), wrong);
+      lines.add(denied.toString());
+      Map<String, String> withToken = new HashMap<>(wrong);
+      withToken.put("aws_session_token", token);
+      lines.add(StoreFiles.forUri(S3.newUri("token"), withToken).toString());
+      lines.add(S3Settings.from(withToken).toString());
+      IOException e = assertThrows(IOException.class, () -> denied.read("x"));
+      assertTrue(e.getMessage().contains("403"), e.getMessage());
+      StringWriter trace = new StringWriter();
+      e.printStackTrace(new PrintWriter(trace));
+      lines.add(trace.toString());
+    }
+    assertTrue(lines.size() > 6, "the SDK's DEBUG log was captured: " + lines.size());
+    for (String line : lines) {
+      for (String s : List.of(secret, wrongSecret, token)) {
+        assertFalse(line.contains(s), "a secret in: " + line);
+      }
+    }
+  }
+
+  /**
+   * Requests each operation costs, counted by the client (an SDK execution interceptor), printed as the
+   * table docs/object-storage.md quotes.
+   */
+  @Test
+  void eachOperationCostsTheDocumentedNumberOfRequests() throws Exception {
+    S3StoreFiles files = (S3StoreFiles) StoreFiles.forUri(S3.newUri("costs"), S3.storageOptions());
+    for (int i = 0; i < 1_001; i++) {
+      files.overwrite("wal/" + i, new byte[] {1});
+    }
+    Map<String, Map<String, Long>> costs = new LinkedHashMap<>();
+    costs.put("read", cost(files, () -> files.read("wal/1")));
+    costs.put("read (absent)", cost(files, () -> files.readIfPresent("nothing")));
+    costs.put("readRange", cost(files, () -> files.readRange("wal/1", 0, 1)));
+    costs.put("stat", cost(files, () -> files.stat("wal/1")));
+    costs.put("exists (object)", cost(files, () -> files.exists("wal/1")));
+    costs.put("exists (prefix)", cost(files, () -> files.exists("wal")));
+    costs.put("createIfAbsent (new)", cost(files, () -> files.createIfAbsent("lease/1", new byte[] {1})));
+    costs.put("createIfAbsent (taken)", cost(files, () -> files.createIfAbsent("lease/1", new byte[] {2})));
+    costs.put("overwrite", cost(files, () -> {
+      files.overwrite("lease/1", new byte[] {3});
+      return null;
+    }));
+    costs.put("delete", cost(files, () -> {
+      files.delete("lease/1");
+      return null;
+    }));
+    costs.put("list (1,001 names)", cost(files, () -> files.list("wal")));
+    costs.put("listPrefix (1,001 objects)", cost(files, () -> files.listPrefix("wal/")));
+    costs.put("deletePrefix (1,001 objects)", cost(files, () -> files.deletePrefix("wal/")));
+    costs.forEach((op, c) -> System.out.println("S3 requests: " + op + " = " + c));
+
+    assertEquals(Map.of("GetObject", 1L), costs.get("read"));
+    assertEquals(Map.of("GetObject", 1L), costs.get("read (absent)"));
+    assertEquals(Map.of("GetObject", 1L), costs.get("readRange"));
+    assertEquals(Map.of("HeadObject", 1L), costs.get("stat"));
+    assertEquals(Map.of("HeadObject", 1L), costs.get("exists (object)"));
+    assertEquals(Map.of("HeadObject", 1L, "ListObjectsV2", 1L), costs.get("exists (prefix)"));
+    assertEquals(Map.of("PutObject", 1L), costs.get("createIfAbsent (new)"));
+    assertEquals(Map.of("PutObject", 1L), costs.get("createIfAbsent (taken)"));
+    assertEquals(Map.of("PutObject", 1L), costs.get("overwrite"));
+    assertEquals(Map.of("DeleteObject", 1L), costs.get("delete"));
+    assertEquals(Map.of("ListObjectsV2", 2L), costs.get("list (1,001 names)"));
+    assertEquals(Map.of("ListObjectsV2", 2L), costs.get("listPrefix (1,001 objects)"));
+    assertEquals(Map.of("ListObjectsV2", 2L, "DeleteObjects", 2L), costs.get("deletePrefix (1,001 objects)"));
+  }
+
+  private interface Op {
+    Object run() throws Exception;
+  }
+
+  private static Map<String, Long> cost(S3StoreFiles files, Op op) throws Exception {
+    Map<String, Long> before = files.requestCounts();
+    op.run();
+    Map<String, Long> delta = new LinkedHashMap<>();
+    files.requestCounts().forEach((k, v) -> {
+      long d = v - before.getOrDefault(k, 0L);
+      if (d != 0) {
+        delta.put(k, d);
+      }
+    });
+    return delta;
+  }
+
+  /** Every log event of every logger at DEBUG, formatted, while open. */
+  private static final class CapturedLogs extends AbstractAppender implements AutoCloseable {
+    private final List<String> lines;
+    private final Map<String, Level> previous = new HashMap<>();
+    private final LoggerContext context = (LoggerContext) LogManager.getContext(false);
+
+    CapturedLogs(List<String> lines) {
+      super("captured-" + System.nanoTime(), null, null, true, Property.EMPTY_ARRAY);
+      this.lines = lines;
+      start();
+      Configuration config = context.getConfiguration();
+      for (String name : List.of("", "software.amazon.awssdk", "software.amazon.awssdk.request", "org.gaul",
+          "io.lancecontext")) {
+        LoggerConfig lc = config.getLoggerConfig(name);
+        if (!lc.getName().equals(name)) {
+          lc = new LoggerConfig(name, Level.DEBUG, true);
+          config.addLogger(name, lc);
+        }
+        previous.put(name, lc.getLevel());
+        lc.setLevel(Level.DEBUG);
+        lc.addAppender(this, Level.DEBUG, null);
+      }
+      context.updateLoggers();
+    }
+
+    @Override
+    public synchronized void append(LogEvent event) {
+      StringBuilder sb = new StringBuilder(event.getLoggerName()).append(' ').append(event.getMessage().getFormattedMessage());
+      if (event.getThrown() != null) {
+        StringWriter w = new StringWriter();
+        event.getThrown().printStackTrace(new PrintWriter(w));
+        sb.append(' ').append(w);
+      }
+      lines.add(sb.toString());
+    }
+
+    @Override
+    public void close() {
+      Configuration config = context.getConfiguration();
+      previous.forEach((name, level) -> {
+        LoggerConfig lc = config.getLoggerConfig(name);
+        lc.removeAppender(getName());
+        lc.setLevel(level);
+      });
+      context.updateLoggers();
+      stop();
+    }
+  }
+}
