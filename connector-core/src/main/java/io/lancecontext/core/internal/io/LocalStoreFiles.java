@@ -106,6 +106,26 @@ final class LocalStoreFiles implements StoreFiles {
   }
 
   @Override
+  public boolean objectExists(String path) {
+    return Files.isRegularFile(resolve(path));
+  }
+
+  @Override
+  public boolean prefixExists(String prefix) throws IOException {
+    if (prefix.endsWith("/")) {
+      Path dir = resolve(prefix.substring(0, prefix.length() - 1));
+      try (java.util.stream.Stream<Path> all = Files.walk(dir)) {
+        return all.anyMatch(p -> Files.isRegularFile(p) && !isTemporary(p));
+      } catch (NoSuchFileException | java.io.UncheckedIOException e) {
+        return !listPrefix(prefix).isEmpty();  // vanished or changed while walked: the careful walk decides
+      }
+    }
+    return !listPrefix(prefix).isEmpty();
+  }
+
+  /** A file or a directory, as before object-store semantics (a directory may be empty). */
+  @Override
+  @Deprecated
   public boolean exists(String path) {
     return Files.exists(resolve(path));
   }

@@ -53,8 +53,8 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * by operation ({@link #requestCounts()}), retries included.
  *
  * <p>Requests per call: {@code read}, {@code readRange}, {@code stat}, {@code overwrite}, {@code delete}
- * and {@code createIfAbsent} one each ({@code createIfAbsent} retries while S3 answers 409, a concurrent
- * conditional write in flight); {@code exists} one for an object, two for a prefix; {@code listPrefix}
+ * {@code createIfAbsent}, {@code objectExists} and {@code prefixExists} one each ({@code createIfAbsent} retries
+ * while S3 answers 409, a concurrent conditional write in flight); {@code listPrefix}
  * and {@code list} one per 1,000 entries; {@code deletePrefix} its listing plus one per 1,000 objects.
  */
 final class S3StoreFiles implements StoreFiles {
@@ -178,15 +178,11 @@ final class S3StoreFiles implements StoreFiles {
   }
 
   @Override
-  public boolean exists(String path) throws IOException {
-    if (!path.isEmpty() && stat(path).isPresent()) {
-      return true;
-    }
-    String prefix = path.isEmpty() ? root : key(path) + "/";
+  public boolean prefixExists(String prefix) throws IOException {
     try {
-      return client.s3.listObjectsV2(r -> r.bucket(bucket).prefix(prefix).maxKeys(1)).keyCount() > 0;
+      return client.s3.listObjectsV2(r -> r.bucket(bucket).prefix(key(prefix)).maxKeys(1)).keyCount() > 0;
     } catch (SdkException e) {
-      throw translate("list", path, e);
+      throw translate("list", prefix, e);
     }
   }
 

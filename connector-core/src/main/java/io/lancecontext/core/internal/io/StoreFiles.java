@@ -99,11 +99,28 @@ public interface StoreFiles {
     return stat(path).map(Entry::size).orElse(-1L);
   }
 
+  /** Whether an object exists at {@code path} (a prefix is not an object); one request on an object store. */
+  default boolean objectExists(String path) throws IOException {
+    return stat(path).isPresent();
+  }
+
   /**
-   * Whether an object exists at {@code path} or below {@code path + "/"}. On an object store this costs
-   * one request for an object and two for a prefix: hot paths should not probe.
+   * Whether any object's path starts with {@code prefix} (a plain string prefix, as in {@link #listPrefix});
+   * one request on an object store.
    */
-  boolean exists(String path) throws IOException;
+  boolean prefixExists(String prefix) throws IOException;
+
+  /**
+   * Whether an object exists at {@code path} or below {@code path + "/"} (a local file or directory):
+   * two requests on an object store when there is no object at {@code path}, the usual case of a probe.
+   *
+   * @deprecated use {@link #objectExists} for an object (WAL entries, manifests: one request) and
+   *     {@link #prefixExists} with {@code path + "/"} for a directory
+   */
+  @Deprecated
+  default boolean exists(String path) throws IOException {
+    return (!path.isEmpty() && objectExists(path)) || prefixExists(path.isEmpty() ? "" : path + "/");
+  }
 
   // ---- listings
 

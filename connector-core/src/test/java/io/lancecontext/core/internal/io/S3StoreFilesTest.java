@@ -150,16 +150,31 @@ class S3StoreFilesTest {
   @Test
   void eachOperationCostsTheDocumentedNumberOfRequests() throws Exception {
     S3StoreFiles files = (S3StoreFiles) StoreFiles.forUri(S3.newUri("costs"), S3.storageOptions());
-    for (int i = 0; i < 1_001; i++) {
-      files.overwrite("wal/" + i, new byte[] {1});
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+    try {
+      List<java.util.concurrent.Future<?>> writes = new ArrayList<>();
+      for (int i = 0; i < 1_001; i++) {
+        String path = "wal/" + i;
+        writes.add(pool.submit(() -> {
+          files.overwrite(path, new byte[] {1});
+          return null;
+        }));
+      }
+      for (java.util.concurrent.Future<?> w : writes) {
+        w.get(120, java.util.concurrent.TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
     }
     Map<String, Map<String, Long>> costs = new LinkedHashMap<>();
     costs.put("read", cost(files, () -> files.read("wal/1")));
     costs.put("read (absent)", cost(files, () -> files.readIfPresent("nothing")));
     costs.put("readRange", cost(files, () -> files.readRange("wal/1", 0, 1)));
     costs.put("stat", cost(files, () -> files.stat("wal/1")));
-    costs.put("exists (object)", cost(files, () -> files.exists("wal/1")));
-    costs.put("exists (prefix)", cost(files, () -> files.exists("wal")));
+    costs.put("objectExists (present)", cost(files, () -> files.objectExists("wal/1")));
+    costs.put("objectExists (absent)", cost(files, () -> files.objectExists("wal/x")));
+    costs.put("prefixExists", cost(files, () -> files.prefixExists("wal/")));
+    costs.put("exists (deprecated, absent)", cost(files, () -> deprecatedExists(files, "wal/x")));
     costs.put("createIfAbsent (new)", cost(files, () -> files.createIfAbsent("lease/1", new byte[] {1})));
     costs.put("createIfAbsent (taken)", cost(files, () -> files.createIfAbsent("lease/1", new byte[] {2})));
     costs.put("overwrite", cost(files, () -> {
@@ -179,8 +194,10 @@ class S3StoreFilesTest {
     assertEquals(Map.of("GetObject", 1L), costs.get("read (absent)"));
     assertEquals(Map.of("GetObject", 1L), costs.get("readRange"));
     assertEquals(Map.of("HeadObject", 1L), costs.get("stat"));
-    assertEquals(Map.of("HeadObject", 1L), costs.get("exists (object)"));
-    assertEquals(Map.of("HeadObject", 1L, "ListObjectsV2", 1L), costs.get("exists (prefix)"));
+    assertEquals(Map.of("HeadObject", 1L), costs.get("objectExists (present)"));
+    assertEquals(Map.of("HeadObject", 1L), costs.get("objectExists (absent)"));
+    assertEquals(Map.of("ListObjectsV2", 1L), costs.get("prefixExists"));
+    assertEquals(Map.of("HeadObject", 1L, "ListObjectsV2", 1L), costs.get("exists (deprecated, absent)"));
     assertEquals(Map.of("PutObject", 1L), costs.get("createIfAbsent (new)"));
     assertEquals(Map.of("PutObject", 1L), costs.get("createIfAbsent (taken)"));
     assertEquals(Map.of("PutObject", 1L), costs.get("overwrite"));
@@ -188,6 +205,11 @@ class S3StoreFilesTest {
     assertEquals(Map.of("ListObjectsV2", 2L), costs.get("list (1,001 names)"));
     assertEquals(Map.of("ListObjectsV2", 2L), costs.get("listPrefix (1,001 objects)"));
     assertEquals(Map.of("ListObjectsV2", 2L, "DeleteObjects", 2L), costs.get("deletePrefix (1,001 objects)"));
+  }
+
+  @SuppressWarnings("deprecation")
+  private static boolean deprecatedExists(StoreFiles files, String path) throws IOException {
+    return files.exists(path);
   }
 
   private interface Op {

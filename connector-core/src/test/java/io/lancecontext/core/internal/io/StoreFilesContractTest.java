@@ -57,7 +57,8 @@ abstract class StoreFilesContractTest {
     assertEquals(Optional.empty(), files.readIfPresent("nothing").map(String::new));
     assertEquals(Optional.empty(), files.stat("nothing"));
     assertEquals(-1, files.size("nothing"));
-    assertFalse(files.exists("nothing"));
+    assertFalse(files.objectExists("nothing"));
+    assertFalse(files.prefixExists("nothing"));
     assertEquals(List.of(), files.list("nothing"));
     assertEquals(List.of(), files.listPrefix("nothing"));
     assertEquals(0, files.totalBytes("nothing"));
@@ -101,12 +102,28 @@ abstract class StoreFilesContractTest {
   }
 
   @Test
-  void existsSeesObjectsAndPrefixesThatHoldObjects() throws Exception {
+  void objectExistsSeesObjectsOnlyAndPrefixExistsSeesPrefixesThatHoldObjects() throws Exception {
+    files.overwrite("_versions/1.manifest", bytes("m"));
+    assertTrue(files.objectExists("_versions/1.manifest"));
+    assertFalse(files.objectExists("_versions/2.manifest"));
+    assertFalse(files.objectExists("_versions"), "a prefix is not an object");
+    assertTrue(files.prefixExists("_versions/"));
+    assertTrue(files.prefixExists("_vers"), "a plain string prefix");
+    assertTrue(files.prefixExists(""));
+    assertFalse(files.prefixExists("_versions/2"));
+    assertFalse(files.prefixExists("_mem_wal/"));
+    files.delete("_versions/1.manifest");
+    assertFalse(files.prefixExists("_versions/"), "a prefix exists only while it holds an object");
+  }
+
+  @Test
+  @SuppressWarnings("deprecation")
+  void theDeprecatedExistsSeesAnObjectOrADirectory() throws Exception {
     files.overwrite("_versions/1.manifest", bytes("m"));
     assertTrue(files.exists("_versions/1.manifest"));
     assertTrue(files.exists("_versions"));
     assertFalse(files.exists("_versions/2.manifest"));
-    assertFalse(files.exists("_vers"), "a prefix is matched at a '/' boundary only");
+    assertFalse(files.exists("_vers"), "a directory is matched at a '/' boundary only");
   }
 
   @Test
@@ -173,7 +190,7 @@ abstract class StoreFilesContractTest {
 
     assertEquals(n, files.deletePrefix("_mem_wal/s/wal/"));
     assertEquals(List.of(), files.listPrefix("_mem_wal/s/wal/"));
-    assertFalse(files.exists("_mem_wal/s/wal"));
+    assertFalse(files.prefixExists("_mem_wal/s/wal/"));
     assertEquals("m", new String(files.read("_mem_wal/s/manifest/1.binpb"), UTF_8), "a sibling prefix survives");
     assertEquals("other shard", new String(files.read("_mem_wal/t/wal/00000.arrow"), UTF_8));
   }
@@ -201,7 +218,7 @@ abstract class StoreFilesContractTest {
     files.delete("g/1/data/x.lance");
     assertEquals(List.of("g/1/data/y.lance"), StoreFiles.paths(files.listPrefix("g/")));
     files.delete("g/1");
-    assertTrue(files.exists("g/1/data/y.lance"), "delete never removes a prefix");
+    assertTrue(files.objectExists("g/1/data/y.lance"), "delete never removes a prefix");
   }
 
   @Test
