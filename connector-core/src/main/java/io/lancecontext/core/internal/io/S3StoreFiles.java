@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -54,7 +55,8 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  *
  * <p>Requests per call: {@code read}, {@code readRange}, {@code stat}, {@code overwrite}, {@code delete}
  * {@code createIfAbsent}, {@code objectExists} and {@code prefixExists} one each ({@code createIfAbsent} retries
- * while S3 answers 409, a concurrent conditional write in flight); {@code listPrefix}
+ * while S3 answers 409, a concurrent conditional write in flight, and reads the object back when S3 answers
+ * 412 to a request the SDK had to retry: an earlier attempt may have created it and lost its response); {@code listPrefix}
  * and {@code list} one per 1,000 entries; {@code deletePrefix} its listing plus one per 1,000 objects.
  */
 final class S3StoreFiles implements StoreFiles {
@@ -104,8 +106,8 @@ final class S3StoreFiles implements StoreFiles {
     CLIENTS.clear();
   }
 
-  /** HTTP requests this store's client has sent, by S3 operation name ({@code PutObject}, …), retries included. */
-  Map<String, Long> requestCounts() {
+  @Override
+  public Map<String, Long> requestCounts() {
     Map<String, Long> out = new TreeMap<>();
     client.requests.forEach((op, n) -> out.put(op, n.sum()));
     return out;
@@ -234,7 +236,7 @@ final class S3StoreFiles implements StoreFiles {
         return true;
       } catch (S3Exception e) {
         if (e.statusCode() == 412) {
-          return false;
+          return (attempt > 0 || wasRetried(e)) && Arrays.equals(readIfPresent(path).orElse(null), content);
         }
         // 409 ConditionalRequestConflict: another conditional write of the key is in flight; S3 says retry
         if (e.statusCode() != 409 || attempt >= CONFLICT_RETRIES) {
@@ -250,6 +252,15 @@ final class S3StoreFiles implements StoreFiles {
         throw new java.io.InterruptedIOException("interrupted while creating " + path);
       }
     }
+  }
+
+  /**
+   * Whether the SDK sent the request more than once: an earlier attempt may have created the object and
+   * lost its response (the retry then meets 412), so the caller whose content the object holds won.
+   */
+  private static boolean wasRetried(SdkException e) {
+    Integer attempts = e.numAttempts();
+    return attempts == null || attempts > 1;
   }
 
   @Override

@@ -151,7 +151,10 @@ public interface StoreFiles {
   /**
    * Creates the object only if it does not exist yet, atomically among every process that uses the store:
    * of racing callers exactly one gets {@code true}. Local: a hard link of a fully written temporary file
-   * ({@code link(2)} fails on an existing target). S3: {@code PutObject} with {@code If-None-Match: *}.
+   * ({@code link(2)} fails on an existing target). S3: {@code PutObject} with {@code If-None-Match: *}; when a
+   * retried request meets the object, the caller whose content it holds is the one that created it (an
+   * earlier attempt's response was lost), so racing callers must write distinct contents (a lease names
+   * its holder): two callers writing identical bytes may both be told they created it.
    *
    * @return false if it already existed (its content is unchanged)
    */
@@ -174,6 +177,15 @@ public interface StoreFiles {
    * @throws IllegalArgumentException if {@code prefix} is empty (the whole store)
    */
   int deletePrefix(String prefix) throws IOException;
+
+  /**
+   * Requests sent so far by the client behind this store, by operation name ({@code GetObject}, …),
+   * retries included; shared by every store using the same client (S3: same endpoint and credentials).
+   * Empty where no requests are counted (local files).
+   */
+  default Map<String, Long> requestCounts() {
+    return Map.of();
+  }
 
   // ---- the local-only contract, kept for the callers written against it
 

@@ -144,6 +144,99 @@ class S3StoreFilesTest {
   }
 
   /**
+   * A create whose response is lost (the connection drops after the server applied the PUT) is retried
+   * by the SDK and then meets its own object: it must still be reported as created, or a lease would be
+   * held by nobody until it expires.
+   */
+  @Test
+  void aCreateWhoseResponseWasLostIsStillReportedAsCreated() throws Exception {
+    try (ResponseDroppingProxy proxy = new ResponseDroppingProxy(java.net.URI.create(S3.endpoint()).getPort())) {
+      Map<String, String> viaProxy = new HashMap<>(S3.storageOptions());
+      viaProxy.put("aws_endpoint", "http://127.0.0.1:" + proxy.port());
+      String uri = S3.newUri("lost-response");
+      StoreFiles files = StoreFiles.forUri(uri, viaProxy);
+      byte[] mine = "holder A".getBytes(UTF_8);
+      assertTrue(files.createIfAbsent("_lc/lease/1", mine), "the create that won, whose response was lost");
+      assertEquals(1, proxy.dropped(), "the first response was dropped");
+      assertEquals("holder A", new String(StoreFiles.forUri(uri, S3.storageOptions()).read("_lc/lease/1"), UTF_8));
+      assertFalse(files.createIfAbsent("_lc/lease/1", "holder B".getBytes(UTF_8)), "another content still loses");
+    }
+  }
+
+  /**
+   * A TCP proxy to 127.0.0.1:{@code upstreamPort} that forwards everything, except that on the first
+   * connection it reads the server's response and closes the connection instead of passing it on.
+   */
+  private static final class ResponseDroppingProxy implements AutoCloseable {
+    private final java.net.ServerSocket server = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+    private final java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger dropped = new java.util.concurrent.atomic.AtomicInteger();
+    private final List<java.net.Socket> sockets = java.util.Collections.synchronizedList(new ArrayList<>());
+
+    ResponseDroppingProxy(int upstreamPort) throws IOException {
+      Thread acceptor = new Thread(() -> {
+        try {
+          while (true) {
+            java.net.Socket client = server.accept();
+            java.net.Socket upstream = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), upstreamPort);
+            sockets.add(client);
+            sockets.add(upstream);
+            boolean drop = connections.incrementAndGet() == 1;
+            pump(client, upstream, false);
+            pump(upstream, client, drop);
+          }
+        } catch (IOException closed) {
+          // the proxy was closed
+        }
+      }, "response-dropping-proxy");
+      acceptor.setDaemon(true);
+      acceptor.start();
+    }
+
+    private void pump(java.net.Socket from, java.net.Socket to, boolean drop) {
+      Thread t = new Thread(() -> {
+        byte[] buf = new byte[8192];
+        try {
+          int n;
+          while ((n = from.getInputStream().read(buf)) >= 0) {
+            if (drop) {
+              dropped.incrementAndGet();
+              to.close();
+              from.close();
+              return;
+            }
+            to.getOutputStream().write(buf, 0, n);
+            to.getOutputStream().flush();
+          }
+          to.close();
+        } catch (IOException e) {
+          // one side closed
+        }
+      }, "response-dropping-proxy-pump");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    int port() {
+      return server.getLocalPort();
+    }
+
+    int dropped() {
+      return dropped.get();
+    }
+
+    @Override
+    public void close() throws IOException {
+      server.close();
+      synchronized (sockets) {
+        for (java.net.Socket s : sockets) {
+          s.close();
+        }
+      }
+    }
+  }
+
+  /**
    * Requests each operation costs, counted by the client (an SDK execution interceptor), printed as the
    * table docs/object-storage.md quotes.
    */
