@@ -12,7 +12,7 @@ import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.nio2blob.TransientNio2BlobStore;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 
@@ -49,7 +49,7 @@ public final class ObjectStoreBenchmark {
       Thread.sleep(5);
     }
     String endpoint = "http://127.0.0.1:" + proxy.getPort();
-    try (S3Client admin = S3Client.builder().httpClient(UrlConnectionHttpClient.create())
+    try (S3Client admin = S3Client.builder().httpClient(Apache5HttpClient.create())
         .endpointOverride(URI.create(endpoint)).region(Region.US_EAST_1).forcePathStyle(true)
         .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS, secret))).build()) {
       admin.createBucket(b -> b.bucket(BUCKET));

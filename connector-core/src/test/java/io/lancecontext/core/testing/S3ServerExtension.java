@@ -13,7 +13,7 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 
@@ -145,7 +145,7 @@ public final class S3ServerExtension implements BeforeAllCallback, AfterAllCallb
   /** A client of its own, to look at the bucket independently of the code under test; close it. */
   public S3Client client() {
     return S3Client.builder()
-        .httpClient(UrlConnectionHttpClient.create())
+        .httpClient(Apache5HttpClient.create())
         .endpointOverride(URI.create(endpoint))
         .region(Region.of(REGION))
         .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS_KEY, secretKey)))

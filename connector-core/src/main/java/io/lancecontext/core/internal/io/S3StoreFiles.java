@@ -30,7 +30,7 @@ import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.interceptor.SdkExecutionAttribute;
 import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.CommonPrefix;
@@ -347,7 +347,7 @@ final class S3StoreFiles implements StoreFiles {
           ? AwsBasicCredentials.create(settings.accessKeyId(), settings.secretAccessKey())
           : AwsSessionCredentials.create(settings.accessKeyId(), settings.secretAccessKey(), settings.sessionToken());
       var builder = S3Client.builder()
-          .httpClient(UrlConnectionHttpClient.builder()
+          .httpClient(Apache5HttpClient.builder()
               .connectionTimeout(Duration.ofSeconds(10)).socketTimeout(Duration.ofSeconds(60)).build())
           .region(Region.of(settings.region()))
           .credentialsProvider(StaticCredentialsProvider.create(credentials))
