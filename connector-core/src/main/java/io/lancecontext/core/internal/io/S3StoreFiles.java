@@ -151,7 +151,7 @@ final class S3StoreFiles implements StoreFiles {
       ResponseBytes<GetObjectResponse> bytes = client.s3.getObjectAsBytes(r -> r.bucket(bucket).key(key(path)).range(range));
       byte[] out = bytes.asByteArray();
       // a server that ignores Range answers 200 with the whole object
-      if (bytes.response().contentRange() == null && out.length > length) {
+      if (bytes.response().contentRange() == null && (offset > 0 || out.length > length)) {
         int from = (int) Math.min(offset, out.length);
         return java.util.Arrays.copyOfRange(out, from, (int) Math.min(out.length, offset + length));
       }
