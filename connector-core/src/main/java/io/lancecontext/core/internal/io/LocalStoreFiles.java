@@ -3,46 +3,148 @@ package io.lancecontext.core.internal.io;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.options.StoreOptions;
 import java.io.IOException;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.ByteBuffer;
 import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 
-/** {@link StoreFiles} on a local or mounted file system. */
+/**
+ * {@link StoreFiles} on a local or mounted file system. Directories are created on demand and removed by
+ * {@link #deletePrefix} once empty; in-flight temporary files (named {@code <name>.lc-tmp.<pid>.<nanos>})
+ * never appear in listings. Store times are the files' modification times (a file is written once, or
+ * replaced whole by {@link #overwrite}); directories' times are never reported.
+ */
 final class LocalStoreFiles implements StoreFiles {
+  private static final String TMP_MARKER = ".lc-tmp.";
   private final Path root;
 
   private LocalStoreFiles(Path root) {
     this.root = root;
   }
 
-  static LocalStoreFiles forUri(String uri) {
-    if (uri.contains("://")) {
-      String scheme = uri.substring(0, uri.indexOf("://"));
-      throw new BadOptionException(StoreOptions.PATH.key(), "stores on '" + scheme + "://' are not supported yet: "
-          + "this release reads MemWAL manifests and WAL entries directly and supports local or mounted file systems");
-    }
+  static LocalStoreFiles forPath(String path) {
     try {
-      return new LocalStoreFiles(Paths.get(uri));
+      return new LocalStoreFiles(Paths.get(path));
     } catch (InvalidPathException e) {
-      throw new BadOptionException(StoreOptions.PATH.key(), "'" + uri + "' is not a valid path: " + e.getReason());
+      throw new BadOptionException(StoreOptions.PATH.key(), "'" + path + "' is not a valid path: " + e.getReason());
     }
   }
 
   private Path resolve(String path) {
     return path.isEmpty() ? root : root.resolve(path);
+  }
+
+  private String relative(Path file) {
+    return root.relativize(file).toString().replace(java.io.File.separatorChar, '/');
+  }
+
+  private static boolean isTemporary(Path p) {
+    return p.getFileName().toString().contains(TMP_MARKER);
+  }
+
+  private Path temporaryFor(Path target) {
+    return target.resolveSibling(target.getFileName() + TMP_MARKER + ProcessHandle.current().pid() + "." + System.nanoTime());
+  }
+
+  @Override
+  public byte[] read(String path) throws IOException {
+    try {
+      return Files.readAllBytes(resolve(path));
+    } catch (NoSuchFileException e) {
+      throw new NotFound(path);
+    }
+  }
+
+  @Override
+  public byte[] readRange(String path, long offset, int length) throws IOException {
+    if (offset < 0 || length < 0) {
+      throw new IllegalArgumentException("offset " + offset + " and length " + length + " must not be negative");
+    }
+    try (SeekableByteChannel ch = Files.newByteChannel(resolve(path), StandardOpenOption.READ)) {
+      long size = ch.size();
+      int n = (int) Math.max(0, Math.min(length, size - offset));
+      ByteBuffer buf = ByteBuffer.allocate(n);
+      ch.position(Math.min(offset, size));
+      while (buf.hasRemaining() && ch.read(buf) >= 0) {
+        // read until the range is full or the file ends (it may have been replaced meanwhile)
+      }
+      return buf.position() == n ? buf.array() : Arrays.copyOf(buf.array(), buf.position());
+    } catch (NoSuchFileException e) {
+      throw new NotFound(path);
+    }
+  }
+
+  @Override
+  public Optional<Entry> stat(String path) throws IOException {
+    try {
+      BasicFileAttributes a = Files.readAttributes(resolve(path), BasicFileAttributes.class);
+      if (!a.isRegularFile()) {
+        return Optional.empty();
+      }
+      return Optional.of(new Entry(path, a.size(), Optional.of(a.lastModifiedTime().toInstant())));
+    } catch (NoSuchFileException e) {
+      return Optional.empty();
+    }
+  }
+
+  @Override
+  public boolean objectExists(String path) {
+    return Files.isRegularFile(resolve(path));
+  }
+
+  @Override
+  public boolean prefixExists(String prefix) throws IOException {
+    if (prefix.endsWith("/")) {
+      Path dir = resolve(prefix.substring(0, prefix.length() - 1));
+      try (java.util.stream.Stream<Path> all = Files.walk(dir)) {
+        return all.anyMatch(p -> Files.isRegularFile(p) && !isTemporary(p));
+      } catch (NoSuchFileException | java.io.UncheckedIOException e) {
+        return !listPrefix(prefix).isEmpty();  // vanished or changed while walked: the careful walk decides
+      }
+    }
+    return !listPrefix(prefix).isEmpty();
+  }
+
+  /** A file or a directory, as before object-store semantics (a directory may be empty). */
+  @Override
+  @Deprecated
+  public boolean exists(String path) {
+    return Files.exists(resolve(path));
+  }
+
+  @Override
+  public List<Entry> listPrefix(String prefix) throws IOException {
+    int slash = prefix.lastIndexOf('/');
+    Path base = resolve(slash < 0 ? "" : prefix.substring(0, slash));
+    List<Entry> out = new ArrayList<>();
+    walk(base, (file, attrs) -> {
+      if (attrs.isRegularFile() && !isTemporary(file)) {
+        String rel = relative(file);
+        if (rel.startsWith(prefix)) {
+          out.add(new Entry(rel, attrs.size(), Optional.of(attrs.lastModifiedTime().toInstant())));
+        }
+      }
+    }, d -> {});
+    out.sort(Comparator.comparing(Entry::path));
+    return out;
   }
 
   @Override
@@ -51,49 +153,31 @@ final class LocalStoreFiles implements StoreFiles {
     List<String> out = new ArrayList<>();
     try (DirectoryStream<Path> s = Files.newDirectoryStream(d)) {
       for (Path p : s) {
-        out.add(p.getFileName().toString());
+        if (!isTemporary(p)) {
+          out.add(p.getFileName().toString());
+        }
       }
-    } catch (NoSuchFileException e) {
+    } catch (NoSuchFileException | NotDirectoryException e) {
       return List.of();
     } catch (DirectoryIteratorException e) {
       throw e.getCause();
     }
+    out.sort(null);
     return out;
   }
 
   @Override
-  public boolean exists(String path) {
-    return Files.exists(resolve(path));
+  public long totalBytes(String dir) throws IOException {
+    long[] total = {0};
+    walk(resolve(dir), (file, attrs) -> total[0] += attrs.isRegularFile() ? attrs.size() : 0, d -> {});
+    return total[0];
   }
 
   @Override
-  public byte[] read(String path) throws IOException {
-    return Files.readAllBytes(resolve(path));
-  }
-
-  @Override
-  public long size(String path) throws IOException {
-    try {
-      return Files.size(resolve(path));
-    } catch (NoSuchFileException e) {
-      return -1;
-    }
-  }
-
-  @Override
-  public Instant modified(String path) throws IOException {
-    try {
-      return Files.getLastModifiedTime(resolve(path)).toInstant();
-    } catch (NoSuchFileException e) {
-      return null;
-    }
-  }
-
-  @Override
-  public boolean createExclusive(String path, byte[] content) throws IOException {
+  public boolean createIfAbsent(String path, byte[] content) throws IOException {
     Path target = resolve(path);
     Files.createDirectories(target.getParent());
-    Path tmp = target.resolveSibling(target.getFileName() + ".tmp." + ProcessHandle.current().pid() + "." + System.nanoTime());
+    Path tmp = temporaryFor(target);
     Files.write(tmp, content, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     try {
       Files.createLink(target, tmp);  // link(2) fails if the target exists: put-if-not-exists
@@ -108,21 +192,57 @@ final class LocalStoreFiles implements StoreFiles {
   @Override
   public void overwrite(String path, byte[] content) throws IOException {
     Path target = resolve(path);
-    Path tmp = target.resolveSibling(target.getFileName() + ".tmp." + ProcessHandle.current().pid() + "." + System.nanoTime());
+    Files.createDirectories(target.getParent());
+    Path tmp = temporaryFor(target);
     Files.write(tmp, content, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 
   @Override
+  public void delete(String path) throws IOException {
+    Path p = resolve(path);
+    if (!Files.isDirectory(p)) {
+      Files.deleteIfExists(p);
+    }
+  }
+
+  @Override
+  public int deletePrefix(String prefix) throws IOException {
+    if (prefix.isEmpty()) {
+      throw new IllegalArgumentException("refusing to delete the whole store");
+    }
+    int slash = prefix.lastIndexOf('/');
+    Path base = resolve(slash < 0 ? "" : prefix.substring(0, slash));
+    int[] deleted = {0};
+    walk(base, (file, attrs) -> {
+      if (relative(file).startsWith(prefix) && !isTemporary(file) && Files.deleteIfExists(file)) {
+        deleted[0]++;
+      }
+    }, dir -> {
+      if (!dir.equals(root) && (relative(dir) + "/").startsWith(prefix)) {
+        try {
+          Files.deleteIfExists(dir);
+        } catch (DirectoryNotEmptyException e) {
+          // an object was created below it meanwhile: it stays, and so does its directory
+        }
+      }
+    });
+    return deleted[0];
+  }
+
+  /** Deletes the file or the whole tree at {@code path}, directories included, in one walk. */
+  @Override
+  @Deprecated
   public void deleteRecursively(String path) throws IOException {
+    if (path.isEmpty()) {
+      throw new IllegalArgumentException("refusing to delete the whole store");
+    }
     walk(resolve(path), (file, attrs) -> Files.deleteIfExists(file), Files::deleteIfExists);
   }
 
   @Override
-  public long totalBytes(String dir) throws IOException {
-    long[] total = {0};
-    walk(resolve(dir), (file, attrs) -> total[0] += attrs.isRegularFile() ? attrs.size() : 0, d -> {});
-    return total[0];
+  public String toString() {
+    return "LocalStoreFiles[" + root + "]";
   }
 
   private interface FileAction {

@@ -1,48 +1,299 @@
 package io.lancecontext.core.internal.io;
 
+import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.options.StoreOptions;
 import java.io.IOException;
+import java.nio.file.NoSuchFileException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 
 /**
- * Direct access to the files lance-core keeps beside a dataset and exposes no Java API for: MemWAL
- * shard manifests, WAL entries and generation directories, plus lancecontext's own lock files.
- * Paths are relative to the store root. Implementations must be thread-safe.
+ * Direct access to the objects lance-core keeps beside a dataset and exposes no Java API for (MemWAL shard
+ * manifests, WAL entries, generation directories) and to lancecontext's own files (leases, the GC ledger),
+ * on a local file system and on an object store alike.
+ *
+ * <p>The model is the object store's: a flat set of objects named by paths relative to the store root
+ * ({@code "_mem_wal/<shard>/manifest/<v>.binpb"}, {@code '/'}-separated, no leading {@code '/'}). A
+ * "directory" is only a prefix: it exists while an object exists below it, and it has no time of its own.
+ * Ages must come from times the store records itself (an object's {@link Entry#storeTime()}, or a time
+ * written into an object's contents such as a lease's expiry), never from directory times.
+ *
+ * <p>A missing object is always signalled by {@link NotFound} (or an empty {@link Optional}, -1 or
+ * {@code false} where a method says so), never by a {@code java.nio} exception. Implementations are
+ * thread-safe, and {@link #toString()} names the location, never a credential.
  */
 public interface StoreFiles {
 
-  /** Names of the entries directly under {@code dir}; empty if it does not exist. */
-  List<String> list(String dir) throws IOException;
+  /**
+   * The object at a path does not exist. This is the one not-found signal of every implementation.
+   *
+   * <p>It extends {@link NoSuchFileException} only so that callers written against the local-only
+   * contract (which caught {@code NoSuchFileException}) keep working on every implementation until they
+   * are migrated; new code catches {@code NotFound}. The superclass will become {@link IOException}.
+   */
+  final class NotFound extends NoSuchFileException {
+    private static final long serialVersionUID = 1L;
 
-  boolean exists(String path) throws IOException;
+    public NotFound(String path) {
+      super(path);
+    }
 
-  /** The whole file. */
-  byte[] read(String path) throws IOException;
-
-  /** Size in bytes, or -1 if the file does not exist. */
-  long size(String path) throws IOException;
-
-  /** Last modification time, or null if the file does not exist. */
-  Instant modified(String path) throws IOException;
+    /** The missing path, relative to the store root. */
+    public String path() {
+      return getFile();
+    }
+  }
 
   /**
-   * Creates {@code path} with {@code content} only if it does not exist yet (atomic).
-   *
-   * @return false if it already existed
+   * One object found by {@link #listPrefix}: its path relative to the store root, its size, and the time
+   * the store recorded for it (local: the file's modification time; S3: {@code LastModified}, the time
+   * the object's current version was written), empty where the store keeps none.
    */
-  boolean createExclusive(String path, byte[] content) throws IOException;
+  record Entry(String path, long size, Optional<Instant> storeTime) {
+    public Entry {
+      storeTime = storeTime == null ? Optional.empty() : storeTime;
+    }
 
-  /** Replaces the content of an existing file (used to renew leases). */
+    /** The last path segment. */
+    public String name() {
+      return path.substring(path.lastIndexOf('/') + 1);
+    }
+  }
+
+  // ---- reads
+
+  /**
+   * The whole object.
+   *
+   * @throws NotFound if it does not exist
+   */
+  byte[] read(String path) throws IOException;
+
+  /** The whole object, or empty if it does not exist. */
+  default Optional<byte[]> readIfPresent(String path) throws IOException {
+    try {
+      return Optional.of(read(path));
+    } catch (NotFound e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Up to {@code length} bytes from {@code offset}: fewer if the object ends sooner, none if it ends at or
+   * before {@code offset}.
+   *
+   * @throws NotFound if it does not exist
+   * @throws IllegalArgumentException if {@code offset} or {@code length} is negative
+   */
+  byte[] readRange(String path, long offset, int length) throws IOException;
+
+  /** The object's size and store time, or empty if it does not exist (one request on an object store). */
+  Optional<Entry> stat(String path) throws IOException;
+
+  /** Size in bytes, or -1 if the object does not exist. */
+  default long size(String path) throws IOException {
+    return stat(path).map(Entry::size).orElse(-1L);
+  }
+
+  /** Whether an object exists at {@code path} (a prefix is not an object); one request on an object store. */
+  default boolean objectExists(String path) throws IOException {
+    return stat(path).isPresent();
+  }
+
+  /**
+   * Whether any object's path starts with {@code prefix} (a plain string prefix, as in {@link #listPrefix});
+   * one request on an object store.
+   */
+  boolean prefixExists(String prefix) throws IOException;
+
+  /**
+   * Whether an object exists at {@code path} or below {@code path + "/"} (a local file or directory):
+   * two requests on an object store when there is no object at {@code path}, the usual case of a probe.
+   *
+   * @deprecated use {@link #objectExists} for an object (WAL entries, manifests: one request) and
+   *     {@link #prefixExists} with {@code path + "/"} for a directory
+   */
+  @Deprecated
+  default boolean exists(String path) throws IOException {
+    return (!path.isEmpty() && objectExists(path)) || prefixExists(path.isEmpty() ? "" : path + "/");
+  }
+
+  // ---- listings
+
+  /**
+   * Every object whose path starts with {@code prefix} (a plain string prefix: {@code "a/b"} matches
+   * {@code "a/b/c"} and {@code "a/bc"}; {@code ""} lists the whole store), at any depth, sorted by path.
+   * On S3 this pages through {@code ListObjectsV2}, 1,000 objects a request.
+   */
+  List<Entry> listPrefix(String prefix) throws IOException;
+
+  /**
+   * Names directly under the prefix {@code dir + "/"} (objects and sub-prefixes alike, without a trailing
+   * {@code '/'}), sorted; empty if nothing is there.
+   */
+  List<String> list(String dir) throws IOException;
+
+  /** Total bytes of the objects below {@code dir + "/"} (the whole store for {@code ""}); 0 if none. */
+  default long totalBytes(String dir) throws IOException {
+    long total = 0;
+    for (Entry e : listPrefix(dir.isEmpty() ? "" : dir + "/")) {
+      total += e.size();
+    }
+    return total;
+  }
+
+  // ---- writes
+
+  /**
+   * Creates the object only if it does not exist yet, atomically among every process that uses the store:
+   * of racing callers exactly one gets {@code true}. Local: a hard link of a fully written temporary file
+   * ({@code link(2)} fails on an existing target). S3: {@code PutObject} with {@code If-None-Match: *}; when a
+   * retried request meets the object, the caller whose content it holds is the one that created it (an
+   * earlier attempt's response was lost), so racing callers must write distinct contents (a lease names
+   * its holder): two callers writing identical bytes may both be told they created it.
+   *
+   * @return false if it already existed (its content is unchanged)
+   */
+  boolean createIfAbsent(String path, byte[] content) throws IOException;
+
+  /**
+   * Creates or replaces the object; readers see the old or the new content, never a mix (used to renew
+   * leases and rewrite the GC ledger). Last writer wins: it is no guard against a concurrent writer.
+   */
   void overwrite(String path, byte[] content) throws IOException;
 
-  /** Deletes a file or a whole directory tree; absent paths are ignored. */
-  void deleteRecursively(String path) throws IOException;
+  /** Deletes one object; an absent one is ignored. A prefix is not touched: see {@link #deletePrefix}. */
+  void delete(String path) throws IOException;
 
-  /** Total bytes under {@code dir} (recursive); 0 if absent. */
-  long totalBytes(String dir) throws IOException;
+  /**
+   * Deletes every object whose path starts with {@code prefix} (a plain string prefix, as in
+   * {@link #listPrefix}); objects created while it runs may survive.
+   *
+   * @return the number of objects deleted
+   * @throws IllegalArgumentException if {@code prefix} is empty (the whole store)
+   */
+  int deletePrefix(String prefix) throws IOException;
 
-  /** Opens the file system that holds the store at {@code uri}. */
+  /**
+   * Requests sent so far by the client behind this store, by operation name ({@code GetObject}, …),
+   * retries included; shared by every store using the same client (S3: same endpoint and credentials).
+   * Empty where no requests are counted (local files).
+   */
+  default Map<String, Long> requestCounts() {
+    return Map.of();
+  }
+
+  // ---- the local-only contract, kept for the callers written against it
+
+  /**
+   * Same as {@link #createIfAbsent}.
+   *
+   * @deprecated use {@link #createIfAbsent}
+   */
+  @Deprecated
+  default boolean createExclusive(String path, byte[] content) throws IOException {
+    return createIfAbsent(path, content);
+  }
+
+  /**
+   * Deletes the object at {@code path} and every object below {@code path + "/"}: two calls on an object
+   * store, where a file and a directory are not told apart.
+   *
+   * @deprecated use {@link #delete} for one object and {@link #deletePrefix} with {@code path + "/"} for a
+   *     directory
+   */
+  @Deprecated
+  default void deleteRecursively(String path) throws IOException {
+    if (path.isEmpty()) {
+      throw new IllegalArgumentException("refusing to delete the whole store");
+    }
+    delete(path);
+    deletePrefix(path + "/");
+  }
+
+  /**
+   * The object's store time; for a directory (a prefix, on an object store) the earliest store time of
+   * the objects below it; null if neither exists. A local directory's own time is never used: it changes
+   * whenever an entry is added or removed, and object stores have none.
+   *
+   * @deprecated ages must come from times the store records itself: use {@link #stat} for one object,
+   *     {@link #listPrefix} for the objects of a prefix, or a time written into an object's contents
+   */
+  @Deprecated
+  default Instant modified(String path) throws IOException {
+    Optional<Entry> own = stat(path);
+    if (own.isPresent()) {
+      return own.get().storeTime().orElse(null);
+    }
+    Instant earliest = null;
+    for (Entry e : listPrefix(path + "/")) {
+      Instant t = e.storeTime().orElse(null);
+      if (t != null && (earliest == null || t.isBefore(earliest))) {
+        earliest = t;
+      }
+    }
+    return earliest;
+  }
+
+  // ---- opening
+
+  /**
+   * Opens the store at {@code uri} without storage options: a local path (or {@code file://} URI). An
+   * object-store URI fails here as it does with options lacking its credentials.
+   *
+   * @throws BadOptionException if the location is invalid or needs storage options
+   */
   static StoreFiles forUri(String uri) {
-    return LocalStoreFiles.forUri(uri);
+    return forUri(uri, Map.of());
+  }
+
+  /**
+   * Opens the store at {@code uri} with the same storage options Lance gets (the {@code storage.*} keys
+   * without the prefix): {@code s3://} (and {@code s3a://}) over the AWS SDK, local paths and
+   * {@code file://} on the file system.
+   *
+   * @throws BadOptionException if the scheme is not supported or a required storage option is missing
+   */
+  static StoreFiles forUri(String uri, Map<String, String> storageOptions) {
+    int sep = uri.indexOf("://");
+    if (sep < 0) {
+      return LocalStoreFiles.forPath(uri);
+    }
+    String scheme = uri.substring(0, sep).toLowerCase(Locale.ROOT);
+    switch (scheme) {
+      case "file":
+        return LocalStoreFiles.forPath(uri.substring(sep + 3));
+      case "s3":
+      case "s3a":
+        return S3StoreFiles.forUri(uri, storageOptions);
+      case "gs":
+        throw new BadOptionException(StoreOptions.PATH.key(), "stores on 'gs://' are not supported yet: "
+            + "lancecontext reads MemWAL manifests and WAL entries itself and has no Google Cloud Storage client "
+            + "(missing: a StoreFiles over the GCS JSON API with generation-match preconditions for create-if-absent, "
+            + "configured from storage.google_service_account / storage.google_service_account_key)");
+      case "az":
+      case "abfs":
+      case "abfss":
+        throw new BadOptionException(StoreOptions.PATH.key(), "stores on '" + scheme + "://' are not supported yet: "
+            + "lancecontext reads MemWAL manifests and WAL entries itself and has no Azure Blob Storage client "
+            + "(missing: a StoreFiles over the Blob API with If-None-Match: * for create-if-absent, configured from "
+            + "storage.azure_storage_account_name / storage.azure_storage_account_key)");
+      default:
+        throw new BadOptionException(StoreOptions.PATH.key(), "stores on '" + scheme + "://' are not supported: "
+            + "use a local path, file:// or s3://");
+    }
+  }
+
+  /** Paths of a listing's entries, for callers that need names only. */
+  static List<String> paths(List<Entry> entries) {
+    List<String> out = new ArrayList<>(entries.size());
+    for (Entry e : entries) {
+      out.add(e.path());
+    }
+    return out;
   }
 }
