@@ -8,6 +8,7 @@ import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.StoreScan;
 import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.store.StoreRegistry;
+import io.lancecontext.core.internal.write.Buckets;
 import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
@@ -97,6 +98,15 @@ public final class ContextStore implements AutoCloseable {
   /** The bucket (shard number) of a key; engines cluster rows by it so that one task writes one shard. */
   public int bucketOf(String key) {
     return store.bucketOf(key);
+  }
+
+  /**
+   * The bucket of {@code key} in a store of {@code shards} buckets, without opening it: what
+   * {@link #bucketOf(String)} returns ({@code (murmur3_x86_32(utf8(key)) & Integer.MAX_VALUE) % shards},
+   * Iceberg's bucket transform). Engines key rows by it before writing so one task writes one bucket.
+   */
+  public static int bucketOf(String key, int shards) {
+    return Buckets.of(key, shards);
   }
 
   // ---------------------------------------------------------------- writes

@@ -11,7 +11,6 @@ import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.testing.StoreTest;
 import java.io.IOException;
-import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -96,28 +95,33 @@ class FreshCacheLockTest extends StoreTest {
     }
 
     @Override
+    public byte[] readRange(String path, long offset, int length) throws IOException {
+      return files.readRange(path, offset, length);
+    }
+
+    @Override
+    public java.util.Optional<Entry> stat(String path) throws IOException {
+      return files.stat(path);
+    }
+
+    @Override
+    public boolean prefixExists(String prefix) throws IOException {
+      return files.prefixExists(prefix);
+    }
+
+    @Override
+    public List<Entry> listPrefix(String prefix) throws IOException {
+      return files.listPrefix(prefix);
+    }
+
+    @Override
     public List<String> list(String dir) throws IOException {
       return files.list(dir);
     }
 
     @Override
-    public boolean exists(String path) throws IOException {
-      return files.exists(path);
-    }
-
-    @Override
-    public long size(String path) throws IOException {
-      return files.size(path);
-    }
-
-    @Override
-    public Instant modified(String path) throws IOException {
-      return files.modified(path);
-    }
-
-    @Override
-    public boolean createExclusive(String path, byte[] content) throws IOException {
-      return files.createExclusive(path, content);
+    public boolean createIfAbsent(String path, byte[] content) throws IOException {
+      return files.createIfAbsent(path, content);
     }
 
     @Override
@@ -126,13 +130,13 @@ class FreshCacheLockTest extends StoreTest {
     }
 
     @Override
-    public void deleteRecursively(String path) throws IOException {
-      files.deleteRecursively(path);
+    public void delete(String path) throws IOException {
+      files.delete(path);
     }
 
     @Override
-    public long totalBytes(String dir) throws IOException {
-      return files.totalBytes(dir);
+    public int deletePrefix(String prefix) throws IOException {
+      return files.deletePrefix(prefix);
     }
   }
 }
