@@ -1,11 +1,28 @@
 package io.lancecontext.spark;
 
+import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.schema.ColumnSpec;
+import io.lancecontext.core.schema.ColumnType;
 import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.VectorMetric;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.MetadataBuilder;
@@ -47,11 +64,106 @@ public final class SparkSchemas {
 
   static StructField field(ColumnSpec c) {
     Metadata metadata = Metadata.empty();
-    if (c.type() == io.lancecontext.core.schema.ColumnType.VECTOR) {
+    if (c.type() == ColumnType.VECTOR) {
       metadata = new MetadataBuilder().putLong(VECTOR_DIM, c.dim()).putString(VECTOR_METRIC, c.metric().jsonName())
           .build();
     }
     return new StructField(c.name(), type(c), c.nullable(), metadata);
+  }
+
+  /** Option naming a vector column's dimension when a spec is derived from a DataFrame: {@code vector.<col>.dim}. */
+  public static String vectorDimOption(String column) {
+    return "vector." + column + ".dim";
+  }
+
+  /** Option naming a vector column's metric ({@code cosine} by default): {@code vector.<col>.metric}. */
+  public static String vectorMetricOption(String column) {
+    return "vector." + column + ".metric";
+  }
+
+  /**
+   * A store schema derived from Spark columns (a DataFrame or a {@code CREATE TABLE}): the key column
+   * {@value SchemaSpec#DEFAULT_KEY} must be a string; an {@code array<float>} column is a vector when
+   * {@code options} gives its dimension ({@link #vectorDimOption}), otherwise a list; other types map one
+   * to one (docs/spark.md). Columns keep their nullability.
+   *
+   * @throws SchemaException naming the column that has no store type
+   */
+  public static SchemaSpec toSpec(StructType struct, Map<String, String> options) {
+    SchemaSpec.Builder b = SchemaSpec.builder();
+    boolean key = false;
+    for (StructField f : struct.fields()) {
+      if (f.name().equals(SchemaSpec.DEFAULT_KEY)) {
+        if (!(f.dataType() instanceof StringType)) {
+          throw new SchemaException("column '" + f.name() + "': the key column must be a string, not "
+              + f.dataType().simpleString());
+        }
+        b.column(ColumnSpec.string(f.name()).withNullable(false));
+        key = true;
+      } else {
+        b.column(column(f.name(), f.dataType(), f.nullable(), options));
+      }
+    }
+    if (!key) {
+      throw new SchemaException("column '" + SchemaSpec.DEFAULT_KEY + "': a store needs a string key column named '"
+          + SchemaSpec.DEFAULT_KEY + "'");
+    }
+    return b.build();
+  }
+
+  private static ColumnSpec column(String name, DataType t, boolean nullable, Map<String, String> options) {
+    ColumnSpec c;
+    if (t instanceof ArrayType a && a.elementType() instanceof FloatType && options.containsKey(vectorDimOption(name))) {
+      int dim;
+      try {
+        dim = Integer.parseInt(options.get(vectorDimOption(name)).strip());
+      } catch (NumberFormatException e) {
+        throw new BadOptionException(vectorDimOption(name), "must be a positive integer, not '"
+            + options.get(vectorDimOption(name)) + "'");
+      }
+      String metric = options.getOrDefault(vectorMetricOption(name), VectorMetric.COSINE.jsonName());
+      c = ColumnSpec.vector(name, dim, VectorMetric.fromJsonName(metric).orElseThrow(() ->
+          new BadOptionException(vectorMetricOption(name), "unknown metric '" + metric + "'")));
+    } else if (t instanceof ArrayType a) {
+      c = ColumnSpec.list(name, column(ColumnSpec.LIST_ITEM_NAME, a.elementType(), a.containsNull(), options));
+    } else if (t instanceof StructType s) {
+      List<ColumnSpec> fields = new ArrayList<>();
+      for (StructField f : s.fields()) {
+        fields.add(column(f.name(), f.dataType(), f.nullable(), options));
+      }
+      c = ColumnSpec.struct(name, fields.toArray(new ColumnSpec[0]));
+    } else {
+      c = ColumnSpec.of(name, scalar(name, t));
+    }
+    return c.withNullable(nullable);
+  }
+
+  private static ColumnType scalar(String name, DataType t) {
+    if (t instanceof BooleanType) {
+      return ColumnType.BOOL;
+    } else if (t instanceof ByteType) {
+      return ColumnType.INT8;
+    } else if (t instanceof ShortType) {
+      return ColumnType.INT16;
+    } else if (t instanceof IntegerType) {
+      return ColumnType.INT32;
+    } else if (t instanceof LongType) {
+      return ColumnType.INT64;
+    } else if (t instanceof FloatType) {
+      return ColumnType.FLOAT32;
+    } else if (t instanceof DoubleType) {
+      return ColumnType.FLOAT64;
+    } else if (t instanceof StringType) {
+      return ColumnType.STRING;
+    } else if (t instanceof BinaryType) {
+      return ColumnType.BINARY;
+    } else if (t instanceof DateType) {
+      return ColumnType.DATE;
+    } else if (t instanceof TimestampType || t instanceof TimestampNTZType) {
+      return ColumnType.TIMESTAMP;
+    }
+    throw new SchemaException("column '" + name + "': Spark type " + t.simpleString() + " has no store type (supported: "
+        + ColumnType.supportedNames() + ")");
   }
 
   static DataType type(ColumnSpec c) {

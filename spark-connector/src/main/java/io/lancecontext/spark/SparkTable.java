@@ -5,6 +5,8 @@ import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.read.SparkScanBuilder;
 import io.lancecontext.spark.write.SparkWriteBuilder;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -22,10 +24,21 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 public final class SparkTable implements SupportsRead, SupportsWrite {
   private final StoreConfig config;
   private final SchemaSpec spec;
+  private final int clusterBuckets;
 
+  /** A table of the {@code lancecontext} data source (path-based): writes are not clustered. */
   SparkTable(StoreConfig config, SchemaSpec spec) {
+    this(config, spec, 0);
+  }
+
+  /**
+   * A table of the catalog: writes are clustered by {@code bucket(shards, key)}, which the catalog's
+   * function catalog resolves, into {@code shards} tasks.
+   */
+  public SparkTable(StoreConfig config, SchemaSpec spec, int shards) {
     this.config = config;
     this.spec = spec;
+    this.clusterBuckets = shards;
   }
 
   @Override
@@ -36,6 +49,16 @@ public final class SparkTable implements SupportsRead, SupportsWrite {
   @Override
   public StructType schema() {
     return SparkSchemas.toStruct(spec);
+  }
+
+  @Override
+  public Map<String, String> properties() {
+    Map<String, String> p = new LinkedHashMap<>();
+    p.put("provider", "lancecontext");
+    p.put("location", config.uri());
+    p.put("key", spec.key());
+    spec.preset().ifPresent(preset -> p.put("schema", preset));
+    return p;
   }
 
   @Override
@@ -50,6 +73,6 @@ public final class SparkTable implements SupportsRead, SupportsWrite {
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return new SparkWriteBuilder(config, info);
+    return new SparkWriteBuilder(config, spec.key(), clusterBuckets, info);
   }
 }

@@ -8,7 +8,13 @@ import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
-import org.apache.spark.sql.connector.write.Write;
+import io.lancecontext.spark.catalog.BucketFunction;
+import org.apache.spark.sql.connector.distributions.Distribution;
+import org.apache.spark.sql.connector.distributions.Distributions;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.SortOrder;
+import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.types.StructType;
 import org.slf4j.Logger;
@@ -20,17 +26,50 @@ import org.slf4j.LoggerFactory;
  * (a rerun upserts the same keys; keyless rows get the same derived keys). The driver's commit only
  * reports what the tasks acknowledged.
  */
-public final class SparkWrite implements Write, BatchWrite {
+public final class SparkWrite implements RequiresDistributionAndOrdering, BatchWrite {
   private static final Logger LOG = LoggerFactory.getLogger(SparkWrite.class);
 
   private final StoreConfig config;
   private final StructType schema;
   private final String writeId;
+  private final String key;
+  private final int clusterBuckets;
 
-  SparkWrite(StoreConfig config, StructType schema, String writeId) {
+  SparkWrite(StoreConfig config, StructType schema, String writeId, String key, int clusterBuckets) {
     this.config = config;
     this.schema = schema;
     this.writeId = writeId;
+    this.key = key;
+    this.clusterBuckets = clusterBuckets;
+  }
+
+  /**
+   * Through the catalog: rows clustered by {@code bucket(shards, key)} into {@code shards} tasks, so each
+   * task writes one bucket (one shard writer per task, no two tasks contending for a shard). Path-based
+   * writes have no function catalog to resolve the bucket function, and are not clustered.
+   */
+  @Override
+  public Distribution requiredDistribution() {
+    if (clusterBuckets <= 0) {
+      return Distributions.unspecified();
+    }
+    return Distributions.clustered(new Expression[] {
+        Expressions.apply(BucketFunction.NAME, Expressions.literal(clusterBuckets), Expressions.column(key))});
+  }
+
+  @Override
+  public int requiredNumPartitions() {
+    return Math.max(clusterBuckets, 0);
+  }
+
+  @Override
+  public SortOrder[] requiredOrdering() {
+    return new SortOrder[0];
+  }
+
+  @Override
+  public String toString() {
+    return description();
   }
 
   @Override

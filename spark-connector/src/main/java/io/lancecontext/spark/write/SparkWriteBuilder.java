@@ -13,15 +13,20 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
  */
 public final class SparkWriteBuilder implements WriteBuilder {
   private final StoreConfig config;
+  private final String key;
+  private final int clusterBuckets;
   private final LogicalWriteInfo info;
 
-  public SparkWriteBuilder(StoreConfig config, LogicalWriteInfo info) {
+  /** {@code clusterBuckets}: cluster rows by {@code bucket(clusterBuckets, key)} (0: no clustering). */
+  public SparkWriteBuilder(StoreConfig config, String key, int clusterBuckets, LogicalWriteInfo info) {
     this.config = config;
+    this.key = key;
+    this.clusterBuckets = clusterBuckets;
     this.info = info;
   }
 
   @Override
   public Write build() {
-    return new SparkWrite(config, info.schema(), info.queryId());
+    return new SparkWrite(config, info.schema(), info.queryId(), key, clusterBuckets);
   }
 }
