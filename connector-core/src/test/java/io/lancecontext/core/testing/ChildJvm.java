@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,6 +33,12 @@ public final class ChildJvm implements AutoCloseable {
 
   /** Starts {@code mainClass} with {@code args}; its stderr goes to {@code log}. */
   public static ChildJvm start(Class<?> mainClass, Path log, String... args) throws IOException {
+    return start(mainClass, log, Map.of(), args);
+  }
+
+  /** Starts {@code mainClass} with {@code args} and these environment variables added to this JVM's. */
+  public static ChildJvm start(Class<?> mainClass, Path log, Map<String, String> env, String... args)
+      throws IOException {
     String java = System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     List<String> cmd = new ArrayList<>();
     cmd.add(java);
@@ -43,6 +50,7 @@ public final class ChildJvm implements AutoCloseable {
     cmd.add(mainClass.getName());
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
+    pb.environment().putAll(env);
     return new ChildJvm(pb.start(), log);
   }
 

@@ -36,7 +36,7 @@ import java.util.Map;
  * <p>Equal settings share one SDK client, so equality includes the secrets; {@link #toString()} never
  * shows them.
  */
-record S3Settings(String endpoint, String region, String accessKeyId, String secretAccessKey, String sessionToken,
+public record S3Settings(String endpoint, String region, String accessKeyId, String secretAccessKey, String sessionToken,
     boolean allowHttp, boolean virtualHostedStyle) {
 
   static final List<String> ENDPOINT = List.of("aws_endpoint", "aws_endpoint_url", "endpoint", "endpoint_url");
@@ -52,7 +52,7 @@ record S3Settings(String endpoint, String region, String accessKeyId, String sec
    *
    * @throws BadOptionException naming every missing {@code storage.*} key, or a contradictory or invalid one
    */
-  static S3Settings from(Map<String, String> options) {
+  public static S3Settings from(Map<String, String> options) {
     String endpoint = one(options, ENDPOINT);
     String region = one(options, REGION);
     String keyId = one(options, ACCESS_KEY_ID);

@@ -6,6 +6,7 @@ import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.MemWalEnvironment;
 import io.lancecontext.core.internal.maintenance.Maintenance;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.read.FreshCache;
@@ -67,7 +68,8 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
 
   ResidentStore(StoreConfig config) {
     this.config = config;
-    this.files = StoreFiles.forUri(config.uri());
+    MemWalEnvironment.check(config);
+    this.files = StoreFiles.forUri(config.uri(), config.storageOptions());
     this.allocator = LanceRuntime.get().allocator().newChildAllocator("store " + config.uri(), 0, Long.MAX_VALUE);
     StoreCreation.Opened opened;
     try {
