@@ -9,7 +9,7 @@ public final class BaseVersions {
 
   /** Whether a manifest for {@code version} exists (V2 naming {@code u64::MAX - v}, or V1 {@code v}). */
   public static boolean exists(StoreFiles files, long version) throws IOException {
-    return files.exists("_versions/" + Long.toUnsignedString(~version) + ".manifest")
-        || files.exists("_versions/" + version + ".manifest");
+    return files.objectExists("_versions/" + Long.toUnsignedString(~version) + ".manifest")
+        || files.objectExists("_versions/" + version + ".manifest");
   }
 }

@@ -2,7 +2,6 @@ package io.lancecontext.core.internal.lance;
 
 import io.lancecontext.core.internal.io.StoreFiles;
 import java.io.IOException;
-import java.nio.file.NoSuchFileException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -33,7 +32,7 @@ public final class ShardManifests {
       long newest = versions.get(versions.size() - 1);
       try {
         return read(files, shardId, newest);
-      } catch (NoSuchFileException e) {
+      } catch (StoreFiles.NotFound e) {
         if (attempt >= 3) {
           throw e;  // deleted by garbage collection while we listed, repeatedly
         }
@@ -46,7 +45,7 @@ public final class ShardManifests {
   }
 
   public static boolean exists(StoreFiles files, String shardId, long version) throws IOException {
-    return files.exists(path(shardId, version));
+    return files.objectExists(path(shardId, version));
   }
 
   static String path(String shardId, long version) {

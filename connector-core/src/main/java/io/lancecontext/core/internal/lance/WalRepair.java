@@ -3,7 +3,6 @@ package io.lancecontext.core.internal.lance;
 import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.internal.io.StoreFiles;
 import java.io.IOException;
-import java.nio.file.NoSuchFileException;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -44,7 +43,7 @@ public final class WalRepair {
         byte[] content;
         try {
           content = files.read(path);
-        } catch (NoSuchFileException e) {
+        } catch (StoreFiles.NotFound e) {
           continue;
         }
         if (WalEntry.isComplete(shardId, position, content, allocator)) {
@@ -72,18 +71,18 @@ public final class WalRepair {
     String name = path.substring(path.lastIndexOf('/') + 1);
     String target = QUARANTINE_DIR + "/" + shardId + "/" + name + "." + System.currentTimeMillis() + "."
         + ProcessHandle.current().pid();
-    files.createExclusive(target, content);
+    files.createIfAbsent(target, content);
     byte[] now;
     try {
       now = files.read(path);
-    } catch (NoSuchFileException e) {
+    } catch (StoreFiles.NotFound e) {
       return target;  // another process moved it aside
     }
     if (!Arrays.equals(now, content)) {
-      files.deleteRecursively(target);
+      files.delete(target);
       return null;
     }
-    files.deleteRecursively(path);
+    files.delete(path);
     LOG.warn("{}: moved the incomplete WAL entry {} ({} bytes; no put acknowledged it) aside to {} so that the "
         + "shard can be opened", label, path, content.length, target);
     return target;

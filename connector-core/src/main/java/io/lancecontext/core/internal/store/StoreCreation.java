@@ -36,7 +36,7 @@ final class StoreCreation {
 
   static Opened openOrCreate(StoreConfig config, StoreFiles files, BufferAllocator allocator) {
     String uri = config.uri();
-    boolean exists = LanceErrors.call("look for a store at " + uri, () -> files.exists("_versions"));
+    boolean exists = LanceErrors.call("look for a store at " + uri, () -> files.prefixExists("_versions/"));
     if (!exists) {
       Optional<SchemaSpec> requested = config.requestedSpec();
       if (requested.isEmpty()) {
