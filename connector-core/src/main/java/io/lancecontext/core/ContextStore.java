@@ -19,6 +19,8 @@ import io.lancecontext.core.result.CompactionResult;
 import io.lancecontext.core.result.FlushResult;
 import io.lancecontext.core.result.GcResult;
 import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.core.result.PublishResult;
+import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -156,6 +158,50 @@ public final class ContextStore implements AutoCloseable {
   public StoreWriter newWriter(WriterOptions options) {
     check();
     return new StoreWriter(this, options);
+  }
+
+  /** Stages a batch in the dataset schema for an atomic write handle (see {@link StoreWrites#stage}). */
+  StoreWrites.Staged stage(VectorSchemaRoot batch, boolean owned, String txid, String partId, int index) {
+    check();
+    return store.operation("stage rows", () -> store.writes().stage(batch, owned, txid, partId, index));
+  }
+
+  // ---------------------------------------------------------------- transactions
+
+  /**
+   * Publishes transaction {@code transactionId} (a Spark driver's job commit, a Flink committer): exactly
+   * the parts the atomic handles' summaries name become visible together, to every reader in every
+   * process; parts staged under the transaction but not named (failed attempts, speculative losers) never
+   * do. The transaction is ordered after every write acknowledged before this call began and before every
+   * write acknowledged after it returned; within it the last row of a key wins (see
+   * {@link WriterOptions.Builder#transaction}). Publishing a transaction published before changes nothing
+   * and says so ({@link PublishResult#alreadyPublished()}), whatever summaries are passed: a replay after
+   * failover is safe. A publish that fails (or a process killed during it) published nothing or
+   * everything: call it again to know which.
+   *
+   * <p>Cost: each bucket the transaction touches is claimed by this JVM (fencing the writers of other
+   * processes there, which claim it back after {@code write.fence-backoff}), then one small record is
+   * written.
+   *
+   * @throws io.lancecontext.core.error.TransactionAbortedException if the transaction was aborted
+   * @throws IllegalArgumentException if a summary is not of this transaction
+   */
+  public PublishResult publish(String transactionId, Collection<WriteSummary> summaries) {
+    check();
+    return store.operation("publish a transaction", () -> store.writes().publish(transactionId, summaries));
+  }
+
+  /**
+   * Aborts transaction {@code transactionId}: nothing it staged will be visible, and garbage collection
+   * deletes its parts after {@code gc.grace}. Never publishing has the same effect once {@code gc.grace} has
+   * passed since the last part was staged; aborting decides it now, so that a late publish fails.
+   *
+   * @return false if it was aborted before
+   * @throws io.lancecontext.core.error.TransactionAbortedException if it was published
+   */
+  public boolean abort(String transactionId) {
+    check();
+    return store.operation("abort a transaction", () -> store.writes().abort(transactionId));
   }
 
   /** Puts a batch in the dataset schema for a write handle (see {@link StoreWrites#write}). */

@@ -73,6 +73,9 @@ public final class Maintenance implements AutoCloseable {
 
     /** One line of stats for the periodic log. */
     String summary();
+
+    /** The store's transactions, whose published parts merges fold in and garbage collection removes. */
+    io.lancecontext.core.internal.txn.Transactions transactions();
   }
 
   private final Host host;
