@@ -108,7 +108,7 @@ public final class ContextStore implements AutoCloseable {
     check();
     return store.operation("add rows", () -> {
       try (VectorSchemaRoot batch = store.codec().encode(records, store.allocator())) {
-        return store.add(batch, false, true);
+        return store.writes().write(batch, true, bulkRows()).keys();
       }
     });
   }
@@ -131,7 +131,7 @@ public final class ContextStore implements AutoCloseable {
       BatchConformer.Conformed conformed = BatchConformer.conform(store.spec(), batch, KeyIds.random(), 0,
           store.allocator());
       try (VectorSchemaRoot rows = conformed.batch()) {
-        return store.writes().write(rows, true).keys();
+        return store.writes().write(rows, true, bulkRows()).keys();
       }
     });
   }
@@ -207,7 +207,12 @@ public final class ContextStore implements AutoCloseable {
   /** Puts a batch in the dataset schema for a write handle (see {@link StoreWrites#write}). */
   StoreWrites.Outcome put(VectorSchemaRoot batch, boolean owned) {
     check();
-    return store.operation("add rows", () -> store.writes().write(batch, owned));
+    return store.operation("add rows", () -> store.writes().write(batch, owned, bulkRows()));
+  }
+
+  /** This handle's bulk-path threshold ({@code write.bulk-rows}, else {@code write.batch-rows}). */
+  private int bulkRows() {
+    return config().getOptional(StoreOptions.BULK_ROWS).orElse(config().get(StoreOptions.BATCH_ROWS));
   }
 
   // ---------------------------------------------------------------- reads

@@ -416,6 +416,36 @@ public final class StoreWrites {
     return new Outcome(last.size() - deletes, deletes, receipts);
   }
 
+  /**
+   * As {@link #write(VectorSchemaRoot, boolean)}, but a batch of at least {@code bulkRows} rows (0: never;
+   * never with capability {@code unique-ids}) takes the <b>bulk path</b>: it is written once as Lance data,
+   * one part per bucket, and published as a transaction of its own before this returns, instead of as WAL
+   * entries that are flushed into generations later. Same contract: durable and visible on return, ordered
+   * after every write acknowledged before and before every write acknowledged after.
+   */
+  public Outcome write(VectorSchemaRoot batch, boolean owned, int bulkRows) {
+    if (bulkRows <= 0 || batch.getRowCount() < bulkRows || spec.has(Capability.UNIQUE_IDS)) {
+      return write(batch, owned);
+    }
+    String txid = "bulk-" + java.util.UUID.randomUUID();
+    Staged staged = stage(batch, owned, txid, "0", 0);
+    if (staged.parts().isEmpty()) {
+      return Outcome.NONE;
+    }
+    publish(txid, List.of(new WriteSummary(staged.rows(), staged.deletes(), List.of(), txid, staged.parts())));
+    adds.incrementAndGet();
+    rowsAdded.addAndGet(staged.rows() + staged.deletes());
+    bulkWrites.incrementAndGet();
+    return new Outcome(staged.rows(), staged.deletes(), List.of());
+  }
+
+  private final AtomicLong bulkWrites = new AtomicLong();
+
+  /** Batches written through the bulk path. */
+  public long bulkWrites() {
+    return bulkWrites.get();
+  }
+
   private static boolean isTombstone(BitVector tombstone, int row) {
     return tombstone != null && !tombstone.isNull(row) && tombstone.get(row) == 1;
   }
