@@ -117,13 +117,17 @@ public final class WriterOptions {
 
     /**
      * Makes the handle atomic, staging under {@code transactionId} (1 to 128 characters of
-     * {@code [A-Za-z0-9._-]}, e.g. a Spark job id with its epoch, a Flink job id with its checkpoint id) as
+     * {@code [A-Za-z0-9._-]}, not starting with {@code bulk-}, e.g. a Spark job id with its epoch, a Flink job id with its checkpoint id) as
      * writer {@code partId} (any non-empty text, e.g. Spark {@code <partition>/<attempt>}, Flink
      * {@code <subtask>}). Within one transaction the last row of a key wins: the row of the greatest part
      * id (string order), and within a part the one written last.
      */
     public Builder transaction(String transactionId, String partId) {
       TxnIds.requireValid(transactionId);
+      if (TxnIds.isBulk(transactionId)) {
+        throw new IllegalArgumentException("transaction ids starting with '" + TxnIds.BULK_PREFIX + "' are the bulk "
+            + "path's own");
+      }
       Objects.requireNonNull(partId, "partId");
       if (partId.isEmpty()) {
         throw new IllegalArgumentException("a part id must not be empty");

@@ -77,4 +77,24 @@ class BulkWriteTest extends StoreTest {
       });
     }
   }
+
+  @Test
+  void theBulkPathsOwnTransactionsLeaveNothingBehindOnceMergedAndCollected() throws Exception {
+    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "s", "context", "write.bulk-rows", "10",
+        "gc.grace", "0s", "merge.trigger.generations", "1000", "merge.trigger.interval", "1h"))) {
+      List<Map<String, Object>> big = new ArrayList<>();
+      for (int i = 0; i < 50; i++) {
+        big.add(row("k" + i, 1));
+      }
+      store.add(big);
+      assertTrue(Files.list(dir.resolve("s/_lc/txn")).findAny().isPresent(), "the add was staged as a transaction");
+      store.merge();
+      Thread.sleep(5);
+      store.gc();
+      try (Stream<Path> left = Files.list(dir.resolve("s/_lc/txn"))) {
+        assertEquals(List.of(), left.toList());
+      }
+      assertEquals(50, store.count());
+    }
+  }
 }

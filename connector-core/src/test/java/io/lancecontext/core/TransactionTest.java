@@ -141,6 +141,27 @@ class TransactionTest extends StoreTest {
   }
 
   @Test
+  void aMergedTransactionsPartsAreCollectedAndItsRowsStayInTheBase() throws Exception {
+    try (ContextStore store = ContextStore.open(options())) {
+      WriteSummary a = stage(store, "tx", "a", 0, 30, 5);
+      store.publish("tx", List.of(a));
+      assertTrue(store.merge().merged());
+      Thread.sleep(5);  // the merge's base version is then older than gc.grace (0s)
+      store.gc();
+      try (var left = Files.list(dir.resolve("s/_lc/txn/tx"))) {
+        assertEquals(List.of("record"), left.map(p -> p.getFileName().toString()).toList());
+      }
+      ContextStore.closeAllResident();
+      try (ContextStore again = ContextStore.open(options())) {
+        assertEquals(30, again.count());
+        assertEquals(5, again.get("k7").orElseThrow().get("token_count"));
+        assertTrue(again.publish("tx", List.of(a)).alreadyPublished(), "a replay after collection changes nothing");
+        assertEquals(30, again.count());
+      }
+    }
+  }
+
+  @Test
   void anUnpublishedTransactionYoungerThanTheGraceSurvivesGarbageCollection() {
     try (ContextStore store = ContextStore.open(options("gc.grace", "1h"))) {
       WriteSummary a = stage(store, "tx", "a", 0, 10, 1);

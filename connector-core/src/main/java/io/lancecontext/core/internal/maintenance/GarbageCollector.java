@@ -199,7 +199,8 @@ final class GarbageCollector {
    *       transaction watermark at the newest base version committed by {@code cutoff} reaches its publish
    *       sequence (merged at least {@code gc.grace} ago).</li>
    * </ul>
-   * Records are kept (a few hundred bytes each), so a replayed publish still finds its transaction decided.
+   * Records are kept (a few hundred bytes each), so a replayed publish still finds its transaction decided;
+   * only the bulk path's own transactions (which nobody publishes again) lose theirs once merged.
    *
    * @return part directories deleted, bytes freed
    */
@@ -263,6 +264,12 @@ final class GarbageCollector {
         if (b.matches("b\\d{1,9}") && files.list(TxnIds.dir(txid) + "/" + b).isEmpty()) {
           files.deleteRecursively(TxnIds.dir(txid) + "/" + b);
         }
+      }
+      if (TxnIds.isBulk(txid) && r.published() && merged && old && files.list(TxnIds.dir(txid)).equals(
+          List.of("record"))) {
+        // the bulk path's own transactions are never published again by anyone: their records can go
+        lease.ensureHeld();
+        files.deleteRecursively(TxnIds.dir(txid));
       }
     }
     return new long[] {parts, bytes};

@@ -59,6 +59,14 @@ public final class TxnIds {
     return PART.matcher(name).matches();
   }
 
+  /** The prefix of the transactions the bulk path publishes itself. */
+  public static final String BULK_PREFIX = "bulk-";
+
+  /** Whether {@code txid} is one the bulk path published itself (a user's transaction id may not start so). */
+  public static boolean isBulk(String txid) {
+    return txid.startsWith(BULK_PREFIX);
+  }
+
   /** The pseudo shard whose merged watermark is the bucket's highest merged publish sequence. */
   public static String txnShardId(int bucket) {
     return UUID.nameUUIDFromBytes(("lancecontext-bucket-" + bucket + "-txn").getBytes(StandardCharsets.UTF_8))

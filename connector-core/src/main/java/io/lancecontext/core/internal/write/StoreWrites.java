@@ -427,7 +427,7 @@ public final class StoreWrites {
     if (bulkRows <= 0 || batch.getRowCount() < bulkRows || spec.has(Capability.UNIQUE_IDS)) {
       return write(batch, owned);
     }
-    String txid = "bulk-" + java.util.UUID.randomUUID();
+    String txid = TxnIds.BULK_PREFIX + java.util.UUID.randomUUID();
     Staged staged = stage(batch, owned, txid, "0", 0);
     if (staged.parts().isEmpty()) {
       return Outcome.NONE;
