@@ -219,12 +219,13 @@ class LsmModelTest extends StoreTest {
   }
 
   /** Operations of the transaction model: immediate adds and deletes, staging, publishes, aborts, maintenance. */
-  private enum TxnOp { ADD, DELETE, STAGE, PUBLISH, ABORT, SEAL, MERGE, GC }
+  private enum TxnOp { ADD, DELETE, STAGE, PUBLISH, ABORT, SEAL, MERGE, COMPACT, GC }
 
   private static TxnOp drawTxn(Random random) {
     int op = random.nextInt(1000);
     return op < 300 ? TxnOp.ADD : op < 400 ? TxnOp.DELETE : op < 700 ? TxnOp.STAGE : op < 820 ? TxnOp.PUBLISH
-        : op < 860 ? TxnOp.ABORT : op < 920 ? TxnOp.SEAL : op < 980 ? TxnOp.MERGE : TxnOp.GC;
+        : op < 860 ? TxnOp.ABORT : op < 920 ? TxnOp.SEAL : op < 970 ? TxnOp.MERGE : op < 985 ? TxnOp.COMPACT
+        : TxnOp.GC;
   }
 
   /** One staged part of the model: what a handle wrote (null: deleted), in order, under its part id. */
@@ -242,6 +243,7 @@ class LsmModelTest extends StoreTest {
     int txns = 0;
     int published = 0;
     int merges = 0;
+    int compactions = 0;
     try (ContextStore store = ContextStore.open(storeOptions(dir, "txn-model", SPEC))) {
       for (int step = 0; step < operations; step++) {
         TxnOp op = drawTxn(random);
@@ -336,6 +338,11 @@ class LsmModelTest extends StoreTest {
             store.seal();
             what = "seal";
           }
+          case COMPACT -> {
+            assertTrue(store.compact().ran());
+            compactions++;
+            what = "compact";
+          }
           default -> {
             store.gc();
             // gc.grace is 0s here: every open transaction is older than the grace, so collected (aborted)
@@ -353,8 +360,8 @@ class LsmModelTest extends StoreTest {
       store.flush();
       assertEquals(model, view(store, "n"), "after flush, seed " + seed);
     }
-    System.out.printf("transaction model test: %d operations, %d transactions, %d published, %d merges%n", operations,
-        txns, published, merges);
+    System.out.printf("transaction model test: %d operations, %d transactions, %d published, %d merges, %d "
+        + "compactions%n", operations, txns, published, merges, compactions);
     assertTrue(published >= operations / 20 && merges >= operations / 40, "the mix published and merged");
   }
 

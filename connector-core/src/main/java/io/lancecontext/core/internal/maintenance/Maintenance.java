@@ -171,6 +171,10 @@ public final class Maintenance implements AutoCloseable {
         for (var p : e.getValue()) {
           if (p.sequence() > w) {
             unmerged++;
+            var record = host.transactions().record(p.txid());
+            if (record.isPresent() && record.get().atMillis() < ageCutoff.toEpochMilli()) {
+              return true;
+            }
           }
         }
       }
