@@ -91,6 +91,26 @@ class TransactionTest extends StoreTest {
   }
 
   @Test
+  void aReadPlanReadsTheTransactionsPublishedBeforeItWasPlannedAndNoOther() {
+    try (ContextStore store = ContextStore.open(options())) {
+      store.publish("before", List.of(stage(store, "before", "a", 0, 10, 1)));
+      WriteSummary later = stage(store, "after", "a", 5, 15, 2);
+      ReadPlan plan = store.planRead(ScanSpec.all(), 4);
+      store.publish("after", List.of(later));
+      Map<String, Object> fromSplits = new HashMap<>();
+      for (ReadSplit split : plan.splits()) {
+        try (StoreReader reader = store.read(split)) {
+          reader.records().forEach(rec -> fromSplits.put((String) rec.get("id"), rec.get("token_count")));
+        }
+      }
+      assertEquals(10, fromSplits.size(), fromSplits.toString());
+      assertTrue(fromSplits.values().stream().allMatch(v -> v.equals(1)), "a split read a later transaction: "
+          + fromSplits);
+      assertEquals(15, store.count());
+    }
+  }
+
+  @Test
   void withinATransactionTheGreatestPartIdWinsAKey() {
     try (ContextStore store = ContextStore.open(options())) {
       WriteSummary b = stage(store, "tx", "b", 0, 10, 2);
