@@ -20,6 +20,8 @@ import io.lancecontext.core.result.CompactionResult;
 import io.lancecontext.core.result.FlushResult;
 import io.lancecontext.core.result.GcResult;
 import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.core.result.PublishResult;
+import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -116,7 +118,7 @@ public final class ContextStore implements AutoCloseable {
     check();
     return store.operation("add rows", () -> {
       try (VectorSchemaRoot batch = store.codec().encode(records, store.allocator())) {
-        return store.add(batch, false, true);
+        return store.writes().write(batch, true, bulkRows()).keys();
       }
     });
   }
@@ -139,7 +141,7 @@ public final class ContextStore implements AutoCloseable {
       BatchConformer.Conformed conformed = BatchConformer.conform(store.spec(), batch, KeyIds.random(), 0,
           store.allocator());
       try (VectorSchemaRoot rows = conformed.batch()) {
-        return store.writes().write(rows, true).keys();
+        return store.writes().write(rows, true, bulkRows()).keys();
       }
     });
   }
@@ -168,10 +170,59 @@ public final class ContextStore implements AutoCloseable {
     return new StoreWriter(this, options);
   }
 
+  /** Stages a batch in the dataset schema for an atomic write handle (see {@link StoreWrites#stage}). */
+  StoreWrites.Staged stage(VectorSchemaRoot batch, boolean owned, String txid, String partId, int index) {
+    check();
+    return store.operation("stage rows", () -> store.writes().stage(batch, owned, txid, partId, index));
+  }
+
+  // ---------------------------------------------------------------- transactions
+
+  /**
+   * Publishes transaction {@code transactionId} (a Spark driver's job commit, a Flink committer): exactly
+   * the parts the atomic handles' summaries name become visible together, to every reader in every
+   * process; parts staged under the transaction but not named (failed attempts, speculative losers) never
+   * do. The transaction is ordered after every write acknowledged before this call began and before every
+   * write acknowledged after it returned; within it the last row of a key wins (see
+   * {@link WriterOptions.Builder#transaction}). Publishing a transaction published before changes nothing
+   * and says so ({@link PublishResult#alreadyPublished()}), whatever summaries are passed: a replay after
+   * failover is safe. A publish that fails (or a process killed during it) published nothing or
+   * everything: call it again to know which.
+   *
+   * <p>Cost: each bucket the transaction touches is claimed by this JVM (fencing the writers of other
+   * processes there, which claim it back after {@code write.fence-backoff}), then one small record is
+   * written.
+   *
+   * @throws io.lancecontext.core.error.TransactionAbortedException if the transaction was aborted
+   * @throws IllegalArgumentException if a summary is not of this transaction
+   */
+  public PublishResult publish(String transactionId, Collection<WriteSummary> summaries) {
+    check();
+    return store.operation("publish a transaction", () -> store.writes().publish(transactionId, summaries));
+  }
+
+  /**
+   * Aborts transaction {@code transactionId}: nothing it staged will be visible, and garbage collection
+   * deletes its parts after {@code gc.grace}. Never publishing has the same effect once {@code gc.grace} has
+   * passed since the last part was staged; aborting decides it now, so that a late publish fails.
+   *
+   * @return false if it was aborted before
+   * @throws io.lancecontext.core.error.TransactionAbortedException if it was published
+   */
+  public boolean abort(String transactionId) {
+    check();
+    return store.operation("abort a transaction", () -> store.writes().abort(transactionId));
+  }
+
   /** Puts a batch in the dataset schema for a write handle (see {@link StoreWrites#write}). */
   StoreWrites.Outcome put(VectorSchemaRoot batch, boolean owned) {
     check();
-    return store.operation("add rows", () -> store.writes().write(batch, owned));
+    return store.operation("add rows", () -> store.writes().write(batch, owned, bulkRows()));
+  }
+
+  /** This handle's bulk-path threshold ({@code write.bulk-rows}, else {@code write.batch-rows}). */
+  private int bulkRows() {
+    return config().getOptional(StoreOptions.BULK_ROWS).orElse(config().get(StoreOptions.BATCH_ROWS));
   }
 
   // ---------------------------------------------------------------- reads

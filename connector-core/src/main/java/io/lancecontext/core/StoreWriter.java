@@ -51,6 +51,15 @@ import org.apache.arrow.vector.ipc.ArrowReader;
  * cause. Rows of the failed put may be durable; a retried task rewrites them (adds upsert by key, and
  * seeded keys repeat, see {@link WriterOptions.Builder#idSeed(String)}).
  *
+ * <p><b>Atomic mode.</b> A handle made with {@link WriterOptions.Builder#transaction} (or on a store whose
+ * {@code write.commit} is {@code atomic}) stages instead of putting: every flush of its buffer (at
+ * {@code write.batch-rows} rows or about {@code write.batch-bytes}, so memory stays bounded however many rows
+ * a task streams through it) and every Arrow batch is deduplicated by key, split by bucket and written once
+ * as Lance data under the transaction; nothing of it is visible. {@link #commit()} then returns a summary
+ * naming the parts staged since the previous commit, and the rows become visible when
+ * {@link ContextStore#publish} is called with the summaries of the transaction's handles. Capability
+ * {@code unique-ids} takes immediate writes only.
+ *
  * <p><b>Who may call.</b> One thread at a time (a handle is not thread-safe); any number of handles may
  * write one store at once, in one process or many. Closing a handle without committing discards what is
  * still buffered (rows already put stay).
@@ -67,9 +76,26 @@ public final class StoreWriter implements AutoCloseable {
   private long committedRows;
   private boolean closed;
   private RuntimeException failure;
+  /** The transaction of an atomic handle (null: immediate). */
+  private final String transactionId;
+  private final String partId;
+  private int stagedFlushes;
+  private final List<WriteSummary.StagedPart> staged = new ArrayList<>();
 
   StoreWriter(ContextStore store, WriterOptions options) {
     this.store = store;
+    boolean atomic = options.commitMode().map(m -> m == WriterOptions.CommitMode.ATOMIC)
+        .orElse("atomic".equals(store.config().get(StoreOptions.WRITE_COMMIT)));
+    if (atomic && options.transactionId().isEmpty()) {
+      throw new IllegalArgumentException("write.commit is atomic for " + store.uri() + ": a write handle needs a "
+          + "transaction id and a part id (WriterOptions.Builder.transaction)");
+    }
+    if (atomic && store.spec().has(Capability.UNIQUE_IDS)) {
+      throw new SchemaException("the store at " + store.uri() + " has capability 'unique-ids', which takes immediate "
+          + "writes only");
+    }
+    this.transactionId = atomic ? options.transactionId().get() : null;
+    this.partId = atomic ? options.partId().get() : null;
     this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
     this.batchBytes = store.config().get(StoreOptions.BATCH_BYTES);
     KeyIds ids = KeyIds.seeded(options.idSeed().orElse(null));
@@ -151,7 +177,8 @@ public final class StoreWriter implements AutoCloseable {
   /**
    * Puts everything buffered and returns what this handle acknowledged since the previous commit: when
    * it returns, all of it is durable, visible to every process, and was written by writers that still
-   * owned their shards.
+   * owned their shards. An atomic handle stages what is buffered and returns the parts it staged since
+   * the previous commit: durable, not visible until the transaction is published with this summary.
    *
    * @throws IllegalStateException if a row of {@link #rows()} is being built (end or abandon it first)
    */
@@ -163,11 +190,12 @@ public final class StoreWriter implements AutoCloseable {
     for (Span s : spans.values()) {
       shards.add(new WriteSummary.ShardPuts(s.bucket, s.lane, s.shardId, s.epoch, s.first, s.last, s.puts));
     }
-    WriteSummary summary = new WriteSummary(rowsWritten, keysDeleted, shards);
+    WriteSummary summary = new WriteSummary(rowsWritten, keysDeleted, shards, transactionId, staged);
     committedRows += rowsWritten;
     rowsWritten = 0;
     keysDeleted = 0;
     spans.clear();
+    staged.clear();
     return summary;
   }
 
@@ -203,6 +231,20 @@ public final class StoreWriter implements AutoCloseable {
   }
 
   private void put(VectorSchemaRoot rows, boolean owned) {
+    if (transactionId != null) {
+      StoreWrites.Staged outcome;
+      try {
+        outcome = store.stage(rows, owned, transactionId, partId, stagedFlushes++);
+      } catch (RuntimeException e) {
+        failure = e;
+        buffer.close();
+        throw e;
+      }
+      rowsWritten += outcome.rows();
+      keysDeleted += outcome.deletes();
+      staged.addAll(outcome.parts());
+      return;
+    }
     StoreWrites.Outcome outcome;
     try {
       outcome = store.put(rows, owned);

@@ -1,22 +1,52 @@
 package io.lancecontext.core;
 
+import io.lancecontext.core.internal.txn.TxnIds;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
- * How a write handle ({@link ContextStore#newWriter(WriterOptions)}) is made. Today: the seed of the
- * keys it gives rows written without one. Immutable; build with {@link #builder()}.
+ * How a write handle ({@link ContextStore#newWriter(WriterOptions)}) is made: the seed of the keys it
+ * gives rows written without one, and its commit mode. Immutable; build with {@link #builder()}.
+ *
+ * <p><b>Commit modes.</b> {@link CommitMode#IMMEDIATE} (the default unless the store's {@code write.commit}
+ * option says {@code atomic}): every put is durable and visible to every process when it returns.
+ * {@link CommitMode#ATOMIC}: the handle stages its rows under a transaction id; nothing of them is
+ * visible until {@link ContextStore#publish(String, java.util.Collection)} publishes the summaries its
+ * {@code commit()} returned, together with those of the transaction's other handles.
  */
 public final class WriterOptions {
-  private static final WriterOptions DEFAULTS = new WriterOptions(null);
+  private static final WriterOptions DEFAULTS = new WriterOptions(null, null, null, null);
 
-  private final String idSeed;
+  /** When a handle's rows become visible. */
+  public enum CommitMode {
+    /** Each put is durable and visible on return. */
+    IMMEDIATE,
+    /** Rows are staged under a transaction and become visible when it is published. */
+    ATOMIC;
 
-  private WriterOptions(String idSeed) {
-    this.idSeed = idSeed;
+    /** Parses {@code immediate} or {@code atomic} (any case). */
+    public static CommitMode parse(String s) {
+      return switch (s.trim().toLowerCase(java.util.Locale.ROOT)) {
+        case "immediate" -> IMMEDIATE;
+        case "atomic" -> ATOMIC;
+        default -> throw new IllegalArgumentException("commit mode must be 'immediate' or 'atomic', not '" + s + "'");
+      };
+    }
   }
 
-  /** No seed: keyless rows get random UUIDv7 keys. */
+  private final String idSeed;
+  private final CommitMode commitMode;
+  private final String transactionId;
+  private final String partId;
+
+  private WriterOptions(String idSeed, CommitMode commitMode, String transactionId, String partId) {
+    this.idSeed = idSeed;
+    this.commitMode = commitMode;
+    this.transactionId = transactionId;
+    this.partId = partId;
+  }
+
+  /** No seed, the store's commit mode: keyless rows get random UUIDv7 keys. */
   public static WriterOptions defaults() {
     return DEFAULTS;
   }
@@ -30,13 +60,32 @@ public final class WriterOptions {
     return Optional.ofNullable(idSeed);
   }
 
+  /** The commit mode asked for; empty: the store's {@code write.commit} option decides. */
+  public Optional<CommitMode> commitMode() {
+    return Optional.ofNullable(commitMode);
+  }
+
+  /** The transaction an atomic handle stages under. */
+  public Optional<String> transactionId() {
+    return Optional.ofNullable(transactionId);
+  }
+
+  /** Which writer of the transaction this handle is (orders equal keys within a transaction). */
+  public Optional<String> partId() {
+    return Optional.ofNullable(partId);
+  }
+
   @Override
   public String toString() {
-    return "WriterOptions[idSeed=" + idSeed + "]";
+    return "WriterOptions[idSeed=" + idSeed + ", commitMode=" + commitMode + ", transactionId=" + transactionId
+        + ", partId=" + partId + "]";
   }
 
   public static final class Builder {
     private String idSeed;
+    private CommitMode commitMode;
+    private String transactionId;
+    private String partId;
 
     private Builder() {}
 
@@ -60,8 +109,47 @@ public final class WriterOptions {
       return this;
     }
 
+    /** The commit mode; unset, the store's {@code write.commit} option decides. */
+    public Builder commitMode(CommitMode mode) {
+      this.commitMode = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /**
+     * Makes the handle atomic, staging under {@code transactionId} (1 to 128 characters of
+     * {@code [A-Za-z0-9._-]}, not starting with {@code bulk-}, e.g. a Spark job id with its epoch, a Flink job id with its checkpoint id) as
+     * writer {@code partId} (any non-empty text, e.g. Spark {@code <partition>/<attempt>}, Flink
+     * {@code <subtask>}). Within one transaction the last row of a key wins: the row of the greatest part
+     * id (string order), and within a part the one written last.
+     */
+    public Builder transaction(String transactionId, String partId) {
+      TxnIds.requireValid(transactionId);
+      if (TxnIds.isBulk(transactionId)) {
+        throw new IllegalArgumentException("transaction ids starting with '" + TxnIds.BULK_PREFIX + "' are the bulk "
+            + "path's own");
+      }
+      Objects.requireNonNull(partId, "partId");
+      if (partId.isEmpty()) {
+        throw new IllegalArgumentException("a part id must not be empty");
+      }
+      this.transactionId = transactionId;
+      this.partId = partId;
+      this.commitMode = CommitMode.ATOMIC;
+      return this;
+    }
+
+    /**
+     * @throws IllegalArgumentException if the mode is atomic without a transaction, or immediate with one
+     */
     public WriterOptions build() {
-      return new WriterOptions(idSeed);
+      if (commitMode == CommitMode.ATOMIC && transactionId == null) {
+        throw new IllegalArgumentException("an atomic write handle needs a transaction id and a part id "
+            + "(WriterOptions.Builder.transaction)");
+      }
+      if (commitMode == CommitMode.IMMEDIATE && transactionId != null) {
+        throw new IllegalArgumentException("an immediate write handle has no transaction");
+      }
+      return new WriterOptions(idSeed, commitMode, transactionId, partId);
     }
   }
 }

@@ -76,13 +76,13 @@ class ArchitectureTest {
       "ContextStore", "RowAppender", "StoreReader", "StoreWriter", "WriterOptions",
       "read.Predicate", "read.ReadPlan", "read.ReadSplit", "read.ScanSpec",
       "result.CompactionResult", "result.FlushResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
-      "result.WriteSummary",
+      "result.PublishResult", "result.WriteSummary",
       "schema.Capability", "schema.ColumnSpec", "schema.ColumnType", "schema.SchemaPresets", "schema.SchemaSpec",
       "schema.SystemColumns", "schema.VectorMetric",
       "options.ConfigOption", "options.KeyIndexType", "options.OptionParsers", "options.StoreConfig", "options.StoreOptions",
       "error.BadOptionException", "error.CommitConflictException", "error.FencedWriterException",
       "error.InvalidRecordException", "error.LanceContextException", "error.OperationInterruptedException",
       "error.SchemaException", "error.StorageException", "error.StoreClosedException",
-      "error.StoreNotFoundException", "error.UniqueKeyViolationException", "error.WriteInterruptedException",
+      "error.StoreNotFoundException", "error.TransactionAbortedException", "error.UniqueKeyViolationException", "error.WriteInterruptedException",
       "error.WriteNotAcknowledgedException", "error.WriteTimeoutException"));
 }

@@ -218,6 +218,153 @@ class LsmModelTest extends StoreTest {
     mix.check(operations);
   }
 
+  /** Operations of the transaction model: immediate adds and deletes, staging, publishes, aborts, maintenance. */
+  private enum TxnOp { ADD, DELETE, STAGE, PUBLISH, ABORT, SEAL, MERGE, COMPACT, GC }
+
+  private static TxnOp drawTxn(Random random) {
+    int op = random.nextInt(1000);
+    return op < 300 ? TxnOp.ADD : op < 400 ? TxnOp.DELETE : op < 700 ? TxnOp.STAGE : op < 820 ? TxnOp.PUBLISH
+        : op < 860 ? TxnOp.ABORT : op < 920 ? TxnOp.SEAL : op < 970 ? TxnOp.MERGE : op < 985 ? TxnOp.COMPACT
+        : TxnOp.GC;
+  }
+
+  /** One staged part of the model: what a handle wrote (null: deleted), in order, under its part id. */
+  private record StagedModel(String partId, LinkedHashMap<String, Long> writes,
+      io.lancecontext.core.result.WriteSummary summary) {}
+
+  @Test
+  void immediateAddsAndTransactionsInterleavedOnTheSameKeysMatchAModel() {
+    long seed = seed() + 2;
+    int operations = Math.max(60, operations() / 2);
+    Random random = new Random(seed);
+    Map<String, Long> model = new TreeMap<>();
+    // open transactions: id -> staged parts; a transaction is published or aborted at most once
+    Map<String, List<StagedModel>> open = new LinkedHashMap<>();
+    int txns = 0;
+    int published = 0;
+    int merges = 0;
+    int compactions = 0;
+    try (ContextStore store = ContextStore.open(storeOptions(dir, "txn-model", SPEC))) {
+      for (int step = 0; step < operations; step++) {
+        TxnOp op = drawTxn(random);
+        String what;
+        switch (op) {
+          case ADD -> {
+            Map<String, Long> expected = new LinkedHashMap<>();
+            List<Map<String, Object>> batch = new ArrayList<>();
+            for (int i = 0; i < 1 + random.nextInt(4); i++) {
+              String k = key(random);
+              long n = random.nextInt(1_000_000);
+              batch.add(rec("id", k, "n", n, "tag", "t"));
+              expected.put(k, n);
+            }
+            store.add(batch);
+            model.putAll(expected);
+            what = "add " + expected;
+          }
+          case DELETE -> {
+            String k = key(random);
+            store.delete(List.of(k));
+            model.remove(k);
+            what = "delete " + k;
+          }
+          case STAGE -> {
+            if (open.isEmpty() || random.nextInt(3) == 0) {
+              open.put("tx" + txns++, new ArrayList<>());
+            }
+            List<String> ids = new ArrayList<>(open.keySet());
+            String txid = ids.get(random.nextInt(ids.size()));
+            List<StagedModel> parts = open.get(txid);
+            String partId;
+            do {
+              partId = "p" + (100 + random.nextInt(900));
+            } while (parts.stream().map(StagedModel::partId).toList().contains(partId));
+            LinkedHashMap<String, Long> writes = new LinkedHashMap<>();
+            try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, partId).build())) {
+              for (int i = 0; i < 1 + random.nextInt(6); i++) {
+                String k = key(random);
+                writes.remove(k);  // keep the map in write order: the last write of a key wins
+                if (random.nextInt(5) == 0) {
+                  w.delete(k);
+                  writes.put(k, null);
+                } else {
+                  long n = random.nextInt(1_000_000);
+                  w.write(rec("id", k, "n", n, "tag", "t"));
+                  writes.put(k, n);
+                }
+              }
+              parts.add(new StagedModel(partId, writes, w.commit()));
+            }
+            what = "stage " + txid + "/" + partId + " " + writes;
+          }
+          case PUBLISH -> {
+            if (open.isEmpty()) {
+              continue;
+            }
+            String txid = open.keySet().iterator().next();
+            List<StagedModel> parts = open.remove(txid);
+            // a part may be left out of the publish (a failed attempt): it never becomes visible
+            List<StagedModel> named = parts.stream().filter(x -> random.nextInt(5) != 0).toList();
+            store.publish(txid, named.stream().map(StagedModel::summary).toList());
+            named.stream().sorted(java.util.Comparator.comparing(StagedModel::partId)).forEach(x ->
+                x.writes().forEach((k, n) -> {
+                  if (n == null) {
+                    model.remove(k);
+                  } else {
+                    model.put(k, n);
+                  }
+                }));
+            if (random.nextBoolean()) {
+              assertTrue(store.publish(txid, List.of()).alreadyPublished());
+            }
+            published++;
+            what = "publish " + txid + " (" + named.size() + " of " + parts.size() + " parts)";
+          }
+          case ABORT -> {
+            if (open.isEmpty()) {
+              continue;
+            }
+            String txid = open.keySet().iterator().next();
+            open.remove(txid);
+            store.abort(txid);
+            what = "abort " + txid;
+          }
+          case MERGE -> {
+            store.merge();
+            merges++;
+            what = "merge";
+          }
+          case SEAL -> {
+            store.seal();
+            what = "seal";
+          }
+          case COMPACT -> {
+            assertTrue(store.compact().ran());
+            compactions++;
+            what = "compact";
+          }
+          default -> {
+            store.gc();
+            // gc.grace is 0s here: every open transaction is older than the grace, so collected (aborted)
+            what = "gc (aborts " + open.keySet() + ")";
+            open.clear();
+          }
+        }
+        String context = "step " + step + " (" + what + "), seed " + seed;
+        assertEquals(model, view(store, "n"), context);
+        for (String k : List.of(key(random), key(random))) {
+          assertEquals(Optional.ofNullable(model.get(k)), store.get(k).map(r -> (Long) r.get("n")), context + ", get " + k);
+        }
+      }
+      assertEquals(model.size(), store.count());
+      store.flush();
+      assertEquals(model, view(store, "n"), "after flush, seed " + seed);
+    }
+    System.out.printf("transaction model test: %d operations, %d transactions, %d published, %d merges, %d "
+        + "compactions%n", operations, txns, published, merges, compactions);
+    assertTrue(published >= operations / 20 && merges >= operations / 40, "the mix published and merged");
+  }
+
   @Test
   void randomOperationsOnAUserSpecWithStructsListsVectorsAndBlobsMatchAModel() {
     long seed = seed() + 1;

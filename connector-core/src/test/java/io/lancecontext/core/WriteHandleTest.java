@@ -105,7 +105,9 @@ class WriteHandleTest extends StoreTest {
 
   @Test
   void theSummaryNamesTheWalEntriesAndWriterEpochsOfThePuts() throws Exception {
-    try (ContextStore store = ContextStore.open(options(dir, "s", SPEC, "write.batch-rows", "4"));
+    // the WAL path: full buffers of write.batch-rows would take the bulk path (BulkWriteTest)
+    try (ContextStore store = ContextStore.open(options(dir, "s", SPEC, "write.batch-rows", "4",
+        "write.bulk-rows", "1000000"));
         StoreWriter w = store.newWriter()) {
       Map<Integer, Set<String>> keysByBucket = new TreeMap<>();
       for (int i = 0; i < 10; i++) {

@@ -55,6 +55,21 @@ public final class StoreOptions {
       OptionParsers::bytes, Scope.RESIDENT, "A writer handle puts its buffered rows once they take this many bytes; also the "
           + "size at which a bucket seals its open generation.");
 
+  public static final ConfigOption<String> WRITE_COMMIT = ConfigOption.of("write.commit", "immediate", s -> {
+    String v = s.trim().toLowerCase(java.util.Locale.ROOT);
+    if (!v.equals("immediate") && !v.equals("atomic")) {
+      throw new IllegalArgumentException("expected immediate or atomic");
+    }
+    return v;
+  }, Scope.HANDLE, "The commit mode of write handles that do not choose one: immediate (each put durable and visible "
+      + "on return) or atomic (rows staged under a transaction, visible together when it is published; such a handle "
+      + "needs a transaction id, WriterOptions.Builder.transaction).");
+
+  public static final ConfigOption<Integer> BULK_ROWS = ConfigOption.optional("write.bulk-rows",
+      OptionParsers::positiveInt, Scope.HANDLE, "An immediate write of at least this many rows (a handle's full buffer, "
+      + "a large Arrow batch or add) is written once as Lance data and published as a one-part transaction, instead of "
+      + "as WAL entries flushed into generations later; smaller writes take the WAL path. Unset: write.batch-rows.");
+
   public static final ConfigOption<Integer> MERGE_GENERATIONS = ConfigOption.of("merge.trigger.generations", "8",
       OptionParsers::positiveInt, Scope.RESIDENT, "Merge flushed generations into the base table once this many are unmerged.");
 
@@ -89,7 +104,7 @@ public final class StoreOptions {
 
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
-      PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, MERGE_GENERATIONS, MERGE_INTERVAL,
+      PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, WRITE_COMMIT, BULK_ROWS, MERGE_GENERATIONS, MERGE_INTERVAL,
       MERGE_MAX_BYTES, FLUSH_TIMEOUT, GC_GRACE,
       COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
 }

@@ -18,12 +18,16 @@ import java.util.Objects;
  * value, no {@code storage.*} value, no store location), so an engine ships it as it is: Java-serializable
  * for a Spark {@code WriterCommitMessage}, and {@link #toBytes()}/{@link #fromBytes(byte[])} give a stable
  * byte form (a leading format version) for a Flink committable serializer. Immutable.
+ *
+ * <p>An atomic handle's summary also names its transaction and the parts it staged
+ * ({@link #staged()}): exactly those parts become visible when the summary is passed to
+ * {@code ContextStore.publish}; its {@link #shards()} are then empty.
  */
 public final class WriteSummary implements Serializable {
   private static final long serialVersionUID = 1L;
 
   /** The version of the byte form {@link #toBytes()} writes; {@link #fromBytes} reads it and every older one. */
-  public static final byte FORMAT_VERSION = 1;
+  public static final byte FORMAT_VERSION = 2;
 
   /**
    * The puts one handle made on one shard while its writer held epoch {@code epoch}: {@code puts} WAL
@@ -40,16 +44,54 @@ public final class WriteSummary implements Serializable {
     }
   }
 
+  /**
+   * One part an atomic handle staged: the rows of one bucket written once, as a small Lance dataset
+   * named {@code name}, by writer {@code partId} as its {@code index}-th flush (0, 1, ...). Within a
+   * transaction a key's row in the part of the greater {@code (partId, index)} wins.
+   */
+  public record StagedPart(int bucket, String name, String partId, int index, long rows, long deletes)
+      implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public StagedPart {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(partId, "partId");
+    }
+  }
+
   private static final WriteSummary EMPTY = new WriteSummary(0, 0, List.of());
 
   private final long rowsWritten;
   private final long keysDeleted;
   private final List<ShardPuts> shards;
+  private final String transactionId;
+  private final List<StagedPart> staged;
 
   public WriteSummary(long rowsWritten, long keysDeleted, List<ShardPuts> shards) {
+    this(rowsWritten, keysDeleted, shards, null, List.of());
+  }
+
+  /** A summary of an atomic handle ({@code transactionId} not null) or of an immediate one. */
+  public WriteSummary(long rowsWritten, long keysDeleted, List<ShardPuts> shards, String transactionId,
+      List<StagedPart> staged) {
     this.rowsWritten = rowsWritten;
     this.keysDeleted = keysDeleted;
     this.shards = List.copyOf(shards);
+    this.transactionId = transactionId;
+    this.staged = List.copyOf(staged);
+    if (transactionId == null && !this.staged.isEmpty()) {
+      throw new IllegalArgumentException("staged parts without a transaction");
+    }
+  }
+
+  /** The transaction an atomic handle staged under; empty for an immediate handle. */
+  public java.util.Optional<String> transactionId() {
+    return java.util.Optional.ofNullable(transactionId);
+  }
+
+  /** The parts an atomic handle staged since its previous commit, in the order they were written. */
+  public List<StagedPart> staged() {
+    return staged;
   }
 
   /** Nothing written. */
@@ -89,6 +131,19 @@ public final class WriteSummary implements Serializable {
         out.writeLong(s.lastWalPosition());
         out.writeInt(s.puts());
       }
+      out.writeBoolean(transactionId != null);
+      if (transactionId != null) {
+        out.writeUTF(transactionId);
+      }
+      out.writeInt(staged.size());
+      for (StagedPart p : staged) {
+        out.writeInt(p.bucket());
+        out.writeUTF(p.name());
+        out.writeUTF(p.partId());
+        out.writeInt(p.index());
+        out.writeLong(p.rows());
+        out.writeLong(p.deletes());
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -103,7 +158,7 @@ public final class WriteSummary implements Serializable {
   public static WriteSummary fromBytes(byte[] bytes) {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
       byte version = in.readByte();
-      if (version != FORMAT_VERSION) {
+      if (version != 1 && version != FORMAT_VERSION) {
         throw new IllegalArgumentException("a write summary of format version " + version + "; this build reads "
             + "version " + FORMAT_VERSION);
       }
@@ -118,10 +173,25 @@ public final class WriteSummary implements Serializable {
         shards.add(new ShardPuts(in.readInt(), in.readInt(), in.readUTF(), in.readLong(), in.readLong(), in.readLong(),
             in.readInt()));
       }
+      String txn = null;
+      List<StagedPart> staged = new ArrayList<>();
+      if (version >= 2) {
+        if (in.readBoolean()) {
+          txn = in.readUTF();
+        }
+        int m = in.readInt();
+        if (m < 0 || m > bytes.length) {
+          throw new IllegalArgumentException("not a write summary (" + m + " staged parts)");
+        }
+        for (int i = 0; i < m; i++) {
+          staged.add(new StagedPart(in.readInt(), in.readUTF(), in.readUTF(), in.readInt(), in.readLong(),
+              in.readLong()));
+        }
+      }
       if (in.available() > 0) {
         throw new IllegalArgumentException("not a write summary (" + in.available() + " bytes after its end)");
       }
-      return new WriteSummary(rows, deleted, shards);
+      return new WriteSummary(rows, deleted, shards, txn, staged);
     } catch (IOException e) {
       throw new IllegalArgumentException("not a write summary: " + e, e);
     }
@@ -130,16 +200,17 @@ public final class WriteSummary implements Serializable {
   @Override
   public boolean equals(Object o) {
     return o instanceof WriteSummary w && w.rowsWritten == rowsWritten && w.keysDeleted == keysDeleted
-        && w.shards.equals(shards);
+        && w.shards.equals(shards) && Objects.equals(w.transactionId, transactionId) && w.staged.equals(staged);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(rowsWritten, keysDeleted, shards);
+    return Objects.hash(rowsWritten, keysDeleted, shards, transactionId, staged);
   }
 
   @Override
   public String toString() {
-    return "WriteSummary[rows=" + rowsWritten + ", deleted=" + keysDeleted + ", shards=" + shards + "]";
+    return "WriteSummary[rows=" + rowsWritten + ", deleted=" + keysDeleted + ", shards=" + shards
+        + (transactionId == null ? "" : ", transaction=" + transactionId + ", staged=" + staged) + "]";
   }
 }

@@ -9,6 +9,9 @@ import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.lance.WalEntry;
 import io.lancecontext.core.internal.session.StoreDatasets;
+import io.lancecontext.core.internal.txn.Transactions;
+import io.lancecontext.core.internal.txn.TxnIds;
+import io.lancecontext.core.internal.txn.TxnRecord;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.GcResult;
@@ -58,6 +61,11 @@ final class GarbageCollector {
 
   static GcResult collect(StoreConfig config, int shards, StoreFiles files, BufferAllocator allocator, Duration grace,
       MaintenanceLock lease) throws IOException {
+    return collect(config, shards, files, allocator, grace, lease, null);
+  }
+
+  static GcResult collect(StoreConfig config, int shards, StoreFiles files, BufferAllocator allocator, Duration grace,
+      MaintenanceLock lease, Transactions transactions) throws IOException {
     long now = System.currentTimeMillis();
     long cutoff = now - grace.toMillis();
     int gens = 0;
@@ -125,6 +133,11 @@ final class GarbageCollector {
           }
         }
       }
+      if (transactions != null) {
+        long[] removed = collectTransactions(transactions, files, collectable, cutoff, lease);
+        gens += (int) removed[0];
+        bytes += removed[1];
+      }
       ledger.prune(cutoff, orphansSeen);
       lease.ensureHeld();
       ledger.write(files);
@@ -173,6 +186,93 @@ final class GarbageCollector {
 
   private static long millis(Version v) {
     return v.getDataTime().toInstant().toEpochMilli();
+  }
+
+  /**
+   * Staged transaction data no read can need any more, {@code gc.grace} after that became so:
+   * <ul>
+   *   <li>a transaction without a record whose newest part was staged before {@code cutoff}: it is decided
+   *       aborted first (its record written once, so a late publish fails instead of naming deleted parts),
+   *       then its parts are deleted;</li>
+   *   <li>an aborted transaction's parts, once its record is older than {@code cutoff};</li>
+   *   <li>a published transaction's parts it did not name, likewise; the parts it named once every bucket's
+   *       transaction watermark at the newest base version committed by {@code cutoff} reaches its publish
+   *       sequence (merged at least {@code gc.grace} ago).</li>
+   * </ul>
+   * Records are kept (a few hundred bytes each), so a replayed publish still finds its transaction decided;
+   * only the bulk path's own transactions (which nobody publishes again) lose theirs once merged.
+   *
+   * @return part directories deleted, bytes freed
+   */
+  private static long[] collectTransactions(Transactions transactions, StoreFiles files, Map<String, Long> collectable,
+      long cutoff, MaintenanceLock lease) throws IOException {
+    long parts = 0;
+    long bytes = 0;
+    for (String txid : transactions.transactionIds()) {
+      try {
+        TxnIds.requireValid(txid);
+      } catch (IllegalArgumentException e) {
+        continue;  // not a transaction of this build
+      }
+      var record = transactions.record(txid);
+      boolean decidedNow = false;
+      List<String[]> staged = new ArrayList<>();  // {bucket dir, part name}
+      long newest = -1;
+      for (String b : files.list(TxnIds.dir(txid))) {
+        if (!b.matches("b\\d{1,9}")) {
+          continue;
+        }
+        for (String name : files.list(TxnIds.dir(txid) + "/" + b)) {
+          staged.add(new String[] {b, name});
+          newest = Math.max(newest, TxnIds.stagedAt(name));
+        }
+      }
+      if (record.isEmpty()) {
+        if (newest < 0 || newest > cutoff) {
+          continue;  // still being staged, or nothing staged yet
+        }
+        lease.ensureHeld();
+        TxnRecord mine = TxnRecord.aborted(txid, System.currentTimeMillis());
+        TxnRecord decided = transactions.decide(mine);
+        if (decided != mine) {
+          continue;  // published (or aborted) meanwhile: judged by its record at the next collection
+        }
+        record = java.util.Optional.of(decided);
+        decidedNow = true;  // never visible to any read: nothing to wait for
+      }
+      TxnRecord r = record.get();
+      Set<String> named = new HashSet<>();
+      boolean merged = true;
+      for (var p : r.parts()) {
+        named.add("b" + p.bucket() + "/" + p.name());
+      }
+      for (var e : r.sequences().entrySet()) {
+        merged &= collectable.getOrDefault(TxnIds.txnShardId(e.getKey()), 0L) >= e.getValue();
+      }
+      boolean old = r.atMillis() <= cutoff;
+      for (String[] s : staged) {
+        boolean isNamed = r.published() && named.contains(s[0] + "/" + s[1]);
+        if (isNamed ? merged : old || decidedNow) {
+          String dir = TxnIds.dir(txid) + "/" + s[0] + "/" + s[1];
+          lease.ensureHeld();
+          bytes += files.totalBytes(dir);
+          files.deleteRecursively(dir);
+          parts++;
+        }
+      }
+      for (String b : files.list(TxnIds.dir(txid))) {
+        if (b.matches("b\\d{1,9}") && files.list(TxnIds.dir(txid) + "/" + b).isEmpty()) {
+          files.deleteRecursively(TxnIds.dir(txid) + "/" + b);
+        }
+      }
+      if (TxnIds.isBulk(txid) && r.published() && merged && old && files.list(TxnIds.dir(txid)).equals(
+          List.of("record"))) {
+        // the bulk path's own transactions are never published again by anyone: their records can go
+        lease.ensureHeld();
+        files.deleteRecursively(TxnIds.dir(txid));
+      }
+    }
+    return new long[] {parts, bytes};
   }
 
   /**

@@ -73,6 +73,9 @@ public final class Maintenance implements AutoCloseable {
 
     /** One line of stats for the periodic log. */
     String summary();
+
+    /** The store's transactions, whose published parts merges fold in and garbage collection removes. */
+    io.lancecontext.core.internal.txn.Transactions transactions();
   }
 
   private final Host host;
@@ -163,6 +166,18 @@ public final class Maintenance implements AutoCloseable {
           }
         }
       }
+      for (var e : host.transactions().publishedParts().entrySet()) {
+        long w = base.watermark(io.lancecontext.core.internal.txn.TxnIds.txnShardId(e.getKey()));
+        for (var p : e.getValue()) {
+          if (p.sequence() > w) {
+            unmerged++;
+            var record = host.transactions().record(p.txid());
+            if (record.isPresent() && record.get().atMillis() < ageCutoff.toEpochMilli()) {
+              return true;
+            }
+          }
+        }
+      }
       return unmerged >= trigger;
     } catch (IOException e) {
       throw LanceErrors.translate("check the merge triggers", e);
@@ -230,6 +245,14 @@ public final class Maintenance implements AutoCloseable {
           top = Math.max(top, g.generation());
         }
         targets.put(shard, top);
+      }
+      // every transaction published by now: its bucket's transaction watermark reaches its publish sequence
+      for (var e : host.transactions().publishedParts().entrySet()) {
+        long top = 0;
+        for (var p : e.getValue()) {
+          top = Math.max(top, p.sequence());
+        }
+        targets.put(io.lancecontext.core.internal.txn.TxnIds.txnShardId(e.getKey()), top);
       }
     } catch (IOException e) {
       throw LanceErrors.translate("read the shard manifests", e);
@@ -385,7 +408,8 @@ public final class Maintenance implements AutoCloseable {
 
   private MergeResult mergeLocked() {
     return withLease("merge", MergeResult.skipped("another process holds the maintenance lease", -1), lease -> {
-      MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator(), lease);
+      MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator(), lease,
+          host.transactions());
       if (r.merged()) {
         merges.incrementAndGet();
         mergedGenerations.addAndGet(r.generationCount());
@@ -411,7 +435,7 @@ public final class Maintenance implements AutoCloseable {
   private GcResult gcLocked() {
     return withLease("garbage-collect", GcResult.skipped(), lease -> {
       GcResult r = GarbageCollector.collect(host.config(), host.shards(), host.files(), host.allocator(),
-          host.config().get(StoreOptions.GC_GRACE), lease);
+          host.config().get(StoreOptions.GC_GRACE), lease, host.transactions());
       gcRuns.incrementAndGet();
       if (r.generationDirs() + r.walEntries() + r.manifests() + r.baseVersionsRemoved() > 0) {
         LOG.info("{}: garbage collected {} generations, {} WAL entries, {} manifests, {} base versions ({} bytes)",

@@ -8,7 +8,11 @@ import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ShardLayout;
 import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
+import io.lancecontext.core.internal.lance.WalEntry;
 import io.lancecontext.core.internal.read.BlobMaterializer;
+import io.lancecontext.core.internal.txn.PublishedPart;
+import io.lancecontext.core.internal.txn.Transactions;
+import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
@@ -62,12 +66,34 @@ import org.lance.merge.MergeInsertResult;
 final class Merger {
   private Merger() {}
 
-  private record Input(String shardId, long generation, String path, Dataset dataset) {}
+  /** A generation, or a published transaction part ({@code sequence} >= 0: every row reads as it). */
+  private record Input(String shardId, long generation, String path, Dataset dataset, long sequence) {
+    Input(String shardId, long generation, String path, Dataset dataset) {
+      this(shardId, generation, path, dataset, -1);
+    }
+  }
 
   private record Candidate(String shardId, long generation, String path) {}
 
   static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
       MaintenanceLock lease) throws IOException {
+    return merge(config, spec, shards, files, allocator, lease, null);
+  }
+
+  /**
+   * As {@link #merge(StoreConfig, SchemaSpec, int, StoreFiles, BufferAllocator, MaintenanceLock)}, folding in
+   * the published, unmerged parts of {@code transactions} with their bucket's generations: their rows read
+   * as their publish sequence (and are stored with it), and the bucket's transaction watermark (the merged
+   * watermark of its transaction shard, {@link TxnIds#txnShardId}) moves to the highest merged publish
+   * sequence in the same commit. A bucket whose WAL tail holds a row stamped below a part's publish
+   * sequence is left for a later merge: merging the part first would leave an older row of a key in the
+   * fresh tier above a newer one in the base.
+   */
+  static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
+      MaintenanceLock lease, Transactions transactions) throws IOException {
+    // listed before the shard manifests are read: a part's publish sequence is above every row acknowledged
+    // before its publish, and those rows are in the manifests' generations or tails read below
+    Map<Integer, List<PublishedPart>> published = transactions == null ? Map.of() : transactions.publishedParts();
     long started = System.nanoTime();
     long maxBytes = config.get(StoreOptions.MERGE_MAX_BYTES);
     List<Input> inputs = new ArrayList<>();
@@ -79,17 +105,32 @@ final class Merger {
       for (int bucket = 0; bucket < shards; bucket++) {
         List<Candidate> candidates = new ArrayList<>();
         long bucketBytes = 0;
+        long txnWatermark = watermarks.getOrDefault(TxnIds.txnShardId(bucket), 0L);
+        List<PublishedPart> parts = published.getOrDefault(bucket, List.of()).stream()
+            .filter(p -> p.sequence() > txnWatermark).toList();
+        long lowestTail = Long.MAX_VALUE;
         for (String shardId : ShardIds.forBucket(bucket)) {
           long w = watermarks.getOrDefault(shardId, 0L);
-          for (ShardManifest.FlushedGeneration g : ShardManifests.latest(files, shardId).flushed()) {
+          ShardManifest manifest = ShardManifests.latest(files, shardId);
+          for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
             if (g.generation() > w) {
               candidates.add(new Candidate(shardId, g.generation(), g.path()));
               bucketBytes += files.totalBytes(ShardLayout.generationDir(shardId, g.path()));
             }
           }
+          if (!parts.isEmpty()) {
+            lowestTail = Math.min(lowestTail, lowestTailSequence(files, shardId, manifest.replayAfter(), allocator));
+          }
         }
-        if (candidates.isEmpty()) {
+        if (candidates.isEmpty() && parts.isEmpty()) {
           continue;
+        }
+        if (!parts.isEmpty() && lowestTail < parts.get(parts.size() - 1).sequence()) {
+          remaining += candidates.size() + parts.size();  // sealed later (age, idle, flush), then merged
+          continue;
+        }
+        for (PublishedPart p : parts) {
+          bucketBytes += files.totalBytes(p.path());
         }
         if (!inputs.isEmpty() && bytes + bucketBytes > maxBytes) {
           remaining += candidates.size();
@@ -102,15 +143,28 @@ final class Merger {
           inputs.add(new Input(c.shardId(), c.generation(), c.path(), StoreDatasets.open(uri, config, allocator)));
           perShard.merge(c.shardId(), 1, Integer::sum);
         }
+        String txnShard = TxnIds.txnShardId(bucket);
+        for (PublishedPart p : parts) {
+          inputs.add(new Input(txnShard, p.sequence(), p.path(),
+              StoreDatasets.open(config.uri() + "/" + p.path(), config, allocator), p.sequence()));
+          perShard.merge(txnShard, 1, Integer::sum);
+        }
       }
       if (inputs.isEmpty()) {
-        return MergeResult.skipped("no unmerged generations", base.version());
+        return MergeResult.skipped(remaining > 0 ? "the buckets with unmerged transactions wait for their WAL tails "
+            + "to be sealed" : "no unmerged generations", base.version());
       }
       Map<String, Long> winners = newestRows(spec, inputs);
       List<MergedGeneration> marked = new ArrayList<>();
+      Map<String, Long> txnMarks = new LinkedHashMap<>();
       for (Input in : inputs) {
-        marked.add(new MergedGeneration(in.shardId(), in.generation()));
+        if (in.sequence() >= 0) {
+          txnMarks.merge(in.shardId(), in.sequence(), Math::max);
+        } else {
+          marked.add(new MergedGeneration(in.shardId(), in.generation()));
+        }
       }
+      txnMarks.forEach((shard, seq) -> marked.add(new MergedGeneration(shard, seq)));
       MergeSource source = new MergeSource(spec, base.getSchema(), inputs, winners, allocator);
       // update unconditionally: generations reach the base in write order (a bucket's seals run one
       // after another, a recovering writer seals the older lane first). A conditional update
@@ -137,6 +191,46 @@ final class Merger {
     } finally {
       inputs.forEach(i -> i.dataset().close());
     }
+  }
+
+  /** Sets every row's write sequence to {@code sequence} (a transaction part's publish sequence), unless -1. */
+  private static VectorSchemaRoot stamped(VectorSchemaRoot rows, long sequence) {
+    if (sequence >= 0) {
+      BigIntVector seq = (BigIntVector) rows.getVector(SystemColumns.SEQUENCE);
+      for (int i = 0; i < rows.getRowCount(); i++) {
+        seq.setSafe(i, sequence);
+      }
+      seq.setValueCount(rows.getRowCount());
+    }
+    return rows;
+  }
+
+  /**
+   * The lowest write sequence of a row in a shard's WAL entries above {@code replayAfter} (its unsealed
+   * tail); {@code Long.MAX_VALUE} if there is none. An incomplete entry was never acknowledged and counts
+   * for nothing.
+   */
+  private static long lowestTailSequence(StoreFiles files, String shardId, long replayAfter, BufferAllocator allocator)
+      throws IOException {
+    long lowest = Long.MAX_VALUE;
+    for (long p : WalEntry.positions(files, shardId)) {
+      if (p <= replayAfter) {
+        continue;
+      }
+      try (WalEntry e = WalEntry.read(files, shardId, p, allocator)) {
+        for (VectorSchemaRoot b : e.batches()) {
+          BigIntVector seq = (BigIntVector) b.getVector(SystemColumns.SEQUENCE);
+          for (int i = 0; seq != null && i < b.getRowCount(); i++) {
+            if (!seq.isNull(i)) {
+              lowest = Math.min(lowest, seq.get(i));
+            }
+          }
+        }
+      } catch (WalEntry.Incomplete | java.nio.file.NoSuchFileException e) {
+        // never acknowledged, or sealed and collected since the listing
+      }
+    }
+    return lowest;
   }
 
   /**
@@ -183,7 +277,8 @@ final class Merger {
           for (int r = 0; r < key.getValueCount(); r++, offset++) {
             String k = new String(key.get(r), StandardCharsets.UTF_8);
             if (local.putIfAbsent(k, ((long) i << 32) | offset) == null) {
-              localSeq.put(k, seq.isNull(r) ? 0L : seq.get(r));
+              long fixed = inputs.get(i).sequence();
+              localSeq.put(k, fixed >= 0 ? fixed : seq.isNull(r) ? 0L : seq.get(r));
             }
           }
         }
@@ -261,7 +356,8 @@ final class Merger {
           List<String> withIds = new ArrayList<>(columns);
           withIds.add(MetadataColumns.ROWID);
           Dataset ds = inputs.get(input).dataset();
-          try (VectorSchemaRoot picked = RowCopier.copy(in, withIds, rows, count, allocator);
+          try (VectorSchemaRoot picked = stamped(RowCopier.copy(in, withIds, rows, count, allocator),
+              inputs.get(input).sequence());
               VectorSchemaRoot out = BlobMaterializer.materialize(ds, spec, picked, columns, allocator);
               ArrowRecordBatch batch = new VectorUnloader(out).getRecordBatch()) {
             loadRecordBatch(batch);

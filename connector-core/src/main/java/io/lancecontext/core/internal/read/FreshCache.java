@@ -137,6 +137,15 @@ public final class FreshCache implements AutoCloseable {
 
   /** The current view of a shard whose merged watermark is {@code watermark}, retained for the caller. */
   public FreshShard view(String shardId, long watermark) {
+    return view(shardId, watermark, List.of());
+  }
+
+  /**
+   * As {@link #view(String, long)}, with the published, unmerged transaction parts {@code parts} (in
+   * {@link io.lancecontext.core.internal.txn.PublishedPart#ORDER}) after the generations and before the WAL
+   * entries: each reads as its publish sequence, and of equal ones the later part wins a key.
+   */
+  public FreshShard view(String shardId, long watermark, List<io.lancecontext.core.internal.txn.PublishedPart> parts) {
     ShardCache cache = shardCache(shardId);
     List<FreshSource> acquired = new ArrayList<>();
     try {
@@ -157,6 +166,14 @@ public final class FreshCache implements AutoCloseable {
           inView.add(s);
           keep.add(cacheKey(shardId, s.id()));
         }
+        StringBuilder txns = new StringBuilder();
+        for (var part : parts) {
+          FreshSource s = acquire(cache, shardId, part.id(), () -> loadPart(shardId, part));
+          acquired.add(s);
+          inView.add(s);
+          keep.add(cacheKey(shardId, s.id()));
+          txns.append('|').append(part.id());
+        }
         List<WalSource> wal = new ArrayList<>();
         for (long p : cache.positions) {
           WalSource w = (WalSource) acquire(cache, shardId, "wal:" + p, () -> loadWal(shardId, p));
@@ -171,7 +188,8 @@ public final class FreshCache implements AutoCloseable {
         }
         long e = newestEpoch;
         boolean relogged = wal.stream().anyMatch(w -> w.entry().epoch() == e);
-        StringBuilder signature = new StringBuilder().append(watermark).append('|').append(manifest.version());
+        StringBuilder signature = new StringBuilder().append(watermark).append('|').append(manifest.version())
+            .append(txns);
         for (WalSource w : wal) {
           if (!relogged || w.entry().epoch() == e) {
             inView.add(w);
@@ -216,9 +234,11 @@ public final class FreshCache implements AutoCloseable {
    * A view pinned to what another view saw (a read split's snapshot): the generations a given manifest
    * version lists above {@code watermark}, and exactly the given WAL positions. Retained for the caller.
    */
-  public FreshShard pinnedView(String shardId, long watermark, long manifestVersion, List<Long> positions) {
-    Pinned p = pinnedSources(shardId, watermark, manifestVersion, positions);
+  public FreshShard pinnedView(String shardId, long watermark, long manifestVersion, List<Long> positions,
+      List<io.lancecontext.core.internal.txn.PublishedPart> parts) {
+    Pinned p = pinnedSources(shardId, watermark, manifestVersion, positions, parts);
     StringBuilder signature = new StringBuilder("pinned|").append(watermark).append('|').append(manifestVersion);
+    parts.forEach(part -> signature.append('|').append(part.id()));
     positions.forEach(pos -> signature.append(',').append(pos));
     try {
       return new FreshShard(shardId, watermark, p.manifest(), p.sources(), signature.toString());
@@ -232,8 +252,9 @@ public final class FreshCache implements AutoCloseable {
    * Every key with a row or tombstone in a pinned shard view (see {@link #pinnedView}): what a base split
    * excludes. Reads no rows beyond what the cache holds or loads, and builds no index of newest rows.
    */
-  public Set<String> pinnedKeys(String shardId, long watermark, long manifestVersion, List<Long> positions) {
-    Pinned p = pinnedSources(shardId, watermark, manifestVersion, positions);
+  public Set<String> pinnedKeys(String shardId, long watermark, long manifestVersion, List<Long> positions,
+      List<io.lancecontext.core.internal.txn.PublishedPart> parts) {
+    Pinned p = pinnedSources(shardId, watermark, manifestVersion, positions, parts);
     try {
       Set<String> keys = new HashSet<>();
       for (FreshSource s : p.sources()) {
@@ -247,7 +268,8 @@ public final class FreshCache implements AutoCloseable {
 
   private record Pinned(ShardManifest manifest, List<FreshSource> sources) {}
 
-  private Pinned pinnedSources(String shardId, long watermark, long manifestVersion, List<Long> positions) {
+  private Pinned pinnedSources(String shardId, long watermark, long manifestVersion, List<Long> positions,
+      List<io.lancecontext.core.internal.txn.PublishedPart> parts) {
     ShardCache cache = shardCache(shardId);
     List<FreshSource> acquired = new ArrayList<>();
     try {
@@ -258,6 +280,9 @@ public final class FreshCache implements AutoCloseable {
           if (g.generation() > watermark) {
             acquired.add(acquire(cache, shardId, "gen:" + g.path(), () -> loadGeneration(shardId, g)));
           }
+        }
+        for (var part : parts) {
+          acquired.add(acquire(cache, shardId, part.id(), () -> loadPart(shardId, part)));
         }
         for (long p : positions) {
           acquired.add(acquire(cache, shardId, "wal:" + p, () -> loadWal(shardId, p)));
@@ -361,7 +386,23 @@ public final class FreshCache implements AutoCloseable {
   }
 
   private GenerationSource loadGeneration(String shardId, ShardManifest.FlushedGeneration g) {
-    String uri = config.uri() + "/" + ShardLayout.generationDir(shardId, g.path());
+    return loadDataset(shardId, config.uri() + "/" + ShardLayout.generationDir(shardId, g.path()), g.generation(),
+        g.path(), null);
+  }
+
+  private GenerationSource loadPart(String shardId, io.lancecontext.core.internal.txn.PublishedPart part) {
+    try {
+      return loadDataset(shardId, config.uri() + "/" + part.path(), -1, part.path(), part);
+    } catch (io.lancecontext.core.error.LanceContextException e) {
+      throw new io.lancecontext.core.error.StorageException(config.uri() + ": staged part " + part.path()
+          + " of published transaction " + part.txid() + " cannot be read (removed by hand, or garbage-collected under "
+          + "a read older than gc.grace)", e);
+    }
+  }
+
+  /** A generation, or with {@code part} a transaction part whose rows all read as its publish sequence. */
+  private GenerationSource loadDataset(String shardId, String uri, long generation, String path,
+      io.lancecontext.core.internal.txn.PublishedPart part) {
     Dataset ds = StoreDatasets.open(uri, config, allocator);
     try {
       List<String> columns = new ArrayList<>();
@@ -385,7 +426,7 @@ public final class FreshCache implements AutoCloseable {
           for (int r = 0; r < batch.getRowCount(); r++) {
             keys.add(new String(key.get(r), StandardCharsets.UTF_8));
             tombs.add(tomb != null && !tomb.isNull(r) && tomb.get(r) != 0);
-            seqs.add(seq.isNull(r) ? 0L : seq.get(r));
+            seqs.add(part != null ? part.sequence() : seq.isNull(r) ? 0L : seq.get(r));
           }
         }
       }
@@ -394,11 +435,11 @@ public final class FreshCache implements AutoCloseable {
         t[i] = tombs.get(i);
       }
       long[] q = seqs.stream().mapToLong(Long::longValue).toArray();
-      return new GenerationSource(shardId, g.generation(), g.path(), ds, keys.toArray(new String[0]), q,
-          hasTombstones ? t : null);
+      return new GenerationSource(shardId, generation, path, ds, keys.toArray(new String[0]), q,
+          hasTombstones ? t : null, part);
     } catch (Exception e) {
       ds.close();
-      throw LanceErrors.translate("read generation " + g.path() + " of shard " + shardId, e);
+      throw LanceErrors.translate("read generation " + path + " of shard " + shardId, e);
     }
   }
 

@@ -3,7 +3,8 @@ package io.lancecontext.core.internal.read;
 import org.lance.Dataset;
 
 /**
- * A flushed, not yet merged generation: a small Lance dataset. Its keys are loaded once (in scan order)
+ * A flushed, not yet merged generation, or a published, not yet merged part of a transaction
+ * ({@link #transactionPart()}): a small Lance dataset. Its keys are loaded once (in scan order)
  * so that lookups never scan it; rows are fetched by offset.
  */
 public final class GenerationSource extends FreshSource {
@@ -13,16 +14,28 @@ public final class GenerationSource extends FreshSource {
   private final String[] keys;
   private final long[] sequences;
   private final boolean[] tombstones;
+  private final io.lancecontext.core.internal.txn.PublishedPart part;
 
   GenerationSource(String shardId, long generation, String path, Dataset dataset, String[] keys, long[] sequences,
       boolean[] tombstones) {
+    this(shardId, generation, path, dataset, keys, sequences, tombstones, null);
+  }
+
+  GenerationSource(String shardId, long generation, String path, Dataset dataset, String[] keys, long[] sequences,
+      boolean[] tombstones, io.lancecontext.core.internal.txn.PublishedPart part) {
     super(shardId);
+    this.part = part;
     this.generation = generation;
     this.path = path;
     this.dataset = dataset;
     this.keys = keys;
     this.sequences = sequences;
     this.tombstones = tombstones;
+  }
+
+  /** The transaction part this source is (its rows read as its publish sequence), or null for a generation. */
+  public io.lancecontext.core.internal.txn.PublishedPart transactionPart() {
+    return part;
   }
 
   /** Write sequence of a row. */
@@ -53,7 +66,7 @@ public final class GenerationSource extends FreshSource {
 
   @Override
   public String id() {
-    return "gen:" + path;
+    return part != null ? part.id() : "gen:" + path;
   }
 
   @Override

@@ -143,12 +143,21 @@ public final class LsmSnapshot implements AutoCloseable {
     Map<String, ReadSplit.PinnedShard> pinned = new java.util.LinkedHashMap<>();
     for (FreshShard s : shards().values()) {
       List<Long> positions = new java.util.ArrayList<>();
+      Map<Integer, java.util.TreeSet<Long>> txns = new java.util.TreeMap<>();
       for (FreshSource source : s.sources()) {
         if (source instanceof WalSource w) {
           positions.add(w.entry().position());
+        } else if (source instanceof GenerationSource g && g.transactionPart() != null) {
+          txns.computeIfAbsent(g.transactionPart().bucket(), b -> new java.util.TreeSet<>())
+              .add(g.transactionPart().sequence());
         }
       }
       pinned.put(s.shardId(), new ReadSplit.PinnedShard(s.watermark(), s.manifest().version(), positions));
+      // a bucket's published transactions, pinned under its transaction shard: their publish sequences
+      for (var t : txns.entrySet()) {
+        String txnShard = io.lancecontext.core.internal.txn.TxnIds.txnShardId(t.getKey());
+        pinned.put(txnShard, new ReadSplit.PinnedShard(base.watermark(txnShard), 0, List.copyOf(t.getValue())));
+      }
     }
     return new ReadSplit.Snapshot(base().version(), pinned, plannedAt);
   }

@@ -44,6 +44,8 @@ public final class Snapshots implements AutoCloseable {
   private final List<String> allShards;
   private final Function<String, Collection<String>> shardsOfKey;
   private final FreshCache fresh;
+  private final io.lancecontext.core.internal.txn.Transactions transactions;
+  private final Function<String, Integer> txnBucket;
   private final AtomicReference<BaseTable> latest = new AtomicReference<>();
   private final Object opening = new Object();
   private final SingleFlight<PinKey, Set<String>> pinnedFreshKeys = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
@@ -60,15 +62,20 @@ public final class Snapshots implements AutoCloseable {
   /**
    * @param allShards every MemWAL shard of the store, in bucket and lane order
    * @param shardsOfKey the shards (the lanes of its bucket) a key's rows are in
+   * @param transactions the store's transactions, whose published, unmerged parts are in the fresh tier
+   * @param txnBucket the bucket whose transaction parts a shard's views carry (null: none; one shard per bucket)
    */
   public Snapshots(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator,
-      List<String> allShards, Function<String, Collection<String>> shardsOfKey) {
+      List<String> allShards, Function<String, Collection<String>> shardsOfKey,
+      io.lancecontext.core.internal.txn.Transactions transactions, Function<String, Integer> txnBucket) {
     this.config = config;
     this.spec = spec;
     this.files = files;
     this.allocator = allocator;
     this.allShards = List.copyOf(allShards);
     this.shardsOfKey = shardsOfKey;
+    this.transactions = transactions;
+    this.txnBucket = txnBucket;
     this.fresh = new FreshCache(config, spec, files, allocator);
   }
 
@@ -105,6 +112,43 @@ public final class Snapshots implements AutoCloseable {
     }
   }
 
+  /** The parts of {@code bucket} above its transaction watermark at {@code b}. */
+  private static List<io.lancecontext.core.internal.txn.PublishedPart> unmerged(
+      List<io.lancecontext.core.internal.txn.PublishedPart> parts, BaseTable b, int bucket) {
+    if (parts == null) {
+      return List.of();
+    }
+    long merged = b.watermark(io.lancecontext.core.internal.txn.TxnIds.txnShardId(bucket));
+    return parts.stream().filter(p -> p.sequence() > merged).toList();
+  }
+
+  /**
+   * The transaction parts a pinned snapshot held for the shard {@code id} carrying them: those whose
+   * publish sequences it pinned under the bucket's transaction shard.
+   */
+  private List<io.lancecontext.core.internal.txn.PublishedPart> pinnedParts(ReadSplit.Snapshot pinned, String id) {
+    Integer bucket = txnBucket.apply(id);
+    if (bucket == null) {
+      return List.of();
+    }
+    ReadSplit.PinnedShard t = pinned.shards().get(io.lancecontext.core.internal.txn.TxnIds.txnShardId(bucket));
+    if (t == null || t.walPositions().isEmpty()) {
+      return List.of();
+    }
+    Set<Long> sequences = new HashSet<>(t.walPositions());
+    var parts = transactions.publishedParts().get(bucket);
+    if (parts == null) {
+      parts = List.of();
+    }
+    List<io.lancecontext.core.internal.txn.PublishedPart> out = parts.stream()
+        .filter(p -> sequences.contains(p.sequence())).toList();
+    if (out.stream().map(p -> p.sequence()).distinct().count() != sequences.size()) {
+      throw new io.lancecontext.core.error.StorageException(config.uri() + ": a transaction the read's snapshot "
+          + "holds is gone (it is older than gc.grace); plan the read again", null);
+    }
+    return out;
+  }
+
   /** The base table at {@code version}, retained for the caller: the latest one if it is that version. */
   private BaseTable baseAt(long version) {
     BaseTable b = latest.get();
@@ -119,9 +163,18 @@ public final class Snapshots implements AutoCloseable {
     BaseTable b = base();
     List<FreshShard> views = new ArrayList<>();
     try {
+      Map<Integer, List<io.lancecontext.core.internal.txn.PublishedPart>> parts = null;
       for (String id : allShards) {
         if (shardIds == null || shardIds.contains(id)) {
-          views.add(fresh.view(id, b.watermark(id)));
+          Integer bucket = txnBucket.apply(id);
+          if (bucket == null) {
+            views.add(fresh.view(id, b.watermark(id)));
+            continue;
+          }
+          if (parts == null) {
+            parts = transactions.publishedParts();
+          }
+          views.add(fresh.view(id, b.watermark(id), unmerged(parts.get(bucket), b, bucket)));
         }
       }
       return new LsmSnapshot(b, views);
@@ -155,9 +208,11 @@ public final class Snapshots implements AutoCloseable {
 
   private Set<String> freshKeys(ReadSplit.Snapshot pinned) {
     Set<String> keys = new HashSet<>();
-    for (var e : pinned.shards().entrySet()) {
-      var p = e.getValue();
-      keys.addAll(fresh.pinnedKeys(e.getKey(), p.watermark(), p.manifestVersion(), p.walPositions()));
+    for (String id : allShards) {
+      var p = pinned.shards().get(id);
+      if (p != null) {
+        keys.addAll(fresh.pinnedKeys(id, p.watermark(), p.manifestVersion(), p.walPositions(), pinnedParts(pinned, id)));
+      }
     }
     return Set.copyOf(keys);
   }
@@ -173,7 +228,7 @@ public final class Snapshots implements AutoCloseable {
         if (p == null || only != null && !only.contains(id)) {
           continue;
         }
-        views.add(fresh.pinnedView(id, p.watermark(), p.manifestVersion(), p.walPositions()));
+        views.add(fresh.pinnedView(id, p.watermark(), p.manifestVersion(), p.walPositions(), pinnedParts(pinned, id)));
       }
       return new LsmSnapshot(b, views, null, superseded);
     } catch (RuntimeException e) {

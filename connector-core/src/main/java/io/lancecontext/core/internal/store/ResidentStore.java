@@ -15,6 +15,7 @@ import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.Snapshots;
 import io.lancecontext.core.internal.session.LanceRuntime;
+import io.lancecontext.core.internal.txn.Transactions;
 import io.lancecontext.core.internal.write.BucketWriter;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.internal.write.StoreWrites;
@@ -60,6 +61,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   private final Snapshots reads;
   private final RecordCodec codec;
   private final StoreWrites writes;
+  private final Transactions transactions;
   private final Maintenance maintenance;
   private final String name;
   private volatile boolean closed;
@@ -91,11 +93,16 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     for (int i = 0; i < shards; i++) {
       writers[i] = new BucketWriter(this, i, Maintenance.SEAL_ENTRIES, config.get(StoreOptions.BATCH_BYTES));
     }
-    this.reads = new Snapshots(config, spec, files, allocator, ShardIds.all(shards),
-        key -> ShardIds.forBucket(bucketOf(key)));
+    this.transactions = new Transactions(config, files, allocator);
+    List<String> allShards = ShardIds.all(shards);
+    this.reads = new Snapshots(config, spec, files, allocator, allShards,
+        key -> ShardIds.forBucket(bucketOf(key)), transactions, shard -> {
+          int i = allShards.indexOf(shard);
+          return i >= 0 && i % ShardIds.LANES == 0 ? i / ShardIds.LANES : null;
+        });
     this.maintenance = new Maintenance(this);
     this.writes = new StoreWrites(spec, datasetSchema, config.uri(), name, allocator, writers, codec, this,
-        maintenance::onWrite);
+        maintenance::onWrite, transactions);
     LOG.info("Opened store {}{} ({} shards, {} columns, key '{}')", config.uri(), opened.created() ? " (new)" : "",
         shards, spec.columns().size(), spec.key());
   }
@@ -106,6 +113,12 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   }
 
   // ---------------------------------------------------------------- Host (writers and maintenance)
+
+  /** The store's transactions. */
+  @Override
+  public Transactions transactions() {
+    return transactions;
+  }
 
   @Override
   public Dataset baseDataset() {

@@ -585,6 +585,58 @@ public final class BucketWriter implements AutoCloseable {
     }
   }
 
+  /** The lane epochs a publish claimed the bucket with (null: no publish holds the bucket). */
+  private long[] publishEpochs;
+
+  /**
+   * Starts a publish of a transaction touching this bucket: takes the bucket's lock (held until
+   * {@link #endPublish()}), makes this JVM the holder of every lane (claiming lanes another writer held,
+   * which fences it: its next put claims back and re-seeds above every stamp present, the published
+   * transaction's included), raises the write sequence above every stamp present for the bucket and
+   * returns the next one: the publish sequence every row of the transaction in this bucket reads as.
+   * Every put acknowledged before this call is below it, every put of this JVM after it above it.
+   */
+  public long beginPublish() {
+    lock.lock();
+    try {
+      long[] epochs = holdEveryLaneLocked(List.of());
+      // a lane claimed after the seed may hold puts of the writer it was claimed from
+      lastSequence = Math.max(lastSequence, host.maxFreshSequence(bucket));
+      publishEpochs = epochs;
+      return nextSequence();
+    } catch (RuntimeException e) {
+      lock.unlock();
+      throw e;
+    }
+  }
+
+  /**
+   * Ends a publish (see {@link #beginPublish()}), releasing the bucket's lock.
+   *
+   * @return whether every lane is still held with the epoch the publish claimed it with; if not, another
+   *     writer claimed a lane before the transaction's record existed, and the next put here re-seeds
+   */
+  public boolean endPublish() {
+    try {
+      long[] epochs = publishEpochs;
+      publishEpochs = null;
+      if (epochs == null) {
+        return true;
+      }
+      for (int l = 0; l < lanes.length; l++) {
+        if (latestEpoch(l) != epochs[l]) {
+          lastSequence = -1;
+          return false;
+        }
+      }
+      return true;
+    } catch (java.io.IOException e) {
+      throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
   public boolean isOpen() {
     for (LaneWriter lane : lanes) {
       if (lane.isOpen()) {

@@ -1,6 +1,12 @@
 package io.lancecontext.core.internal.write;
 
 import io.lancecontext.core.error.StoreClosedException;
+import io.lancecontext.core.error.TransactionAbortedException;
+import io.lancecontext.core.internal.txn.Transactions;
+import io.lancecontext.core.internal.txn.TxnIds;
+import io.lancecontext.core.internal.txn.TxnRecord;
+import io.lancecontext.core.result.PublishResult;
+import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.error.UniqueKeyViolationException;
 import io.lancecontext.core.error.WriteInterruptedException;
 import io.lancecontext.core.internal.codec.BatchValidator;
@@ -84,13 +90,14 @@ public final class StoreWrites {
   private final RecordCodec codec;
   private final Reads reads;
   private final Runnable onWrite;
+  private final Transactions transactions;
   private final ExecutorService putPool;
   private final AtomicLong adds = new AtomicLong();
   private final AtomicLong rowsAdded = new AtomicLong();
 
   /** {@code onWrite} runs after every acknowledged write (the maintenance schedule). */
   public StoreWrites(SchemaSpec spec, Schema datasetSchema, String uri, String name, BufferAllocator allocator,
-      BucketWriter[] writers, RecordCodec codec, Reads reads, Runnable onWrite) {
+      BucketWriter[] writers, RecordCodec codec, Reads reads, Runnable onWrite, Transactions transactions) {
     this.spec = spec;
     this.datasetSchema = datasetSchema;
     this.uri = uri;
@@ -100,6 +107,7 @@ public final class StoreWrites {
     this.codec = codec;
     this.reads = reads;
     this.onWrite = onWrite;
+    this.transactions = transactions;
     this.putPool = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "lancecontext-add-" + name);
       t.setDaemon(true);
@@ -118,6 +126,189 @@ public final class StoreWrites {
 
   public long rowsAdded() {
     return rowsAdded.get();
+  }
+
+  /** Copies each bucket's rows of {@code batch} into a batch of its own (the caller closes them). */
+  private List<VectorSchemaRoot> parts(VectorSchemaRoot batch, boolean owned, List<Integer> buckets,
+      Map<Integer, List<Integer>> rowsByBucket) {
+    int n = batch.getRowCount();
+    List<VectorSchemaRoot> parts = new ArrayList<>();
+    try {
+      List<String> columns = datasetSchema.getFields().stream().map(f -> f.getName()).toList();
+      for (int b : buckets) {
+        List<Integer> rows = rowsByBucket.get(b);
+        VectorSchemaRoot copy;
+        if (owned && buckets.size() == 1 && rows.size() == n) {
+          copy = RowCopier.transfer(batch, columns, allocator);
+        } else {
+          int[] idx = rows.stream().mapToInt(Integer::intValue).toArray();
+          copy = RowCopier.copy(batch, columns, idx, idx.length, allocator);
+        }
+        emptyBlobsToNull(copy);
+        parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
+      }
+    } catch (RuntimeException e) {
+      parts.forEach(VectorSchemaRoot::close);
+      throw e;
+    }
+    return parts;
+  }
+
+  // ---------------------------------------------------------------- transactions
+
+  /** What one flush of an atomic handle staged. */
+  public record Staged(int rows, int deletes, List<WriteSummary.StagedPart> parts) {}
+
+  /**
+   * Stages a batch in the dataset schema (validated here) for transaction {@code txid}: deduplicated by
+   * key (the last row wins), split by bucket, each bucket's rows written once as a Lance dataset. Nothing
+   * of it is visible until the transaction is published naming these parts. Does not close {@code batch}.
+   */
+  public Staged stage(VectorSchemaRoot batch, boolean owned, String txid, String partId, int index) {
+    BatchValidator.validate(spec, batch);
+    int n = batch.getRowCount();
+    if (n == 0) {
+      return new Staged(0, 0, List.of());
+    }
+    VarCharVector keys = (VarCharVector) batch.getVector(spec.key());
+    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
+    Map<String, Integer> last = new LinkedHashMap<>();
+    for (int r = 0; r < n; r++) {
+      last.put(new String(keys.get(r), StandardCharsets.UTF_8), r);
+    }
+    Map<Integer, List<Integer>> rowsByBucket = new HashMap<>();
+    Map<Integer, Integer> deletesByBucket = new HashMap<>();
+    for (var e : last.entrySet()) {
+      int b = bucketOf(e.getKey());
+      rowsByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(e.getValue());
+      if (isTombstone(tombstone, e.getValue())) {
+        deletesByBucket.merge(b, 1, Integer::sum);
+      }
+    }
+    rowsByBucket.values().forEach(java.util.Collections::sort);
+    List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
+    List<VectorSchemaRoot> parts = parts(batch, owned, buckets, rowsByBucket);
+    List<WriteSummary.StagedPart> staged = new ArrayList<>();
+    int deletes = 0;
+    try {
+      for (int i = 0; i < buckets.size(); i++) {
+        int b = buckets.get(i);
+        String partName = TxnIds.newPartName(partId, index, System.currentTimeMillis());
+        transactions.writePart(txid, b, partName, parts.get(i));
+        int d = deletesByBucket.getOrDefault(b, 0);
+        deletes += d;
+        staged.add(new WriteSummary.StagedPart(b, partName, partId, index, parts.get(i).getRowCount() - d, d));
+      }
+    } finally {
+      parts.forEach(VectorSchemaRoot::close);
+    }
+    return new Staged(last.size() - deletes, deletes, staged);
+  }
+
+  /**
+   * Publishes transaction {@code txid}: exactly the parts the summaries name become visible to every
+   * reader in every process at once (when its record is written). Every bucket touched is claimed first
+   * (fencing other writers, who re-seed above the transaction when they claim back) and given its publish
+   * sequence, above every stamp present; the record is written while this JVM holds those buckets.
+   *
+   * @throws TransactionAbortedException if the transaction was aborted
+   */
+  public PublishResult publish(String txid, Collection<WriteSummary> summaries) {
+    long started = System.nanoTime();
+    TxnIds.requireValid(txid);
+    var existing = transactions.record(txid);
+    if (existing.isPresent()) {
+      return decided(existing.get(), started);
+    }
+    Map<String, WriteSummary.StagedPart> byName = new LinkedHashMap<>();
+    for (WriteSummary w : summaries) {
+      if (w.transactionId().isEmpty() || !w.transactionId().get().equals(txid)) {
+        throw new IllegalArgumentException("a write summary of " + w.transactionId().map(t -> "transaction " + t)
+            .orElse("an immediate handle") + " passed to the publish of transaction " + txid);
+      }
+      for (WriteSummary.StagedPart p : w.staged()) {
+        if (p.bucket() < 0 || p.bucket() >= writers.length) {
+          throw new IllegalArgumentException("a staged part of bucket " + p.bucket() + "; the store has "
+              + writers.length);
+        }
+        byName.putIfAbsent(p.bucket() + "/" + p.name(), p);
+      }
+    }
+    try {
+      for (WriteSummary.StagedPart p : byName.values()) {
+        if (!transactions.files().exists(TxnIds.partDir(txid, p.bucket(), p.name()))) {
+          throw new io.lancecontext.core.error.StorageException(uri + ": staged part "
+              + TxnIds.partDir(txid, p.bucket(), p.name()) + " of transaction " + txid + " does not exist (never "
+              + "staged, or collected after gc.grace without a publish)", null);
+        }
+      }
+    } catch (IOException e) {
+      throw LanceErrors.translate("check the staged parts of transaction " + txid, e);
+    }
+    TreeSet<Integer> buckets = new TreeSet<>();
+    byName.values().forEach(p -> buckets.add(p.bucket()));
+    Map<Integer, Long> sequences = new java.util.TreeMap<>();
+    List<Integer> begun = new ArrayList<>();
+    TxnRecord decided;
+    TxnRecord mine = null;
+    try {
+      // ascending bucket order: two publishes in one JVM cannot deadlock
+      for (int b : buckets) {
+        sequences.put(b, writers[b].beginPublish());
+        begun.add(b);
+      }
+      mine = new TxnRecord(txid, true, System.currentTimeMillis(), sequences, new ArrayList<>(byName.values()));
+      decided = transactions.decide(mine);
+    } finally {
+      for (int b : begun) {
+        if (!writers[b].endPublish()) {
+          org.slf4j.LoggerFactory.getLogger(StoreWrites.class).info("{} bucket {}: another writer claimed a lane "
+              + "during the publish of transaction {}", name, b, txid);
+        }
+      }
+    }
+    if (decided != mine) {
+      return decided(decided, started);  // another committer published (or aborted) it meanwhile
+    }
+    onWrite.run();
+    return result(decided, false, started);
+  }
+
+  private PublishResult decided(TxnRecord r, long started) {
+    if (!r.published()) {
+      throw new TransactionAbortedException("transaction " + r.txid() + " of " + uri + " was aborted; it cannot be "
+          + "published");
+    }
+    return result(r, true, started);
+  }
+
+  private static PublishResult result(TxnRecord r, boolean already, long started) {
+    long rows = 0;
+    long deletes = 0;
+    for (WriteSummary.StagedPart p : r.parts()) {
+      rows += p.rows();
+      deletes += p.deletes();
+    }
+    return new PublishResult(r.txid(), already, r.parts().size(), rows, deletes, r.sequences(),
+        (System.nanoTime() - started) / 1_000_000);
+  }
+
+  /**
+   * Aborts transaction {@code txid}: none of its parts will ever be visible; garbage collection deletes
+   * them after {@code gc.grace}.
+   *
+   * @return false if it was aborted before
+   * @throws TransactionAbortedException if it was published (a transaction is decided once)
+   */
+  public boolean abort(String txid) {
+    TxnIds.requireValid(txid);
+    TxnRecord mine = TxnRecord.aborted(txid, System.currentTimeMillis());
+    TxnRecord r = transactions.decide(mine);
+    if (r.published()) {
+      throw new TransactionAbortedException("transaction " + txid + " of " + uri + " was published; it cannot be "
+          + "aborted");
+    }
+    return r == mine;
   }
 
   // ---------------------------------------------------------------- sequences (BucketWriter.Host)
@@ -216,31 +407,43 @@ public final class StoreWrites {
       rejectExisting(batch, last, tombstone);
     }
     List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
-    List<VectorSchemaRoot> parts = new ArrayList<>();
-    try {
-      List<String> columns = datasetSchema.getFields().stream().map(f -> f.getName()).toList();
-      for (int b : buckets) {
-        List<Integer> rows = rowsByBucket.get(b);
-        VectorSchemaRoot copy;
-        if (owned && buckets.size() == 1 && rows.size() == n) {
-          copy = RowCopier.transfer(batch, columns, allocator);
-        } else {
-          int[] idx = rows.stream().mapToInt(Integer::intValue).toArray();
-          copy = RowCopier.copy(batch, columns, idx, idx.length, allocator);
-        }
-        emptyBlobsToNull(copy);
-        parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
-      }
-    } catch (RuntimeException e) {
-      parts.forEach(VectorSchemaRoot::close);
-      throw e;
-    }
+    List<VectorSchemaRoot> parts = parts(batch, owned, buckets, rowsByBucket);
     List<PutReceipt> receipts = putAll(buckets, parts, keysByBucket,
         unique ? (part, partKeys) -> rejectExisting(part, partKeys, buckets.size() > 1) : null);
     adds.incrementAndGet();
     rowsAdded.addAndGet(last.size());
     onWrite.run();
     return new Outcome(last.size() - deletes, deletes, receipts);
+  }
+
+  /**
+   * As {@link #write(VectorSchemaRoot, boolean)}, but a batch of at least {@code bulkRows} rows (0: never;
+   * never with capability {@code unique-ids}) takes the <b>bulk path</b>: it is written once as Lance data,
+   * one part per bucket, and published as a transaction of its own before this returns, instead of as WAL
+   * entries that are flushed into generations later. Same contract: durable and visible on return, ordered
+   * after every write acknowledged before and before every write acknowledged after.
+   */
+  public Outcome write(VectorSchemaRoot batch, boolean owned, int bulkRows) {
+    if (bulkRows <= 0 || batch.getRowCount() < bulkRows || spec.has(Capability.UNIQUE_IDS)) {
+      return write(batch, owned);
+    }
+    String txid = TxnIds.BULK_PREFIX + java.util.UUID.randomUUID();
+    Staged staged = stage(batch, owned, txid, "0", 0);
+    if (staged.parts().isEmpty()) {
+      return Outcome.NONE;
+    }
+    publish(txid, List.of(new WriteSummary(staged.rows(), staged.deletes(), List.of(), txid, staged.parts())));
+    adds.incrementAndGet();
+    rowsAdded.addAndGet(staged.rows() + staged.deletes());
+    bulkWrites.incrementAndGet();
+    return new Outcome(staged.rows(), staged.deletes(), List.of());
+  }
+
+  private final AtomicLong bulkWrites = new AtomicLong();
+
+  /** Batches written through the bulk path. */
+  public long bulkWrites() {
+    return bulkWrites.get();
   }
 
   private static boolean isTombstone(BitVector tombstone, int row) {

@@ -1,0 +1,166 @@
+package io.lancecontext.core.internal.txn;
+
+import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.result.WriteSummary;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.arrow.c.ArrowArrayStream;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.lance.Dataset;
+import org.lance.WriteParams;
+
+/**
+ * The transactions of one store as this JVM sees them: staged parts are written here, and the records
+ * that decide them are read here (and cached: a record never changes once written). Thread-safe.
+ */
+public final class Transactions {
+  private final StoreConfig config;
+  private final StoreFiles files;
+  private final BufferAllocator allocator;
+  private final Map<String, TxnRecord> records = new ConcurrentHashMap<>();
+
+  public Transactions(StoreConfig config, StoreFiles files, BufferAllocator allocator) {
+    this.config = config;
+    this.files = files;
+    this.allocator = allocator;
+  }
+
+  public StoreFiles files() {
+    return files;
+  }
+
+  /** The record of {@code txid}, if it was published or aborted. */
+  public Optional<TxnRecord> record(String txid) {
+    TxnRecord r = records.get(txid);
+    if (r != null) {
+      return Optional.of(r);
+    }
+    try {
+      if (!files.exists(TxnIds.record(txid))) {
+        return Optional.empty();
+      }
+      r = TxnRecord.fromBytes(files.read(TxnIds.record(txid)));
+    } catch (java.nio.file.NoSuchFileException e) {
+      return Optional.empty();
+    } catch (IOException e) {
+      throw LanceErrors.translate("read the record of transaction " + txid, e);
+    }
+    records.put(txid, r);
+    return Optional.of(r);
+  }
+
+  /**
+   * Writes the record of a transaction once.
+   *
+   * @return the record that decides the transaction: {@code record}, or the one written before it
+   */
+  public TxnRecord decide(TxnRecord record) {
+    try {
+      if (files.createExclusive(TxnIds.record(record.txid()), record.toBytes())) {
+        records.put(record.txid(), record);
+        return record;
+      }
+    } catch (IOException e) {
+      throw LanceErrors.translate("write the record of transaction " + record.txid(), e);
+    }
+    return record(record.txid()).orElseThrow(() -> new IllegalStateException("the record of transaction "
+        + record.txid() + " exists and does not"));
+  }
+
+  /** Every transaction id with a directory under {@code _lc/txn}. */
+  public List<String> transactionIds() {
+    try {
+      return files.list(TxnIds.ROOT);
+    } catch (IOException e) {
+      throw LanceErrors.translate("list the transactions", e);
+    }
+  }
+
+  /** The visible parts of every published transaction, by bucket, each bucket's in {@link PublishedPart#ORDER}. */
+  public Map<Integer, List<PublishedPart>> publishedParts() {
+    Map<Integer, List<PublishedPart>> out = new HashMap<>();
+    for (String txid : transactionIds()) {
+      Optional<TxnRecord> r = record(txid);
+      if (r.isEmpty() || !r.get().published()) {
+        continue;
+      }
+      int order = 0;
+      for (WriteSummary.StagedPart p : r.get().parts()) {
+        long seq = r.get().sequences().get(p.bucket());
+        out.computeIfAbsent(p.bucket(), b -> new ArrayList<>()).add(new PublishedPart(txid, p.bucket(), p.name(),
+            TxnIds.partDir(txid, p.bucket(), p.name()), seq, order++, p.rows()));
+      }
+    }
+    out.values().forEach(l -> l.sort(PublishedPart.ORDER));
+    return out;
+  }
+
+  /**
+   * Writes one staged part (rows of one bucket in the dataset schema, one row per key) once as a Lance
+   * dataset, in one data file so that a row's offset is its place in the part. Does not close {@code rows}.
+   */
+  public void writePart(String txid, int bucket, String name, VectorSchemaRoot rows) {
+    String uri = config.uri() + "/" + TxnIds.partDir(txid, bucket, name);
+    WriteParams params = new WriteParams.Builder().withMode(WriteParams.WriteMode.CREATE)
+        .withMaxRowsPerFile(Integer.MAX_VALUE).withStorageOptions(config.storageOptions()).build();
+    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator);
+        OneBatch reader = new OneBatch(rows, allocator)) {
+      Data.exportArrayStream(allocator, reader, stream);
+      try (Dataset ds = LanceErrors.call("stage a part of transaction " + txid,
+          () -> Dataset.create(allocator, stream, uri, params))) {
+        // written and committed
+      }
+    } catch (IOException e) {
+      throw LanceErrors.translate("stage a part of transaction " + txid, e);
+    }
+  }
+
+  /** An Arrow stream of one batch. */
+  private static final class OneBatch extends ArrowReader {
+    private final VectorSchemaRoot source;
+    private boolean done;
+
+    OneBatch(VectorSchemaRoot source, BufferAllocator allocator) {
+      super(allocator);
+      this.source = source;
+    }
+
+    @Override
+    public boolean loadNextBatch() {
+      if (done) {
+        return false;
+      }
+      done = true;
+      try (ArrowRecordBatch batch = new VectorUnloader(source).getRecordBatch()) {
+        loadRecordBatch(batch);
+      }
+      return true;
+    }
+
+    @Override
+    public long bytesRead() {
+      return 0;
+    }
+
+    @Override
+    protected void closeReadSource() {}
+
+    @Override
+    protected Schema readSchema() {
+      return source.getSchema();
+    }
+  }
+}

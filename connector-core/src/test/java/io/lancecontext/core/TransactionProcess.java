@@ -1,0 +1,138 @@
+package io.lancecontext.core;
+
+import io.lancecontext.core.result.WriteSummary;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Main class of the child JVMs of {@link TransactionProcessTest}. Rows are {@code k<n>} with their value in
+ * {@code token_count}.
+ *
+ * <ul>
+ *   <li>{@code stager <path> <txid> <proc> <threads> <from> <stride> <rows> <value> <outDir>}: thread
+ *       {@code t} stages keys {@code k<from + (proc*threads + t)*stride> ..} ({@code rows} of them) as part
+ *       {@code <proc>/<t>}, in flushes of 100 rows, commits and writes the summary's bytes to
+ *       {@code <outDir>/<proc>-<t>.bin}; prints {@code staged <file>} per thread, then {@code done}.</li>
+ *   <li>{@code endless-stager <path> <txid>}: stages 100-row flushes until killed, printing
+ *       {@code staging} after the first.</li>
+ *   <li>{@code publisher <path> <txid> <summary files...>}: prints {@code publishing}, publishes, prints
+ *       {@code published <alreadyPublished>}.</li>
+ *   <li>{@code poller <path>}: prints {@code ready}, then, until stdin says anything, reads the whole view
+ *       over and over and prints {@code state <rows> <rows of value 2>} whenever that changes.</li>
+ * </ul>
+ */
+public final class TransactionProcess {
+  private TransactionProcess() {}
+
+  static Map<String, Object> row(int key, int value) {
+    Map<String, Object> r = new HashMap<>();
+    r.put("id", "k" + key);
+    r.put("token_count", value);
+    return r;
+  }
+
+  public static void main(String[] args) throws Exception {
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    Map<String, String> options = Map.of("path", args[1], "write.batch-rows", "100");
+    switch (args[0]) {
+      case "stager" -> {
+        ContextStore store = ContextStore.open(options);
+        int proc = Integer.parseInt(args[3]);
+        int threads = Integer.parseInt(args[4]);
+        int from = Integer.parseInt(args[5]);
+        int stride = Integer.parseInt(args[6]);
+        int rows = Integer.parseInt(args[7]);
+        int value = Integer.parseInt(args[8]);
+        List<Thread> started = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          int writer = proc * threads + t;
+          String part = proc + "/" + t;
+          Path file = Path.of(args[9], proc + "-" + t + ".bin");
+          Thread th = new Thread(() -> {
+            try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(args[2], part).build())) {
+              for (int i = 0; i < rows; i++) {
+                w.write(row(from + writer * stride + i, value));
+              }
+              Files.write(file, w.commit().toBytes());
+              out.println("staged " + file);
+            } catch (Exception e) {
+              e.printStackTrace();
+              out.println("failed " + e);
+            }
+          });
+          th.start();
+          started.add(th);
+        }
+        for (Thread th : started) {
+          th.join();
+        }
+        out.println("done");
+        Runtime.getRuntime().halt(0);
+      }
+      case "endless-stager" -> {
+        ContextStore store = ContextStore.open(options);
+        StoreWriter w = store.newWriter(WriterOptions.builder().transaction(args[2], "0").build());
+        for (int i = 0; ; i++) {
+          w.write(row(100_000 + i, 2));
+          if (i == 150) {
+            out.println("staging");
+          }
+        }
+      }
+      case "publisher" -> {
+        ContextStore store = ContextStore.open(options);
+        List<WriteSummary> summaries = new ArrayList<>();
+        for (int i = 3; i < args.length; i++) {
+          summaries.add(WriteSummary.fromBytes(Files.readAllBytes(Path.of(args[i]))));
+        }
+        out.println("publishing");
+        boolean already = store.publish(args[2], summaries).alreadyPublished();
+        out.println("published " + already);
+        Runtime.getRuntime().halt(0);
+      }
+      case "poller" -> {
+        try (ContextStore store = ContextStore.open(Map.of("path", args[1]))) {
+          AtomicBoolean stop = new AtomicBoolean();
+          Thread stdin = new Thread(() -> {
+            try {
+              new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+            } catch (Exception e) {
+              // stop either way
+            }
+            stop.set(true);
+          });
+          stdin.setDaemon(true);
+          stdin.start();
+          out.println("ready");
+          String last = "";
+          while (!stop.get()) {
+            int rows = 0;
+            int twos = 0;
+            for (Map<String, Object> r : store.scanRecords(io.lancecontext.core.read.ScanSpec.all())) {
+              rows++;
+              if (Integer.valueOf(2).equals(r.get("token_count"))) {
+                twos++;
+              }
+            }
+            String state = "state " + rows + " " + twos;
+            if (!state.equals(last)) {
+              out.println(state);
+              last = state;
+            }
+          }
+          out.println("stopped");
+        }
+      }
+      default -> throw new IllegalArgumentException(args[0]);
+    }
+  }
+}

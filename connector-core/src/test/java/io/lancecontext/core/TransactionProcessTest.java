@@ -1,0 +1,155 @@
+package io.lancecontext.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.result.PublishResult;
+import io.lancecontext.core.result.WriteSummary;
+import io.lancecontext.core.testing.ChildJvm;
+import io.lancecontext.core.testing.StoreTest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** Atomic commits across processes: readers elsewhere see all of a transaction or none of it. */
+class TransactionProcessTest extends StoreTest {
+  /** 500 base rows of value 1; 4 writers stage 500 rows each, overlapping: keys k0..k1399 of value 2. */
+  private static final int BASE = 500;
+  private static final int WRITERS = 4;
+  private static final int STRIDE = 300;
+  private static final int ROWS = 500;
+  private static final int FINAL = (WRITERS - 1) * STRIDE + ROWS;
+
+  private String create(String name) {
+    String path = dir.resolve(name).toString();
+    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, name, "context", "shards", "4",
+        "merge.trigger.generations", "1000", "merge.trigger.interval", "1h", "gc.grace", "0s"))) {
+      List<Map<String, Object>> rows = new ArrayList<>();
+      for (int i = 0; i < BASE; i++) {
+        rows.add(TransactionProcess.row(i, 1));
+      }
+      store.add(rows);
+    }
+    ContextStore.closeAllResident();
+    return path;
+  }
+
+  /** Stages the transaction in two processes of two threads each; returns the summaries' files. */
+  private List<String> stageInTwoProcesses(String path, String txid) throws Exception {
+    Path out = Files.createDirectories(dir.resolve(txid + "-summaries"));
+    List<String> files = new ArrayList<>();
+    try (ChildJvm a = ChildJvm.start(TransactionProcess.class, dir.resolve(txid + "-a.log"), "stager", path, txid, "0",
+            "2", "0", Integer.toString(STRIDE), Integer.toString(ROWS), "2", out.toString());
+        ChildJvm b = ChildJvm.start(TransactionProcess.class, dir.resolve(txid + "-b.log"), "stager", path, txid, "1",
+            "2", "0", Integer.toString(STRIDE), Integer.toString(ROWS), "2", out.toString())) {
+      for (ChildJvm c : List.of(a, b)) {
+        String line;
+        while ((line = c.readLine()) != null && !line.equals("done")) {
+          assertTrue(line.startsWith("staged "), () -> "stager said '" + "': " + c.tail());
+          files.add(line.substring("staged ".length()));
+        }
+        assertEquals(0, c.waitFor(120), c::tail);
+      }
+    }
+    assertEquals(WRITERS, files.size());
+    return files;
+  }
+
+  private static List<WriteSummary> summaries(List<String> files) throws Exception {
+    List<WriteSummary> out = new ArrayList<>();
+    for (String f : files) {
+      out.add(WriteSummary.fromBytes(Files.readAllBytes(Path.of(f))));
+    }
+    return out;
+  }
+
+  private static void assertAllOrNothing(ContextStore store) {
+    Map<String, Object> view = StoreTestSupport.view(store, "token_count");
+    long twos = view.values().stream().filter(v -> v.equals(2)).count();
+    boolean none = view.size() == BASE && twos == 0;
+    boolean all = view.size() == FINAL && twos == FINAL;
+    assertTrue(none || all, "part of a transaction is visible: " + view.size() + " rows, " + twos + " of value 2");
+  }
+
+  @Test
+  void aReaderInAnotherProcessNeverSeesPartOfATransactionStagedByTwoProcesses() throws Exception {
+    String path = create("s");
+    List<String> files = stageInTwoProcesses(path, "job-1");
+    Set<String> states = new LinkedHashSet<>();
+    try (ChildJvm poller = ChildJvm.start(TransactionProcess.class, dir.resolve("poller.log"), "poller", path);
+        ContextStore store = ContextStore.open(Map.of("path", path))) {
+      assertEquals("ready", poller.readLine(), poller::tail);
+      String first = poller.readLine();
+      states.add(first);
+      assertEquals("state " + BASE + " 0", first, "staged rows are visible before the publish");
+      PublishResult r = store.publish("job-1", summaries(files));
+      assertFalse(r.alreadyPublished());
+      assertEquals(WRITERS * ROWS, r.rows());
+      String line;
+      while ((line = poller.readLine()) != null) {
+        states.add(line);
+        if (line.equals("state " + FINAL + " " + FINAL)) {
+          break;
+        }
+        assertTrue(states.size() < 10, () -> "the poller saw " + states);
+      }
+      poller.send("exit");
+      assertEquals(Set.of("state " + BASE + " 0", "state " + FINAL + " " + FINAL), states, poller::tail);
+      assertAllOrNothing(store);
+      assertEquals(FINAL, store.count());
+      store.merge();
+      assertEquals(FINAL, store.count());
+      assertAllOrNothing(store);
+    }
+  }
+
+  @Test
+  void aProcessKilledWhileStagingLeavesNothingVisibleAndGcRemovesItsParts() throws Exception {
+    String path = create("s");
+    try (ChildJvm stager = ChildJvm.start(TransactionProcess.class, dir.resolve("stager.log"), "endless-stager", path,
+        "doomed")) {
+      assertEquals("staging", stager.readLine(), stager::tail);
+      stager.close();  // destroyForcibly: SIGKILL mid-staging
+    }
+    try (ContextStore store = ContextStore.open(Map.of("path", path, "gc.grace", "0s"))) {
+      assertEquals(BASE, store.count());
+      assertAllOrNothing(store);
+      store.gc();
+      try (var left = Files.list(dir.resolve("s/_lc/txn/doomed"))) {
+        assertEquals(List.of("record"), left.map(p -> p.getFileName().toString()).toList());
+      }
+      assertEquals(BASE, store.count());
+    }
+  }
+
+  @Test
+  void aPublishKilledMidwayLeavesNothingOrEverythingAndCompletesWhenCalledAgain() throws Exception {
+    String path = create("s");
+    for (int attempt = 0; attempt < 3; attempt++) {
+      String txid = "kill-" + attempt;
+      List<String> files = stageInTwoProcesses(path, txid);
+      List<String> args = new ArrayList<>(List.of("publisher", path, txid));
+      args.addAll(files);
+      try (ChildJvm publisher = ChildJvm.start(TransactionProcess.class, dir.resolve(txid + "-publisher.log"),
+          args.toArray(new String[0]))) {
+        assertEquals("publishing", publisher.readLine(), publisher::tail);
+        Thread.sleep(attempt * 40L);
+        publisher.close();  // SIGKILL before, during or after the publish
+      }
+      try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+        if (attempt == 0) {
+          assertAllOrNothing(store);
+        }
+        PublishResult r = store.publish(txid, summaries(files));
+        assertEquals(FINAL, store.count(), "after " + r);
+      }
+      ContextStore.closeAllResident();
+    }
+  }
+}

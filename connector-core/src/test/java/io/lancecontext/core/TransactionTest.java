@@ -1,0 +1,214 @@
+package io.lancecontext.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.error.TransactionAbortedException;
+import io.lancecontext.core.read.ReadPlan;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.result.PublishResult;
+import io.lancecontext.core.result.WriteSummary;
+import io.lancecontext.core.testing.StoreTest;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Atomic commits: staged rows are invisible until their transaction is published, then visible together. */
+class TransactionTest extends StoreTest {
+  private Map<String, String> options(String... more) {
+    List<String> all = new ArrayList<>(List.of("merge.trigger.generations", "1000", "merge.trigger.interval", "1h",
+        "write.idle-timeout", "1h", "gc.grace", "0s"));
+    all.addAll(List.of(more));
+    return StoreTestSupport.options(dir, "s", "context", all.toArray(new String[0]));
+  }
+
+  private static Map<String, Object> row(String key, int value) {
+    Map<String, Object> r = new HashMap<>();
+    r.put("id", key);
+    r.put("token_count", value);
+    return r;
+  }
+
+  private static WriteSummary stage(ContextStore store, String txid, String part, int from, int to, int value) {
+    try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, part).build())) {
+      for (int i = from; i < to; i++) {
+        w.write(row("k" + i, value));
+      }
+      return w.commit();
+    }
+  }
+
+  @Test
+  void stagedRowsAreInvisibleUntilPublishedThenAllVisible() {
+    try (ContextStore store = ContextStore.open(options())) {
+      store.add(List.of(row("k0", 1), row("k1", 1)));
+      WriteSummary a = stage(store, "tx1", "0/0", 0, 50, 2);
+      WriteSummary b = stage(store, "tx1", "1/0", 50, 100, 2);
+      assertEquals(50, a.rowsWritten());
+      assertFalse(a.staged().isEmpty());
+      assertEquals(2, store.count());
+      assertEquals(1, store.get("k0").orElseThrow().get("token_count"));
+      PublishResult r = store.publish("tx1", List.of(a, b));
+      assertFalse(r.alreadyPublished());
+      assertEquals(100, r.rows());
+      assertEquals(100, store.count());
+      Map<String, Object> view = StoreTestSupport.view(store, "token_count");
+      assertEquals(100, view.size());
+      assertTrue(view.values().stream().allMatch(v -> v.equals(2)), view.toString());
+      assertEquals(2, store.get("k0").orElseThrow().get("token_count"));
+    }
+  }
+
+  @Test
+  void aPublishedTransactionReadsTheSameInEveryTierAndFromSplits() {
+    try (ContextStore store = ContextStore.open(options())) {
+      store.add(List.of(row("k0", 1), row("k5", 1)));
+      WriteSummary a = stage(store, "tx", "a", 0, 20, 2);
+      store.publish("tx", List.of(a));
+      store.add(List.of(row("k5", 3)));  // after the publish returned: newer than the transaction
+      StoreTestSupport.inEveryTier(store, () -> {
+        Map<String, Object> view = StoreTestSupport.view(store, "token_count");
+        assertEquals(20, view.size(), view.toString());
+        assertEquals(2, view.get("k0"));
+        assertEquals(3, view.get("k5"));
+        assertEquals(3, store.get("k5").orElseThrow().get("token_count"));
+        ReadPlan plan = store.planRead(ScanSpec.all(), 4);
+        Map<String, Object> fromSplits = new HashMap<>();
+        for (ReadSplit split : plan.splits()) {
+          try (StoreReader reader = store.read(split)) {
+            reader.records().forEach(rec -> fromSplits.put((String) rec.get("id"), rec.get("token_count")));
+          }
+        }
+        assertEquals(view, fromSplits);
+      });
+    }
+  }
+
+  @Test
+  void aReadPlanReadsTheTransactionsPublishedBeforeItWasPlannedAndNoOther() {
+    try (ContextStore store = ContextStore.open(options())) {
+      store.publish("before", List.of(stage(store, "before", "a", 0, 10, 1)));
+      WriteSummary later = stage(store, "after", "a", 5, 15, 2);
+      ReadPlan plan = store.planRead(ScanSpec.all(), 4);
+      store.publish("after", List.of(later));
+      Map<String, Object> fromSplits = new HashMap<>();
+      for (ReadSplit split : plan.splits()) {
+        try (StoreReader reader = store.read(split)) {
+          reader.records().forEach(rec -> fromSplits.put((String) rec.get("id"), rec.get("token_count")));
+        }
+      }
+      assertEquals(10, fromSplits.size(), fromSplits.toString());
+      assertTrue(fromSplits.values().stream().allMatch(v -> v.equals(1)), "a split read a later transaction: "
+          + fromSplits);
+      assertEquals(15, store.count());
+    }
+  }
+
+  @Test
+  void withinATransactionTheGreatestPartIdWinsAKey() {
+    try (ContextStore store = ContextStore.open(options())) {
+      WriteSummary b = stage(store, "tx", "b", 0, 10, 2);
+      WriteSummary a = stage(store, "tx", "a", 0, 10, 1);
+      store.publish("tx", List.of(b, a));
+      StoreTestSupport.inEveryTier(store, () -> {
+        Map<String, Object> view = StoreTestSupport.view(store, "token_count");
+        assertEquals(10, view.size());
+        assertTrue(view.values().stream().allMatch(v -> v.equals(2)), view.toString());
+      });
+    }
+  }
+
+  @Test
+  void publishingAPublishedTransactionAgainChangesNothingAndSaysSo() {
+    try (ContextStore store = ContextStore.open(options())) {
+      WriteSummary a = stage(store, "tx", "a", 0, 10, 1);
+      PublishResult first = store.publish("tx", List.of(a));
+      store.add(List.of(row("k3", 9)));
+      PublishResult again = store.publish("tx", List.of(a));
+      assertTrue(again.alreadyPublished());
+      assertEquals(first.sequences(), again.sequences());
+      assertEquals(9, store.get("k3").orElseThrow().get("token_count"));
+      assertEquals(10, store.count());
+    }
+  }
+
+  @Test
+  void anAbortedTransactionIsNeverVisibleAndCannotBePublished() {
+    try (ContextStore store = ContextStore.open(options())) {
+      WriteSummary a = stage(store, "tx", "a", 0, 10, 1);
+      assertTrue(store.abort("tx"));
+      assertFalse(store.abort("tx"));
+      assertThrows(TransactionAbortedException.class, () -> store.publish("tx", List.of(a)));
+      assertEquals(0, store.count());
+    }
+  }
+
+  @Test
+  void partsNotNamedByThePublishStayInvisible() {
+    try (ContextStore store = ContextStore.open(options())) {
+      WriteSummary winner = stage(store, "tx", "0/1", 0, 10, 1);
+      stage(store, "tx", "0/0", 10, 20, 1);  // a failed attempt: staged, never named
+      store.publish("tx", List.of(winner));
+      assertEquals(10, store.count());
+      assertTrue(store.get("k15").isEmpty());
+    }
+  }
+
+  @Test
+  void aMergedTransactionsPartsAreCollectedAndItsRowsStayInTheBase() throws Exception {
+    try (ContextStore store = ContextStore.open(options())) {
+      WriteSummary a = stage(store, "tx", "a", 0, 30, 5);
+      store.publish("tx", List.of(a));
+      assertTrue(store.merge().merged());
+      Thread.sleep(5);  // the merge's base version is then older than gc.grace (0s)
+      store.gc();
+      try (var left = Files.list(dir.resolve("s/_lc/txn/tx"))) {
+        assertEquals(List.of("record"), left.map(p -> p.getFileName().toString()).toList());
+      }
+      ContextStore.closeAllResident();
+      try (ContextStore again = ContextStore.open(options())) {
+        assertEquals(30, again.count());
+        assertEquals(5, again.get("k7").orElseThrow().get("token_count"));
+        assertTrue(again.publish("tx", List.of(a)).alreadyPublished(), "a replay after collection changes nothing");
+        assertEquals(30, again.count());
+      }
+    }
+  }
+
+  @Test
+  void anUnpublishedTransactionYoungerThanTheGraceSurvivesGarbageCollection() {
+    try (ContextStore store = ContextStore.open(options("gc.grace", "1h"))) {
+      WriteSummary a = stage(store, "tx", "a", 0, 10, 1);
+      store.gc();
+      store.publish("tx", List.of(a));
+      assertEquals(10, store.count());
+    }
+  }
+
+  @Test
+  void anUnpublishedTransactionIsGoneAfterGarbageCollection() throws Exception {
+    try (ContextStore store = ContextStore.open(options())) {
+      stage(store, "lost", "a", 0, 10, 1);
+      stage(store, "kept", "a", 0, 10, 1);
+      assertTrue(Files.exists(dir.resolve("s/_lc/txn/lost")));
+      store.abort("kept");
+      Thread.sleep(5);
+      store.gc();
+      assertEquals(0, store.count());
+      for (String txid : List.of("lost", "kept")) {
+        try (var left = Files.list(dir.resolve("s/_lc/txn/" + txid))) {
+          assertEquals(List.of("record"), left.map(p -> p.getFileName().toString()).toList(),
+              "staged data of unpublished transaction " + txid + " survived gc");
+        }
+      }
+      assertThrows(TransactionAbortedException.class, () -> store.publish("lost", List.of()),
+          "a transaction collected unpublished must never publish");
+    }
+  }
+}
