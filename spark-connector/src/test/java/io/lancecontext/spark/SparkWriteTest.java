@@ -38,6 +38,12 @@ class SparkWriteTest {
       }
       return i;
     }, DataTypes.LongType);
+    spark.udf().register("failPartition0Always", (UDF1<Long, Long> ) i -> {
+      if (TaskContext.get().partitionId() == 0 && i % 1000 == 250) {
+        throw new IllegalStateException("injected failure of every attempt of partition 0");
+      }
+      return i;
+    }, DataTypes.LongType);
   }
 
   @AfterAll
@@ -84,6 +90,27 @@ class SparkWriteTest {
     try (ContextStore s = ContextStore.open(Map.of("path", path))) {
       assertEquals(4000, s.count());
       assertEquals(Optional.of(1.25), s.get("k00250").map(m -> (Double) m.get("reward")));
+    }
+  }
+
+  @Test
+  void aFailedJobLeavesNothingOfItVisible() {
+    String path = store("atomic");
+    append(rollouts(10, 0.0), path);
+    Dataset<Row> failing = rollouts(4000, 1.0).where("failPartition0Always(cast(substr(id, 2) AS bigint)) >= 0");
+    assertThrows(Exception.class, () -> append(failing, path));
+    assertUnchanged(path, 10, 0.0);  // the three partitions that completed staged rows nobody sees
+  }
+
+  @Test
+  void inImmediateModeTheRowsOfTasksThatRanStayWhenTheJobFails() {
+    String path = store("immediate");
+    append(rollouts(10, 0.0), path);
+    Dataset<Row> failing = rollouts(4000, 1.0).where("failPartition0Always(cast(substr(id, 2) AS bigint)) >= 0");
+    assertThrows(Exception.class, () -> failing.write().format("lancecontext").option("write.commit", "immediate")
+        .option("write.batch-rows", "64").mode("append").save(path));
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertTrue(s.count() > 10, "rows of the tasks that ran are visible: " + s.count());
     }
   }
 

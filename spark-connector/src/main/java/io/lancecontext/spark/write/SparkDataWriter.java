@@ -25,12 +25,20 @@ final class SparkDataWriter implements DataWriter<InternalRow> {
   private final StoreWriter writer;
   private final SparkRowWriter rows;
 
-  SparkDataWriter(Map<String, String> options, StructType schema, String writeId, int partitionId, long taskId) {
+  /** {@code transactionId}: stage under it (atomic mode), or null to put rows as they come (immediate). */
+  SparkDataWriter(Map<String, String> options, StructType schema, String writeId, String transactionId, int partitionId,
+      long taskId) {
     this.partitionId = partitionId;
     this.taskId = taskId;
     this.store = ContextStore.open(options);
     try {
-      this.writer = store.newWriter(WriterOptions.builder().idSeed(writeId + "/" + partitionId).build());
+      WriterOptions.Builder b = WriterOptions.builder().idSeed(writeId + "/" + partitionId);
+      if (transactionId != null) {
+        b.transaction(transactionId, String.format("%06d-%d", partitionId, taskId));
+      } else {
+        b.commitMode(WriterOptions.CommitMode.IMMEDIATE);
+      }
+      this.writer = store.newWriter(b.build());
       this.rows = new SparkRowWriter(writer.rows(), schema, store.spec());
     } catch (RuntimeException e) {
       store.close();

@@ -1,7 +1,13 @@
 package io.lancecontext.spark.write;
 
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.WriterOptions;
+import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.result.PublishResult;
 import io.lancecontext.core.result.WriteSummary;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.BatchWrite;
@@ -34,6 +40,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   private final String writeId;
   private final String key;
   private final int clusterBuckets;
+  private final boolean atomic;
 
   SparkWrite(StoreConfig config, StructType schema, String writeId, String key, int clusterBuckets) {
     this.config = config;
@@ -41,6 +48,14 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
     this.writeId = writeId;
     this.key = key;
     this.clusterBuckets = clusterBuckets;
+    // batch writes are atomic unless write.commit says otherwise
+    String mode = config.asMap().get(StoreOptions.WRITE_COMMIT.key());
+    this.atomic = mode == null || WriterOptions.CommitMode.parse(mode) == WriterOptions.CommitMode.ATOMIC;
+  }
+
+  /** The transaction every task of this write stages under (atomic mode). */
+  private String transactionId() {
+    return "spark-" + writeId;
   }
 
   /**
@@ -79,17 +94,18 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
 
   @Override
   public String description() {
-    return "lancecontext append (immediate) into " + config.uri();
+    return "lancecontext append (" + (atomic ? "atomic" : "immediate") + ") into " + config.uri();
   }
 
   @Override
   public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-    return new Factory(config.asMap(), schema, writeId);
+    return new Factory(config.asMap(), schema, writeId, atomic ? transactionId() : null);
   }
 
+  /** Atomic: one attempt per partition commits, and only its part is published. */
   @Override
   public boolean useCommitCoordinator() {
-    return false;  // attempts are idempotent (upserts, derived keys): no need to pick one per partition
+    return atomic;
   }
 
   @Override
@@ -103,20 +119,43 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
         deletes += s.keysDeleted();
       }
     }
+    if (atomic) {
+      List<WriteSummary> summaries = new ArrayList<>();
+      for (WriterCommitMessage m : messages) {
+        if (m instanceof SparkCommitMessage c) {
+          summaries.add(c.summary());
+        }
+      }
+      try (ContextStore store = ContextStore.open(config)) {
+        PublishResult published = store.publish(transactionId(), summaries);
+        LOG.info("Published {} rows ({} deletes) of {} tasks into {} at once ({})", published.rows(),
+            published.keysDeleted(), messages.length, config.uri(), transactionId());
+      }
+      return;
+    }
     LOG.info("Wrote {} rows ({} deletes) into {} from {} tasks", rows, deletes, config.uri(), messages.length);
   }
 
   @Override
   public void abort(WriterCommitMessage[] messages) {
+    if (atomic) {
+      try (ContextStore store = ContextStore.open(config)) {
+        store.abort(transactionId());
+      }
+      LOG.warn("Write into {} aborted: nothing of it is visible ({} aborted; its staged data is collected after "
+          + "gc.grace)", config.uri(), transactionId());
+      return;
+    }
     LOG.warn("Write into {} aborted: in immediate mode the rows of tasks that completed stay visible; "
         + "rerunning the job upserts the same keys", config.uri());
   }
 
   /** Creates task writers on executors; carries the store options (the write's own, as Spark ships them). */
-  private record Factory(Map<String, String> options, StructType schema, String writeId) implements DataWriterFactory {
+  private record Factory(Map<String, String> options, StructType schema, String writeId, String transactionId)
+      implements DataWriterFactory {
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
-      return new SparkDataWriter(options, schema, writeId, partitionId, taskId);
+      return new SparkDataWriter(options, schema, writeId, transactionId, partitionId, taskId);
     }
   }
 }
