@@ -110,6 +110,58 @@ class TransactionProcessTest extends StoreTest {
   }
 
   @Test
+  void publishesWhileAnotherProcessAddsToTheSameBucketsLoseNothingOfEither() throws Exception {
+    String path = dir.resolve("r").toString();
+    ContextStore.open(Map.of("path", path, "schema", "rollout", "schema.embedding-dim", "4", "shards", "2")).close();
+    ContextStore.closeAllResident();
+    int adds = 150;
+    try (ChildJvm contender = ChildJvm.start(io.lancecontext.core.testing.StoreProcess.class, dir.resolve("c.log"),
+            "contender", path, Integer.toString(adds), "c", "5", "write.fence-backoff=200ms");
+        ContextStore store = ContextStore.open(Map.of("path", path, "write.fence-backoff", "200ms"))) {
+      List<String> acked = new ArrayList<>();
+      Thread reader = new Thread(() -> {
+        try {
+          String line;
+          while ((line = contender.readLine()) != null && !line.equals("done")) {
+            if (line.startsWith("ack ")) {
+              synchronized (acked) {
+                acked.add(line.split(" ")[1]);
+              }
+            }
+          }
+        } catch (Exception e) {
+          // the assertions below say what is missing
+        }
+      });
+      reader.start();
+      int published = 0;
+      while (reader.isAlive() && published < 8) {
+        String txid = "p" + published;
+        try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, "0").build())) {
+          for (int i = 0; i < 20; i++) {
+            w.write(Map.of("id", txid + "-" + i, "sequence_order", i, "rollout_id", txid));
+          }
+          store.publish(txid, List.of(w.commit()));
+        }
+        published++;
+      }
+      reader.join(180_000);
+      assertEquals(0, contender.waitFor(60), contender::tail);
+      assertTrue(acked.size() > adds / 2, () -> "the contender acknowledged " + acked.size() + " adds: "
+          + contender.tail());
+      for (String k : acked) {
+        assertTrue(store.get(k).isPresent(), "acknowledged add " + k + " is lost");
+      }
+      for (int p = 0; p < published; p++) {
+        for (int i = 0; i < 20; i++) {
+          assertTrue(store.get("p" + p + "-" + i).isPresent(), "published row p" + p + "-" + i + " is lost");
+        }
+      }
+      assertTrue(published >= 1);
+    }
+  }
+
+  @Test
   void aProcessKilledWhileStagingLeavesNothingVisibleAndGcRemovesItsParts() throws Exception {
     String path = create("s");
     try (ChildJvm stager = ChildJvm.start(TransactionProcess.class, dir.resolve("stager.log"), "endless-stager", path,

@@ -613,8 +613,10 @@ public final class BucketWriter implements AutoCloseable {
   /**
    * Ends a publish (see {@link #beginPublish()}), releasing the bucket's lock.
    *
-   * @return whether every lane is still held with the epoch the publish claimed it with; if not, another
-   *     writer claimed a lane before the transaction's record existed, and the next put here re-seeds
+   * @return whether every lane was still held with the epoch the publish claimed it with; if not, another
+   *     writer claimed a lane before the transaction's record existed (and may have seeded its write
+   *     sequence without the transaction): the lane is claimed back, so that writer's next put claims it
+   *     again and re-seeds above the transaction, and the next put here re-seeds
    */
   public boolean endPublish() {
     try {
@@ -623,13 +625,16 @@ public final class BucketWriter implements AutoCloseable {
       if (epochs == null) {
         return true;
       }
+      boolean held = true;
       for (int l = 0; l < lanes.length; l++) {
         if (latestEpoch(l) != epochs[l]) {
+          held = false;
           lastSequence = -1;
-          return false;
+          lanes[l].reclaimIfFenced();
+          ownEpochs[l] = lanes[l].epoch();
         }
       }
-      return true;
+      return held;
     } catch (java.io.IOException e) {
       throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
     } finally {

@@ -315,6 +315,20 @@ final class LaneWriter {
     });
   }
 
+  /**
+   * Claims the shard back if another writer claimed it since this writer held it (after the jittered
+   * {@code write.fence-backoff}), so that writer re-seeds its write sequence when it claims the shard again.
+   */
+  void reclaimIfFenced() {
+    withShard(deadline -> {
+      if (writer == null) {
+        backOffAfterFencing(deadline);
+        openLocked(deadline);
+      }
+      checkFenced();
+    });
+  }
+
   /** Seals now and waits; false if it failed (the writer is then abandoned). */
   boolean sealNow(String reason) {
     if (writer == null) {

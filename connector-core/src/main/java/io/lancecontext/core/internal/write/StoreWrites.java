@@ -260,11 +260,24 @@ public final class StoreWrites {
       mine = new TxnRecord(txid, true, System.currentTimeMillis(), sequences, new ArrayList<>(byName.values()));
       decided = transactions.decide(mine);
     } finally {
+      RuntimeException failed = null;
       for (int b : begun) {
-        if (!writers[b].endPublish()) {
-          org.slf4j.LoggerFactory.getLogger(StoreWrites.class).info("{} bucket {}: another writer claimed a lane "
-              + "during the publish of transaction {}", name, b, txid);
+        try {
+          if (!writers[b].endPublish()) {
+            org.slf4j.LoggerFactory.getLogger(StoreWrites.class).info("{} bucket {}: another writer claimed a lane "
+                + "during the publish of transaction {}; claimed it back", name, b, txid);
+          }
+        } catch (RuntimeException e) {
+          // the record decides the transaction either way; a writer that keeps the lane may order its
+          // next puts before the transaction (docs/architecture.md, Transactions, limits)
+          if (failed == null) {
+            failed = e;
+          }
         }
+      }
+      if (failed != null) {
+        org.slf4j.LoggerFactory.getLogger(StoreWrites.class).warn("{}: transaction {}: claiming a lane back after "
+            + "the publish failed: {}", name, txid, failed.toString());
       }
     }
     if (decided != mine) {
