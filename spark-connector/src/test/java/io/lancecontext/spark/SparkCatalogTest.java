@@ -19,7 +19,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The catalog: namespaces, tables as stores, writes clustered by bucket, procedures, the bucket function. */
+/**
+ * The catalog (named {@code lct}: Spark keeps a catalog per name for the session, and the docs example uses
+ * {@code lc}): namespaces, tables as stores, writes clustered by bucket, procedures, the bucket function. */
 class SparkCatalogTest {
   @TempDir
   static Path warehouse;
@@ -28,9 +30,9 @@ class SparkCatalogTest {
   @BeforeAll
   static void catalog() {
     spark = SparkTestSession.get();
-    spark.conf().set("spark.sql.catalog.lc", LanceContextCatalog.class.getName());
-    spark.conf().set("spark.sql.catalog.lc.warehouse", warehouse.toString());
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS lc.db");
+    spark.conf().set("spark.sql.catalog.lct", LanceContextCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.lct.warehouse", warehouse.toString());
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lct.db");
   }
 
   @AfterAll
@@ -40,26 +42,26 @@ class SparkCatalogTest {
 
   @Test
   void createInsertReadAndDropATable() {
-    spark.sql("CREATE TABLE lc.db.rollouts (id STRING, rollout_id STRING, reward DOUBLE) USING lancecontext "
+    spark.sql("CREATE TABLE lct.db.rollouts (id STRING, rollout_id STRING, reward DOUBLE) USING lancecontext "
         + "TBLPROPERTIES ('schema' = 'rollout', 'shards' = '3')");
-    List<Row> tables = spark.sql("SHOW TABLES IN lc.db").collectAsList();
+    List<Row> tables = spark.sql("SHOW TABLES IN lct.db").collectAsList();
     assertTrue(tables.stream().anyMatch(r -> r.getString(1).equals("rollouts")), tables.toString());
-    String insert = "INSERT INTO lc.db.rollouts (id, rollout_id, reward) SELECT format_string('k%04d', id), "
+    String insert = "INSERT INTO lct.db.rollouts (id, rollout_id, reward) SELECT format_string('k%04d', id), "
         + "'r1', id * 1.0 FROM range(0, 600)";
     String plan = spark.sql("EXPLAIN " + insert).collectAsList().get(0).getString(0);
     assertTrue(plan.contains("hashpartitioning(invoke(lancecontext.bucket.invoke(3, id") && plan.contains("), 3)"),
         "rows are clustered by the key's bucket into 3 tasks: " + plan);
     spark.sql(insert);
-    spark.sql("INSERT INTO lc.db.rollouts (id, rollout_id, reward) VALUES ('k0001', 'r2', 99.0)");
-    assertEquals(600, spark.table("lc.db.rollouts").count());
-    assertEquals(99.0, spark.sql("SELECT reward FROM lc.db.rollouts WHERE id = 'k0001'").first().getDouble(0));
-    spark.sql("DROP TABLE lc.db.rollouts");
+    spark.sql("INSERT INTO lct.db.rollouts (id, rollout_id, reward) VALUES ('k0001', 'r2', 99.0)");
+    assertEquals(600, spark.table("lct.db.rollouts").count());
+    assertEquals(99.0, spark.sql("SELECT reward FROM lct.db.rollouts WHERE id = 'k0001'").first().getDouble(0));
+    spark.sql("DROP TABLE lct.db.rollouts");
     assertFalse(Files.exists(warehouse.resolve("db").resolve("rollouts")));
   }
 
   @Test
   void aTableWithoutASchemaGetsOneFromItsColumns() {
-    spark.sql("CREATE TABLE lc.db.derived (id STRING NOT NULL, emb ARRAY<FLOAT>, tags ARRAY<STRING>, score DOUBLE) "
+    spark.sql("CREATE TABLE lct.db.derived (id STRING NOT NULL, emb ARRAY<FLOAT>, tags ARRAY<STRING>, score DOUBLE) "
         + "USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '4')");
     try (ContextStore store = ContextStore.open(Map.of("path", warehouse.resolve("db/derived").toString()))) {
       assertEquals(ColumnType.VECTOR, store.spec().column("emb").type());
@@ -67,8 +69,8 @@ class SparkCatalogTest {
       assertEquals(ColumnType.LIST, store.spec().column("tags").type());
       assertEquals(ColumnType.FLOAT64, store.spec().column("score").type());
     }
-    spark.sql("INSERT INTO lc.db.derived VALUES ('a', array(1.0f, 2.0f, 3.0f, 4.0f), array('x'), 0.5)");
-    Row r = spark.sql("SELECT emb, tags FROM lc.db.derived").first();
+    spark.sql("INSERT INTO lct.db.derived VALUES ('a', array(1.0f, 2.0f, 3.0f, 4.0f), array('x'), 0.5)");
+    Row r = spark.sql("SELECT emb, tags FROM lct.db.derived").first();
     assertEquals(4, r.getList(0).size());
     assertEquals(List.of("x"), r.getList(1));
   }
@@ -76,19 +78,19 @@ class SparkCatalogTest {
   @Test
   void aTableWithoutAnIdColumnIsRefusedNamingIt() {
     Exception e = assertThrows(Exception.class,
-        () -> spark.sql("CREATE TABLE lc.db.nokey (name STRING) USING lancecontext"));
+        () -> spark.sql("CREATE TABLE lct.db.nokey (name STRING) USING lancecontext"));
     assertTrue(String.valueOf(e.getMessage()).contains("'id'"), e.toString());
     assertFalse(Files.exists(warehouse.resolve("db").resolve("nokey").resolve("_versions")));
   }
 
   @Test
   void proceduresMergeAndFlushTheTable() {
-    spark.sql("CREATE TABLE lc.db.maint (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
-    spark.sql("INSERT INTO lc.db.maint (id, reward) VALUES ('a', 1.0), ('b', 2.0)");
-    Row merged = spark.sql("CALL lc.system.merge(table => 'db.maint')").first();
+    spark.sql("CREATE TABLE lct.db.maint (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT INTO lct.db.maint (id, reward) VALUES ('a', 1.0), ('b', 2.0)");
+    Row merged = spark.sql("CALL lct.system.merge(table => 'db.maint')").first();
     assertTrue(merged.getBoolean(merged.fieldIndex("merged")), merged.toString());
-    spark.sql("INSERT INTO lc.db.maint (id, reward) VALUES ('c', 3.0)");
-    Row flushed = spark.sql("CALL lc.system.flush(table => 'db.maint')").first();
+    spark.sql("INSERT INTO lct.db.maint (id, reward) VALUES ('c', 3.0)");
+    Row flushed = spark.sql("CALL lct.system.flush(table => 'db.maint')").first();
     assertTrue(flushed.getBoolean(flushed.fieldIndex("complete")), flushed.toString());
     try (ContextStore store = ContextStore.open(Map.of("path", warehouse.resolve("db/maint").toString()))) {
       assertEquals(0, store.stats().freshRows(), "every row is in the base table");
@@ -98,7 +100,7 @@ class SparkCatalogTest {
 
   @Test
   void theBucketFunctionIsCoresBucket() {
-    int bucket = spark.sql("SELECT lc.system.bucket(4, 'some-key')").first().getInt(0);
+    int bucket = spark.sql("SELECT lct.system.bucket(4, 'some-key')").first().getInt(0);
     assertEquals(ContextStore.bucketOf("some-key", 4), bucket);
   }
 }
