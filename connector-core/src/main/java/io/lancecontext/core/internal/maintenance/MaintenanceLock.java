@@ -161,13 +161,13 @@ final class MaintenanceLock implements AutoCloseable {
     }
     long next = newest + 1;
     long expires = System.currentTimeMillis() + lease.toMillis();
-    if (!files.createExclusive(path(next), new Lease(holder, expires, false).encode())) {
+    if (!files.createIfAbsent(path(next), new Lease(holder, expires, false).encode())) {
       return Optional.empty();  // another process took it first
     }
     if (newest(files) != next) {
       // our listing was so old that lease `next` had already been created and cleaned up: the newest
       // lease is somebody else's
-      files.deleteRecursively(path(next));
+      files.delete(path(next));
       return Optional.empty();
     }
     MaintenanceLock lock = new MaintenanceLock(files, next, holder, lease, expires);
@@ -191,7 +191,7 @@ final class MaintenanceLock implements AutoCloseable {
     }
     if (why == null) {
       try {
-        if (files.exists(path(number + 1))) {
+        if (files.objectExists(path(number + 1))) {
           why = "another process took it over";
         }
       } catch (IOException e) {
@@ -210,7 +210,7 @@ final class MaintenanceLock implements AutoCloseable {
       return;
     }
     try {
-      if (files.exists(path(number + 1))) {
+      if (files.objectExists(path(number + 1))) {
         lost = "another process took it over";
       } else if (!holder.equals(Lease.decode(files.read(path(number))).holder())) {
         lost = "its file was replaced";
@@ -233,7 +233,7 @@ final class MaintenanceLock implements AutoCloseable {
     try {
       for (long n : numbers(files)) {
         if (n < number - KEEP) {
-          files.deleteRecursively(path(n));
+          files.delete(path(n));
         }
       }
     } catch (IOException e) {
@@ -249,7 +249,7 @@ final class MaintenanceLock implements AutoCloseable {
     }
     closed = true;
     renewal.cancel(false);
-    if (lost != null || files.exists(path(number + 1))) {
+    if (lost != null || files.objectExists(path(number + 1))) {
       return;
     }
     try {

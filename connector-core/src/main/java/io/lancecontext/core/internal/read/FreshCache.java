@@ -343,7 +343,7 @@ public final class FreshCache implements AutoCloseable {
       }
     }
     long next = Math.max(replayAfter, cache.positions.isEmpty() ? 0 : cache.positions.last()) + 1;
-    while (files.exists(WalEntry.path(shardId, next))) {
+    while (files.objectExists(WalEntry.path(shardId, next))) {
       cache.positions.add(next++);
     }
     requireConsecutive(shardId, cache);
@@ -363,7 +363,7 @@ public final class FreshCache implements AutoCloseable {
       if (cache.positions.contains(p)) {
         continue;
       }
-      if (files.exists(WalEntry.path(shardId, p))) {
+      if (files.objectExists(WalEntry.path(shardId, p))) {
         cache.positions.add(p);  // created while the directory was listed
       } else if (ShardManifests.exists(files, shardId, cache.manifest.version() + 1)) {
         return;

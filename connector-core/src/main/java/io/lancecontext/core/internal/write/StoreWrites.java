@@ -236,7 +236,7 @@ public final class StoreWrites {
     }
     try {
       for (WriteSummary.StagedPart p : byName.values()) {
-        if (!transactions.files().exists(TxnIds.partDir(txid, p.bucket(), p.name()))) {
+        if (!transactions.files().prefixExists(TxnIds.partDir(txid, p.bucket(), p.name()) + "/")) {
           throw new io.lancecontext.core.error.StorageException(uri + ": staged part "
               + TxnIds.partDir(txid, p.bucket(), p.name()) + " of transaction " + txid + " does not exist (never "
               + "staged, or collected after gc.grace without a publish)", null);
