@@ -2,6 +2,7 @@ package io.lancecontext.core.internal.txn;
 
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.SingleBatchReader;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.WriteSummary;
 import java.io.IOException;
@@ -15,10 +16,6 @@ import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
-import org.apache.arrow.vector.ipc.ArrowReader;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
 import org.lance.WriteParams;
 
@@ -117,7 +114,7 @@ public final class Transactions {
     WriteParams params = new WriteParams.Builder().withMode(WriteParams.WriteMode.CREATE)
         .withMaxRowsPerFile(Integer.MAX_VALUE).withStorageOptions(config.storageOptions()).build();
     try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator);
-        OneBatch reader = new OneBatch(rows, allocator)) {
+        SingleBatchReader reader = new SingleBatchReader(rows, allocator)) {
       Data.exportArrayStream(allocator, reader, stream);
       try (Dataset ds = LanceErrors.call("stage a part of transaction " + txid,
           () -> Dataset.create(allocator, stream, uri, params))) {
@@ -125,42 +122,6 @@ public final class Transactions {
       }
     } catch (IOException e) {
       throw LanceErrors.translate("stage a part of transaction " + txid, e);
-    }
-  }
-
-  /** An Arrow stream of one batch. */
-  private static final class OneBatch extends ArrowReader {
-    private final VectorSchemaRoot source;
-    private boolean done;
-
-    OneBatch(VectorSchemaRoot source, BufferAllocator allocator) {
-      super(allocator);
-      this.source = source;
-    }
-
-    @Override
-    public boolean loadNextBatch() {
-      if (done) {
-        return false;
-      }
-      done = true;
-      try (ArrowRecordBatch batch = new VectorUnloader(source).getRecordBatch()) {
-        loadRecordBatch(batch);
-      }
-      return true;
-    }
-
-    @Override
-    public long bytesRead() {
-      return 0;
-    }
-
-    @Override
-    protected void closeReadSource() {}
-
-    @Override
-    protected Schema readSchema() {
-      return source.getSchema();
     }
   }
 }
