@@ -87,6 +87,15 @@ class FlinkWriteTest {
   }
 
   @Test
+  void atomicCommitsAreRefusedNamingTheOption() {
+    TableEnvironment env = env(true);
+    env.executeSql("CREATE TABLE a (id STRING) WITH ('connector' = 'lancecontext', 'path' = '"
+        + dir.resolve("a") + "', 'schema' = 'rollout', 'write.commit' = 'atomic')");
+    ValidationException e = assertThrows(ValidationException.class, () -> env.executeSql("INSERT INTO a VALUES ('x')"));
+    assertTrue(messages(e).contains("'write.commit' = 'atomic'"), messages(e));
+  }
+
+  @Test
   void aPrimaryKeyOtherThanTheStoreKeyIsRefused() {
     TableEnvironment env = env(true);
     env.executeSql("CREATE TABLE p (id STRING, rollout_id STRING NOT NULL, PRIMARY KEY (rollout_id) NOT ENFORCED) WITH "

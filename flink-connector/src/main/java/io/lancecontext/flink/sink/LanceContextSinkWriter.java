@@ -2,6 +2,7 @@ package io.lancecontext.flink.sink;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.StoreWriter;
+import io.lancecontext.core.WriterOptions;
 import io.lancecontext.core.schema.Capability;
 import java.time.Duration;
 import java.util.Map;
@@ -33,7 +34,8 @@ final class LanceContextSinkWriter implements SinkWriter<RowData> {
   LanceContextSinkWriter(Map<String, String> options, RowType type, Duration flushInterval, ProcessingTimeService timers) {
     this.store = ContextStore.open(options);
     try {
-      this.writer = store.newWriter();
+      // at-least-once: every put is visible on return, whatever the store's write.commit default
+      this.writer = store.newWriter(WriterOptions.builder().commitMode(WriterOptions.CommitMode.IMMEDIATE).build());
       this.rows = new RowDataWriter(writer.rows(), type, store.spec());
       this.tombstones = store.spec().has(Capability.TOMBSTONES);
     } catch (RuntimeException e) {

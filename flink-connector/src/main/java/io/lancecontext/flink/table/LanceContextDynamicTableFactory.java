@@ -70,6 +70,10 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
           + "use 'at-least-once' (rows replayed after a failover upsert the same keys)");
     }
     Map<String, String> options = storeOptions(context.getCatalogTable().getOptions());
+    if ("atomic".equalsIgnoreCase(options.getOrDefault(StoreOptions.WRITE_COMMIT.key(), "").strip())) {
+      throw new ValidationException("table " + table + ": 'write.commit' = 'atomic' is not available for Flink sinks "
+          + "yet (exactly-once checkpoints will stage and publish through it); the sink writes at-least-once");
+    }
     RowType rowType = (RowType) context.getPhysicalRowDataType().getLogicalType();
     List<String> primaryKey = context.getCatalogTable().getResolvedSchema().getPrimaryKey()
         .map(k -> k.getColumns()).orElse(List.of());
