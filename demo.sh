@@ -9,7 +9,12 @@ case "$jv" in
   *) echo "warning: lancecontext is built and tested on JDK 17 (found: ${jv%%$'\n'*})" >&2 ;;
 esac
 echo "building (mvn package, no tests)..."
-mvn -B -ntp -q -Dstyle.color=never -pl examples -am package -DskipTests
+mkdir -p examples/target
+# Maven's console library writes color resets even in batch mode: keep its output in a log, shown on failure
+if ! mvn -B -ntp -q -Dstyle.color=never -pl examples -am package -DskipTests > examples/target/demo-build.log 2>&1; then
+  cat examples/target/demo-build.log >&2
+  exit 1
+fi
 # lance-core's Rust logger: warnings and errors, without lance-core 7.0.0's harmless line on every merge
 export LANCE_LOG="${LANCE_LOG:-warn,lance::index=off}"
 mkdir -p examples/target/tmp
