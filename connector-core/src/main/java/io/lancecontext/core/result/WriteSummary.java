@@ -57,6 +57,21 @@ public final class WriteSummary implements Serializable {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(partId, "partId");
     }
+
+    /** Writes the part in its stable byte form (that of {@link #toBytes()}, shared by transaction records). */
+    public void writeTo(DataOutputStream out) throws IOException {
+      out.writeInt(bucket);
+      out.writeUTF(name);
+      out.writeUTF(partId);
+      out.writeInt(index);
+      out.writeLong(rows);
+      out.writeLong(deletes);
+    }
+
+    /** Reads a part written by {@link #writeTo}. */
+    public static StagedPart readFrom(DataInputStream in) throws IOException {
+      return new StagedPart(in.readInt(), in.readUTF(), in.readUTF(), in.readInt(), in.readLong(), in.readLong());
+    }
   }
 
   private static final WriteSummary EMPTY = new WriteSummary(0, 0, List.of());
@@ -137,12 +152,7 @@ public final class WriteSummary implements Serializable {
       }
       out.writeInt(staged.size());
       for (StagedPart p : staged) {
-        out.writeInt(p.bucket());
-        out.writeUTF(p.name());
-        out.writeUTF(p.partId());
-        out.writeInt(p.index());
-        out.writeLong(p.rows());
-        out.writeLong(p.deletes());
+        p.writeTo(out);
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -184,8 +194,7 @@ public final class WriteSummary implements Serializable {
           throw new IllegalArgumentException("not a write summary (" + m + " staged parts)");
         }
         for (int i = 0; i < m; i++) {
-          staged.add(new StagedPart(in.readInt(), in.readUTF(), in.readUTF(), in.readInt(), in.readLong(),
-              in.readLong()));
+          staged.add(StagedPart.readFrom(in));
         }
       }
       if (in.available() > 0) {

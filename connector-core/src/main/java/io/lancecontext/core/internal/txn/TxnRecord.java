@@ -56,12 +56,7 @@ public record TxnRecord(String txid, boolean published, long atMillis, Map<Integ
       }
       out.writeInt(parts.size());
       for (WriteSummary.StagedPart p : parts) {
-        out.writeInt(p.bucket());
-        out.writeUTF(p.name());
-        out.writeUTF(p.partId());
-        out.writeInt(p.index());
-        out.writeLong(p.rows());
-        out.writeLong(p.deletes());
+        p.writeTo(out);
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -86,8 +81,7 @@ public record TxnRecord(String txid, boolean published, long atMillis, Map<Integ
       int m = in.readInt();
       List<WriteSummary.StagedPart> parts = new ArrayList<>(m);
       for (int i = 0; i < m; i++) {
-        parts.add(new WriteSummary.StagedPart(in.readInt(), in.readUTF(), in.readUTF(), in.readInt(), in.readLong(),
-            in.readLong()));
+        parts.add(WriteSummary.StagedPart.readFrom(in));
       }
       return new TxnRecord(txid, published, at, seqs, parts);
     } catch (java.io.EOFException e) {
