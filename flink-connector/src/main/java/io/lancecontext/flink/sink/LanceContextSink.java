@@ -1,124 +1,268 @@
 package io.lancecontext.flink.sink;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.FlinkSchemas;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import org.apache.flink.api.connector.sink2.Committer;
+import org.apache.flink.api.connector.sink2.CommitterInitContext;
 import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.SupportsCommitter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.CommittableMessageTypeInfo;
+import org.apache.flink.streaming.api.connector.sink2.SupportsPreCommitTopology;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPreWriteTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 
 /**
- * A Sink V2 of {@link RowData} into a store, at-least-once: every subtask writes through its own core write
- * handle ({@code immediate} mode), rows are durable and visible to every reader as each put returns, well
- * before the checkpoint, and every checkpoint waits until all rows written before it are durable. A job
- * restored from a checkpoint replays rows after it; they upsert the same keys. Exactly-once (rows staged
- * per checkpoint and published together) needs core's atomic transactions and is not offered yet.
+ * A Sink V2 into a store, of {@link RowData} (an upsert changelog) or of any record type through a
+ * {@link RecordConverter}. The job graph it adds:
  *
- * <p>Before the writers, rows are keyed by their key's bucket ({@link #addPreWriteTopology}), so each
- * bucket is written by one subtask and a key's rows reach it in order.
+ * <pre>
+ *   input --keyBy(bucket of key)--> Writer (parallelism p) --global--> Pre-commit aggregator (1) --> Committer (1)
+ * </pre>
  *
- * <p>Merges run in the store's background maintenance, off the write path (triggers
- * {@code merge.trigger.generations} / {@code merge.trigger.interval}, one merging process at a time).
+ * <p><b>Pre-write topology.</b> Rows are keyed by their key's bucket ({@link ContextStore#bucketOf(String, int)}),
+ * so each bucket is written by one subtask and a key's rows reach it in order.
+ *
+ * <p><b>{@link DeliveryGuarantee#EXACTLY_ONCE} (the default).</b> Each writer stages the rows it receives after a
+ * checkpoint under one core transaction ({@code atomic} handle; durable, invisible). At the checkpoint barrier
+ * it stages what is left and emits its summary ({@link LanceContextWriteResult}); the aggregator, with
+ * parallelism 1, gathers every subtask's summaries into one {@link LanceContextCommittable} per checkpoint, and
+ * the one committer publishes it when the checkpoint completes: all subtasks' rows of the checkpoint become
+ * visible together, to every reader in every process, and no reader ever sees part of a checkpoint. A
+ * restored job re-publishes the checkpoints it restored and changes nothing ({@code publish} of a published
+ * transaction is a no-op). Rows written after the last completed checkpoint by a failed attempt are never
+ * visible; the restored job writes them again. The end of input publishes the last transaction (with the final
+ * checkpoint, or at once in batch mode). Freshness: rows are visible one checkpoint interval plus a publish
+ * after they were written. One exception to "one publish per checkpoint": when a checkpoint was aborted after
+ * it reached some writers and not others, those writers' transactions differ, and the next checkpoint publishes
+ * its two transactions one after the other (a reader may see the first alone for a moment; rows are neither
+ * lost nor repeated). Flink keeps the sink's edges aligned even when the job uses unaligned checkpoints.
+ *
+ * <p><b>{@link DeliveryGuarantee#AT_LEAST_ONCE}</b> (and {@code NONE}, which behaves the same): each subtask writes
+ * through one {@code immediate} core handle; rows are put as buffers fill ({@code write.batch-rows},
+ * {@code write.batch-bytes}) or {@code sink.buffer-flush.interval} passes, and are then durable and visible to
+ * every reader, well before the checkpoint; every checkpoint and the end of input wait until all rows before
+ * them are durable. A restored job replays the rows after its checkpoint; they upsert the same keys. The
+ * aggregator and committer carry nothing in this mode.
+ *
+ * <p><b>Options.</b> The store's options ({@code path} required; {@code schema} creates the store). Exactly-once
+ * writes through atomic handles and at-least-once through immediate ones whatever the store's default; an
+ * explicit {@code write.commit} that contradicts the guarantee ({@code immediate} with exactly-once,
+ * {@code atomic} with at-least-once) is refused naming both. A store with capability {@code unique-ids} takes
+ * at-least-once writes only.
+ *
+ * <p><b>Merges</b> stay off the write path in both modes: the store's background maintenance, in every process
+ * that has the store open to write (here the task managers running writers and the committer), seals and merges
+ * on {@code merge.trigger.generations} / {@code merge.trigger.interval} on its own thread, one merging process
+ * at a time (the maintenance lease); neither a put, a staging, a checkpoint nor a publish waits for a merge.
+ *
+ * <p>Metrics: see {@link LanceContextSinkWriter} (writer group) and {@link LanceContextCommitter} (committer
+ * group).
  *
  * <pre>{@code
  * rows.sinkTo(LanceContextSink.builder().options(Map.of("path", "/data/rollouts")).rowType(type).build());
+ * records.sinkTo(LanceContextSink.builder().options(Map.of("path", "/data/rollouts"))
+ *     .deliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(RecordConverter.maps()));
  * }</pre>
+ *
+ * @param <IN> the input element type
  */
-public final class LanceContextSink implements Sink<RowData>, SupportsPreWriteTopology<RowData> {
+public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTopology<IN>,
+    SupportsCommitter<LanceContextCommittable>,
+    SupportsPreCommitTopology<LanceContextWriteResult, LanceContextCommittable> {
   private static final long serialVersionUID = 1L;
 
   private final Map<String, String> options;
-  private final RowType rowType;
+  private final SinkFormat<IN> format;
+  private final boolean exactlyOnce;
   private final Duration flushInterval;
   private final int shards;
-  private final int keyPos;
+  private final String sinkId;
 
-  private LanceContextSink(Map<String, String> options, RowType rowType, Duration flushInterval, int shards, int keyPos) {
+  private LanceContextSink(Map<String, String> options, SinkFormat<IN> format, boolean exactlyOnce,
+      Duration flushInterval, int shards) {
     this.options = Map.copyOf(options);
-    this.rowType = rowType;
+    this.format = format;
+    this.exactlyOnce = exactlyOnce;
     this.flushInterval = flushInterval;
     this.shards = shards;
-    this.keyPos = keyPos;
-  }
-
-  /** Keys rows by their key's bucket, so that one subtask writes each bucket (and each key's rows stay in order). */
-  @Override
-  public DataStream<RowData> addPreWriteTopology(DataStream<RowData> rows) {
-    return rows.keyBy(new BucketOfKey(keyPos, shards));
-  }
-
-  /** The bucket of a row's key ({@link ContextStore#bucketOf(String, int)}); rows without a key go to bucket 0. */
-  static final class BucketOfKey implements KeySelector<RowData, Integer> {
-    private static final long serialVersionUID = 1L;
-    private final int keyPos;
-    private final int shards;
-
-    BucketOfKey(int keyPos, int shards) {
-      this.keyPos = keyPos;
-      this.shards = shards;
-    }
-
-    @Override
-    public Integer getKey(RowData row) {
-      return row.isNullAt(keyPos) ? 0 : ContextStore.bucketOf(row.getString(keyPos).toString(), shards);
-    }
+    this.sinkId = UUID.randomUUID().toString().replace("-", "");
   }
 
   public static Builder builder() {
     return new Builder();
   }
 
-  @Override
-  public SinkWriter<RowData> createWriter(WriterInitContext context) {
-    return new LanceContextSinkWriter(options, rowType, flushInterval, context.getProcessingTimeService());
+  /** The guarantee this sink writes with ({@code NONE} was built as at-least-once). */
+  public DeliveryGuarantee deliveryGuarantee() {
+    return exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE;
   }
 
-  /** Builds a sink: store options (required: {@code path}; {@code schema} to create the store) and the row type. */
+  /** Keys rows by their key's bucket, so that one subtask writes each bucket (and each key's rows stay in order). */
+  @Override
+  public DataStream<IN> addPreWriteTopology(DataStream<IN> rows) {
+    return rows.keyBy(new BucketOfKey<>(format, shards));
+  }
+
+  /** The bucket of an element's key ({@link ContextStore#bucketOf(String, int)}); elements without a key go to bucket 0. */
+  static final class BucketOfKey<IN> implements KeySelector<IN, Integer> {
+    private static final long serialVersionUID = 1L;
+    private final SinkFormat<IN> format;
+    private final int shards;
+
+    BucketOfKey(SinkFormat<IN> format, int shards) {
+      this.format = format;
+      this.shards = shards;
+    }
+
+    @Override
+    public Integer getKey(IN element) {
+      String key = format.key(element);
+      return key == null ? 0 : ContextStore.bucketOf(key, shards);
+    }
+  }
+
+  @Override
+  public SinkWriter<IN> createWriter(WriterInitContext context) {
+    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context);
+  }
+
+  /** Sends every subtask's results to one aggregator, which emits one committable per checkpoint to one committer. */
+  @Override
+  public DataStream<CommittableMessage<LanceContextCommittable>> addPreCommitTopology(
+      DataStream<CommittableMessage<LanceContextWriteResult>> results) {
+    return results.global()
+        .transform("lancecontext pre-commit aggregator", CommittableMessageTypeInfo.of(LanceContextCommittable.Serializer::new),
+            new LanceContextCommitAggregator())
+        .setParallelism(1)
+        .setMaxParallelism(1)
+        .global();
+  }
+
+  @Override
+  public SimpleVersionedSerializer<LanceContextWriteResult> getWriteResultSerializer() {
+    return new LanceContextWriteResult.Serializer();
+  }
+
+  @Override
+  public Committer<LanceContextCommittable> createCommitter(CommitterInitContext context) {
+    return new LanceContextCommitter(options, context.metricGroup());
+  }
+
+  @Override
+  public SimpleVersionedSerializer<LanceContextCommittable> getCommittableSerializer() {
+    return new LanceContextCommittable.Serializer();
+  }
+
+  /**
+   * Builds a sink: store options (required: {@code path}; {@code schema} to create the store), the delivery
+   * guarantee, and either a row type ({@link #build()}, for {@link RowData}) or a {@link RecordConverter}
+   * ({@link #build(RecordConverter)}). Building opens the store and checks everything, so a bad sink fails in
+   * the client, not in the job.
+   */
   public static final class Builder {
     private Map<String, String> options;
     private RowType rowType;
     private Duration flushInterval = Duration.ofSeconds(1);
+    private DeliveryGuarantee guarantee = DeliveryGuarantee.EXACTLY_ONCE;
+
+    private Builder() {}
 
     public Builder options(Map<String, String> options) {
       this.options = options;
       return this;
     }
 
-    /** The rows' type: columns of the store (a subset, any order), the key column included. */
+    /** The rows' type, for {@link #build()}: columns of the store (a subset, any order), the key column included. */
     public Builder rowType(RowType rowType) {
       this.rowType = rowType;
       return this;
     }
 
-    /** Puts buffered rows at least this often (0: only when the buffer is full and at checkpoints). Default 1 s. */
+    /**
+     * At-least-once: puts buffered rows at least this often (0: only when the buffer is full and at
+     * checkpoints). Default 1 s. Exactly-once rows become visible at checkpoints, so it does not apply.
+     */
     public Builder flushInterval(Duration interval) {
-      this.flushInterval = interval;
+      this.flushInterval = Objects.requireNonNull(interval, "interval");
       return this;
     }
 
-    public LanceContextSink build() {
-      StoreConfig config = StoreConfig.of(options);
-      int shards;
-      String key;
-      try (ContextStore store = ContextStore.open(config)) {
-        SchemaSpec spec = store.spec();
-        shards = store.shards();
-        key = spec.key();
+    /** {@code EXACTLY_ONCE} (the default), {@code AT_LEAST_ONCE}, or {@code NONE} (same as at-least-once). */
+    public Builder deliveryGuarantee(DeliveryGuarantee guarantee) {
+      this.guarantee = Objects.requireNonNull(guarantee, "guarantee");
+      return this;
+    }
+
+    /** A sink of {@link RowData} of {@link #rowType}. */
+    public LanceContextSink<RowData> build() {
+      if (rowType == null) {
+        throw new IllegalArgumentException("a RowData sink needs its row type (Builder.rowType); records of other "
+            + "types need a RecordConverter (Builder.build(RecordConverter))");
+      }
+      return make(spec -> {
         FlinkSchemas.checkDeclared(rowType, spec);
         if (!rowType.getFieldNames().contains(spec.key())) {
-          throw new io.lancecontext.core.error.SchemaException("column '" + spec.key()
-              + "': the store's key column must be one of the sink's columns");
+          throw new SchemaException("column '" + spec.key() + "': the store's key column must be one of the sink's "
+              + "columns");
         }
+        return SinkFormat.rows(rowType, spec.key());
+      });
+    }
+
+    /** A sink of elements that {@code converter} turns into records (maps by column name). */
+    public <T> LanceContextSink<T> build(RecordConverter<T> converter) {
+      Objects.requireNonNull(converter, "converter");
+      return make(spec -> SinkFormat.records(converter, spec.key()));
+    }
+
+    private <T> LanceContextSink<T> make(java.util.function.Function<SchemaSpec, SinkFormat<T>> format) {
+      StoreConfig config = StoreConfig.of(Objects.requireNonNull(options, "options"));
+      boolean exactlyOnce = guarantee == DeliveryGuarantee.EXACTLY_ONCE;
+      checkCommitMode(config, exactlyOnce);
+      try (ContextStore store = ContextStore.open(config)) {
+        SchemaSpec spec = store.spec();
+        if (exactlyOnce && spec.has(Capability.UNIQUE_IDS)) {
+          throw new BadOptionException("sink.delivery-guarantee", "exactly-once stages rows in transactions, and the "
+              + "store at " + store.uri() + " has capability 'unique-ids', which takes immediate writes only: use "
+              + "'at-least-once'");
+        }
+        return new LanceContextSink<>(config.asMap(), format.apply(spec), exactlyOnce, flushInterval, store.shards());
       }
-      return new LanceContextSink(config.asMap(), rowType, flushInterval, shards, rowType.getFieldNames().indexOf(key));
+    }
+
+    private static void checkCommitMode(StoreConfig config, boolean exactlyOnce) {
+      if (!config.isSet(StoreOptions.WRITE_COMMIT)) {
+        return;
+      }
+      String mode = config.get(StoreOptions.WRITE_COMMIT);
+      if (exactlyOnce && mode.equals("immediate")) {
+        throw new BadOptionException("write.commit", "'write.commit' = 'immediate' contradicts "
+            + "'sink.delivery-guarantee' = 'exactly-once', which stages each checkpoint's rows and publishes them "
+            + "together (atomic); remove 'write.commit' or use 'sink.delivery-guarantee' = 'at-least-once'");
+      }
+      if (!exactlyOnce && mode.equals("atomic")) {
+        throw new BadOptionException("write.commit", "'write.commit' = 'atomic' contradicts "
+            + "'sink.delivery-guarantee' = 'at-least-once', which puts rows visible as buffers fill (immediate); "
+            + "remove 'write.commit' or use 'sink.delivery-guarantee' = 'exactly-once'");
+      }
     }
   }
 }

@@ -3,100 +3,253 @@ package io.lancecontext.flink.sink;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.StoreWriter;
 import io.lancecontext.core.WriterOptions;
+import io.lancecontext.core.error.FencedWriterException;
+import io.lancecontext.core.error.WriteNotAcknowledgedException;
+import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.schema.Capability;
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+import org.apache.flink.types.RowKind;
 
 /**
- * One subtask's writer: rows are copied into a core write handle as they arrive and put every
- * {@code write.batch-rows} rows or {@code write.batch-bytes} bytes, each put durable and visible to every
- * reader when it returns; {@code sink.buffer-flush.interval} also puts what is buffered, and a checkpoint
- * or the end of input ({@link #flush}) waits until every row is durable. Changelog rows: +I and +U upsert,
- * -D writes a tombstone (capability {@code tombstones}), and -U too when the store has that capability
- * (Flink sends -U without a following +U when a filter drops the updated row, so an upsert sink must
- * delete on it, as Flink's JDBC and upsert-kafka sinks do; a following +U writes the key again, in order);
- * without it, -U is ignored. Runs in the task's mailbox thread
- * only (timers included), as the handle requires.
+ * One subtask's writer, in one of two modes.
+ *
+ * <p><b>At-least-once</b>: rows are copied into one {@code immediate} core write handle as they arrive and
+ * put every {@code write.batch-rows} rows or {@code write.batch-bytes} bytes, each put durable and visible to
+ * every reader when it returns; {@code sink.buffer-flush.interval} also puts what is buffered, and a
+ * checkpoint or the end of input ({@link #flush}) waits until every row is durable. It emits no committable.
+ *
+ * <p><b>Exactly-once</b>: the rows after a checkpoint go into an {@code atomic} handle of transaction
+ * {@code <sink id>-<job id>-<n>} (part id: the subtask index), opened with the first row; buffers are
+ * staged as they fill (durable, invisible). At the next checkpoint barrier {@link #prepareCommit} stages the
+ * rest and emits the handle's summary; the committer publishes it with every other subtask's once the
+ * checkpoint completes. {@code n} counts the checkpoints this writer took part in, from the one it was
+ * restored from: every subtask that sees the same checkpoints names the same transaction, and a published
+ * transaction's {@code n} is never above its checkpoint id, so no later attempt (restored from that checkpoint
+ * or a later one) reuses a published name. A failed attempt's staged parts are never named by a committable,
+ * so they are never visible (garbage collection removes them after {@code gc.grace}).
+ *
+ * <p>Changelog rows (both modes): +I and +U upsert, -D writes a tombstone (capability {@code tombstones}),
+ * and -U too when the store has that capability (Flink sends -U without a following +U when a filter drops
+ * the updated row, so an upsert sink must delete on it, as Flink's JDBC and upsert-kafka sinks do; a following
+ * +U writes the key again, in order); without it, -U is ignored. Runs in the task's mailbox thread only
+ * (timers included), as a handle requires.
+ *
+ * <p>Metrics (sink writer group): the standard {@code numRecordsSend} (rows and deletes written) and
+ * {@code numBytesSend} (their estimated encoded size), {@code putLatencyMs} (histogram: the writes that put
+ * or staged a full buffer, and the interval flushes), {@code flushLatencyMs} (histogram: a checkpoint's wait
+ * for durability), {@code transactionsStaged}, {@code fencedPuts} (puts that failed because another writer
+ * took the shard and core could not win it back within {@code write.put-timeout}) and {@code failedPuts}
+ * (every put that was not acknowledged, fenced ones included).
  */
-final class LanceContextSinkWriter implements SinkWriter<RowData> {
+final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, LanceContextWriteResult> {
   private final ContextStore store;
-  private final StoreWriter writer;
-  private final RowDataWriter rows;
+  private final SinkFormat<IN> format;
+  private final boolean exactlyOnce;
   private final boolean tombstones;
   private final ProcessingTimeService timers;
   private final long intervalMillis;
+  private final int batchRows;
+  private final int subtask;
+  private final String transactionPrefix;
+  private long nextTransaction;
+
+  private StoreWriter handle;
+  private SinkFormat.Bound<IN> rows;
+  private String transaction;
+  private int buffered;
   private boolean closed;
 
-  LanceContextSinkWriter(Map<String, String> options, RowType type, Duration flushInterval, ProcessingTimeService timers) {
+  private final Counter recordsSend;
+  private final Counter bytesSend;
+  private final Histogram putLatency;
+  private final Histogram flushLatency;
+  private final Counter transactionsStaged;
+  private final Counter fencedPuts;
+  private final Counter failedPuts;
+
+  LanceContextSinkWriter(Map<String, String> options, SinkFormat<IN> format, boolean exactlyOnce, Duration flushInterval,
+      String sinkId, WriterInitContext context) {
+    this.format = format;
+    this.exactlyOnce = exactlyOnce;
+    this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
+    this.transactionPrefix = "flink-" + sinkId + "-" + context.getJobInfo().getJobId();
+    this.nextTransaction = context.getRestoredCheckpointId().orElse(0L) + 1;
+    SinkWriterMetricGroup metrics = context.metricGroup();
+    this.recordsSend = metrics.getNumRecordsSendCounter();
+    this.bytesSend = metrics.getNumBytesSendCounter();
+    this.putLatency = metrics.histogram("putLatencyMs", new DescriptiveStatisticsHistogram(1024));
+    this.flushLatency = metrics.histogram("flushLatencyMs", new DescriptiveStatisticsHistogram(1024));
+    this.transactionsStaged = metrics.counter("transactionsStaged");
+    this.fencedPuts = metrics.counter("fencedPuts");
+    this.failedPuts = metrics.counter("failedPuts");
     this.store = ContextStore.open(options);
     try {
-      // at-least-once: every put is visible on return, whatever the store's write.commit default
-      this.writer = store.newWriter(WriterOptions.builder().commitMode(WriterOptions.CommitMode.IMMEDIATE).build());
-      this.rows = new RowDataWriter(writer.rows(), type, store.spec());
       this.tombstones = store.spec().has(Capability.TOMBSTONES);
+      this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
+      if (!exactlyOnce) {
+        // at-least-once: every put is visible on return, whatever the store's write.commit default
+        open(WriterOptions.builder().commitMode(WriterOptions.CommitMode.IMMEDIATE).build());
+      }
     } catch (RuntimeException e) {
       store.close();
       throw e;
     }
-    this.timers = timers;
-    this.intervalMillis = flushInterval.toMillis();
+    this.timers = context.getProcessingTimeService();
+    this.intervalMillis = exactlyOnce ? 0 : flushInterval.toMillis();
     if (intervalMillis > 0) {
       schedule();
     }
   }
 
+  /** Publish order of transaction ids: by their checkpoint number {@code n}, then by name. */
+  static Comparator<String> transactionOrder() {
+    return Comparator.<String>comparingLong(LanceContextSinkWriter::transactionNumber).thenComparing(Comparator.naturalOrder());
+  }
+
+  static long transactionNumber(String txn) {
+    try {
+      return Long.parseLong(txn.substring(txn.lastIndexOf('-') + 1));
+    } catch (NumberFormatException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  private void open(WriterOptions options) {
+    handle = store.newWriter(options);
+    rows = format.bind(handle, store.spec());
+    buffered = 0;
+  }
+
   private void schedule() {
     timers.registerTimer(timers.getCurrentProcessingTime() + intervalMillis, now -> {
       if (!closed) {
-        writer.commit();
+        long start = System.nanoTime();
+        commit();
+        putLatency.update((System.nanoTime() - start) / 1_000_000);
         schedule();
       }
     });
   }
 
   @Override
-  public void write(RowData row, Context context) {
-    switch (row.getRowKind()) {
-      case INSERT, UPDATE_AFTER -> rows.write(row);
-      case UPDATE_BEFORE -> {
-        // the planner sends -U when a row may leave the result without a -D (a filter after an update):
-        // like Flink's JDBC and upsert-kafka sinks, it deletes the key; a following +U writes it again
-        if (tombstones) {
-          delete(row);
+  public void write(IN element, Context context) {
+    if (handle == null) {
+      transaction = transactionPrefix + "-" + nextTransaction;
+      open(WriterOptions.builder().transaction(transaction, String.valueOf(subtask)).build());
+    }
+    RowKind kind = format.kind(element);
+    boolean puts = ++buffered >= batchRows;
+    long start = puts ? System.nanoTime() : 0;
+    try {
+      switch (kind) {
+        case INSERT, UPDATE_AFTER -> bytesSend.inc(rows.write(element));
+        case UPDATE_BEFORE -> {
+          // the planner sends -U when a row may leave the result without a -D (a filter after an update):
+          // like Flink's JDBC and upsert-kafka sinks, it deletes the key; a following +U writes it again
+          if (!tombstones) {
+            return;
+          }
+          delete(element);
+        }
+        case DELETE -> {
+          if (!tombstones) {
+            throw new UnsupportedOperationException("a delete (-D) reached the store at " + store.uri()
+                + ", whose schema has no 'tombstones' capability: deleting by key is disabled");
+          }
+          delete(element);
         }
       }
-      case DELETE -> {
-        if (!tombstones) {
-          throw new UnsupportedOperationException("a delete (-D) reached the store at " + store.uri()
-              + ", whose schema has no 'tombstones' capability: deleting by key is disabled");
-        }
-        delete(row);
-      }
+    } catch (WriteNotAcknowledgedException e) {
+      throw counted(e);
+    }
+    recordsSend.inc();
+    if (puts) {
+      putLatency.update((System.nanoTime() - start) / 1_000_000);
+      buffered = 0;
     }
   }
 
-  private void delete(RowData row) {
-    String key = rows.key(row);
+  private void delete(IN element) {
+    String key = format.key(element);
     if (key == null) {
       throw new IllegalArgumentException("a retraction without a key reached the store at " + store.uri());
     }
-    writer.delete(key);
+    handle.delete(key);
+    bytesSend.inc(key.length());
   }
 
+  private RuntimeException counted(WriteNotAcknowledgedException e) {
+    failedPuts.inc();
+    if (e instanceof FencedWriterException) {
+      fencedPuts.inc();
+    }
+    return e;
+  }
+
+  private WriteSummary commit() {
+    buffered = 0;
+    try {
+      return handle.commit();
+    } catch (WriteNotAcknowledgedException e) {
+      throw counted(e);
+    }
+  }
+
+  /** At-least-once: waits until every row written so far is durable and visible. Exactly-once: nothing to do. */
   @Override
   public void flush(boolean endOfInput) {
-    writer.commit();
+    if (!exactlyOnce) {
+      long start = System.nanoTime();
+      commit();
+      flushLatency.update((System.nanoTime() - start) / 1_000_000);
+    }
+  }
+
+  /**
+   * Exactly-once: stages what is buffered (durable when this returns) and returns this subtask's result for
+   * the checkpoint (none if it wrote nothing since the previous one). At-least-once: nothing.
+   */
+  @Override
+  public List<LanceContextWriteResult> prepareCommit() {
+    if (!exactlyOnce) {
+      return List.of();
+    }
+    nextTransaction++;
+    if (handle == null) {
+      return List.of();
+    }
+    long start = System.nanoTime();
+    WriteSummary summary;
+    try {
+      summary = commit();
+    } finally {
+      handle.close();
+      handle = null;
+      rows = null;
+    }
+    flushLatency.update((System.nanoTime() - start) / 1_000_000);
+    transactionsStaged.inc();
+    return List.of(new LanceContextWriteResult(transaction, subtask, summary.toBytes()));
   }
 
   @Override
   public void close() {
     closed = true;
     try {
-      writer.close();
+      if (handle != null) {
+        handle.close();
+      }
     } finally {
       store.close();
     }

@@ -23,15 +23,15 @@ import org.apache.flink.table.types.logical.TimestampType;
  * arrays); core checks every value against the store's schema.
  */
 final class RowDataWriter {
+  /** Sets one column and returns its estimated encoded size in bytes. */
   @FunctionalInterface
   private interface Setter {
-    void set(RowData row, int pos);
+    int set(RowData row, int pos);
   }
 
   private final RowAppender rows;
   private final int[] columns;
   private final Setter[] setters;
-  private final int keyPos;
 
   RowDataWriter(RowAppender rows, RowType type, SchemaSpec spec) {
     this.rows = rows;
@@ -43,45 +43,89 @@ final class RowDataWriter {
       columns[i] = rows.column(name);
       setters[i] = setter(columns[i], type.getTypeAt(i), spec.column(name).type() == ColumnType.VECTOR);
     }
-    this.keyPos = type.getFieldNames().indexOf(spec.key());
   }
 
-  void write(RowData row) {
+  /** Writes one row (an upsert) and returns its estimated encoded size in bytes. */
+  long write(RowData row) {
+    long bytes = 0;
     for (int i = 0; i < setters.length; i++) {
       if (row.isNullAt(i)) {
         rows.setNull(columns[i]);
+        bytes++;
       } else {
-        setters[i].set(row, i);
+        bytes += setters[i].set(row, i);
       }
     }
     rows.endRow();
-  }
-
-  /** The key of {@code row}, or null if the row has none. */
-  String key(RowData row) {
-    return keyPos < 0 || row.isNullAt(keyPos) ? null : row.getString(keyPos).toString();
+    return bytes;
   }
 
   private Setter setter(int column, LogicalType t, boolean vector) {
     return switch (t.getTypeRoot()) {
-      case CHAR, VARCHAR -> (r, i) -> rows.setUtf8(column, r.getString(i).toBytes());
-      case BIGINT -> (r, i) -> rows.setLong(column, r.getLong(i));
-      case INTEGER -> (r, i) -> rows.setInt(column, r.getInt(i));
-      case SMALLINT -> (r, i) -> rows.setInt(column, r.getShort(i));
-      case TINYINT -> (r, i) -> rows.setInt(column, r.getByte(i));
-      case DOUBLE -> (r, i) -> rows.setDouble(column, r.getDouble(i));
-      case FLOAT -> (r, i) -> rows.setFloat(column, r.getFloat(i));
-      case BOOLEAN -> (r, i) -> rows.setBoolean(column, r.getBoolean(i));
-      case BINARY, VARBINARY -> (r, i) -> rows.setBytes(column, r.getBinary(i));
-      case DATE -> (r, i) -> rows.setDate(column, r.getInt(i));
+      case CHAR, VARCHAR -> (r, i) -> {
+        byte[] utf8 = r.getString(i).toBytes();
+        rows.setUtf8(column, utf8);
+        return utf8.length + 4;
+      };
+      case BIGINT -> (r, i) -> {
+        rows.setLong(column, r.getLong(i));
+        return 8;
+      };
+      case INTEGER -> (r, i) -> {
+        rows.setInt(column, r.getInt(i));
+        return 4;
+      };
+      case SMALLINT -> (r, i) -> {
+        rows.setInt(column, r.getShort(i));
+        return 4;
+      };
+      case TINYINT -> (r, i) -> {
+        rows.setInt(column, r.getByte(i));
+        return 4;
+      };
+      case DOUBLE -> (r, i) -> {
+        rows.setDouble(column, r.getDouble(i));
+        return 8;
+      };
+      case FLOAT -> (r, i) -> {
+        rows.setFloat(column, r.getFloat(i));
+        return 4;
+      };
+      case BOOLEAN -> (r, i) -> {
+        rows.setBoolean(column, r.getBoolean(i));
+        return 1;
+      };
+      case BINARY, VARBINARY -> (r, i) -> {
+        byte[] b = r.getBinary(i);
+        rows.setBytes(column, b);
+        return b.length + 4;
+      };
+      case DATE -> (r, i) -> {
+        rows.setDate(column, r.getInt(i));
+        return 4;
+      };
       case TIMESTAMP_WITHOUT_TIME_ZONE, TIMESTAMP_WITH_LOCAL_TIME_ZONE -> {
         int precision = precision(t);
-        yield (r, i) -> rows.setTimestampMicros(column, micros(r.getTimestamp(i, precision)));
+        yield (r, i) -> {
+          rows.setTimestampMicros(column, micros(r.getTimestamp(i, precision)));
+          return 8;
+        };
       }
       case ARRAY -> vector
-          ? (r, i) -> rows.setVector(column, r.getArray(i).toFloatArray())
-          : (r, i) -> rows.setValue(column, list(r.getArray(i), ((ArrayType) t).getElementType()));
-      case ROW -> (r, i) -> rows.setValue(column, struct(r.getRow(i, ((RowType) t).getFieldCount()), (RowType) t));
+          ? (r, i) -> {
+            float[] v = r.getArray(i).toFloatArray();
+            rows.setVector(column, v);
+            return 4 * v.length;
+          }
+          : (r, i) -> {
+            ArrayData a = r.getArray(i);
+            rows.setValue(column, list(a, ((ArrayType) t).getElementType()));
+            return 8 + 8 * a.size();
+          };
+      case ROW -> (r, i) -> {
+        rows.setValue(column, struct(r.getRow(i, ((RowType) t).getFieldCount()), (RowType) t));
+        return 8 * ((RowType) t).getFieldCount();
+      };
       default -> throw new IllegalArgumentException("Flink type " + t.asSummaryString() + " has no store mapping");
     };
   }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.table.connector.source.lookup.LookupOptions;
 
 /**
@@ -30,11 +31,13 @@ public final class FlinkOptions {
   public static final ConfigOption<String> PATH = CORE.stream().filter(o -> o.key().equals(StoreOptions.PATH.key()))
       .findFirst().orElseThrow();
 
-  /** Flink's standard sink option; only {@code at-least-once} is offered until core has atomic transactions. */
-  public static final ConfigOption<String> DELIVERY_GUARANTEE = ConfigOptions.key("sink.delivery-guarantee")
-      .stringType().defaultValue("at-least-once")
-      .withDescription("at-least-once: rows are durable and visible as each buffer is put, and every checkpoint "
-          + "waits until all rows before it are durable; a restored job replays rows, which upsert the same keys");
+  /** Flink's standard sink option (see {@link io.lancecontext.flink.sink.LanceContextSink}). */
+  public static final ConfigOption<DeliveryGuarantee> DELIVERY_GUARANTEE = ConfigOptions.key("sink.delivery-guarantee")
+      .enumType(DeliveryGuarantee.class).defaultValue(DeliveryGuarantee.EXACTLY_ONCE)
+      .withDescription("exactly-once: each checkpoint's rows are staged and published together when it completes "
+          + "(readers never see part of a checkpoint; a restored job re-publishing one changes nothing); "
+          + "at-least-once (or none): rows are durable and visible as each buffer is put, every checkpoint waits "
+          + "until all rows before it are durable, and a restored job replays rows, which upsert the same keys");
 
   public static final ConfigOption<Duration> BUFFER_FLUSH_INTERVAL = ConfigOptions.key("sink.buffer-flush.interval")
       .durationType().defaultValue(Duration.ofSeconds(1))

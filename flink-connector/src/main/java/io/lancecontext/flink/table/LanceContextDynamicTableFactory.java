@@ -63,17 +63,7 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
     helper.validateExcept(StoreOptions.STORAGE_PREFIX);
     String table = context.getObjectIdentifier().asSummaryString();
-    String guarantee = helper.getOptions().get(FlinkOptions.DELIVERY_GUARANTEE);
-    if (!guarantee.equals("at-least-once")) {
-      throw new ValidationException("table " + table + ": 'sink.delivery-guarantee' = '" + guarantee + "' is not "
-          + "available: exactly-once needs core's atomic transactions, which this version does not have yet; "
-          + "use 'at-least-once' (rows replayed after a failover upsert the same keys)");
-    }
     Map<String, String> options = storeOptions(context.getCatalogTable().getOptions());
-    if ("atomic".equalsIgnoreCase(options.getOrDefault(StoreOptions.WRITE_COMMIT.key(), "").strip())) {
-      throw new ValidationException("table " + table + ": 'write.commit' = 'atomic' is not available for Flink sinks "
-          + "yet (exactly-once checkpoints will stage and publish through it); the sink writes at-least-once");
-    }
     RowType rowType = (RowType) context.getPhysicalRowDataType().getLogicalType();
     List<String> primaryKey = context.getCatalogTable().getResolvedSchema().getPrimaryKey()
         .map(k -> k.getColumns()).orElse(List.of());
@@ -91,8 +81,12 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
     } catch (RuntimeException e) {
       throw e instanceof ValidationException v ? v : new ValidationException("table " + table + ": " + e.getMessage(), e);
     }
-    return new LanceContextTableSink(options, rowType, !primaryKey.isEmpty(),
-        helper.getOptions().get(FlinkOptions.BUFFER_FLUSH_INTERVAL));
+    try {
+      return new LanceContextTableSink(options, rowType, !primaryKey.isEmpty(),
+          helper.getOptions().get(FlinkOptions.BUFFER_FLUSH_INTERVAL), helper.getOptions().get(FlinkOptions.DELIVERY_GUARANTEE));
+    } catch (RuntimeException e) {
+      throw new ValidationException("table " + table + ": " + e.getMessage(), e);
+    }
   }
 
   /** The table's options that are store options (Flink's own and {@code connector} removed). */

@@ -3,27 +3,33 @@ package io.lancecontext.flink.table;
 import io.lancecontext.flink.sink.LanceContextSink;
 import java.time.Duration;
 import java.util.Map;
+import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.sink.SinkV2Provider;
-import org.apache.flink.types.RowKind;
+import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.RowKind;
 
 /**
- * A store as a Flink table sink. With a primary key (the store's key) it takes an upsert changelog: +I and
- * +U upsert, -D deletes (tombstones), -U is not needed; without one, inserts (upserts by key) only.
+ * A store as a Flink table sink ({@link LanceContextSink}, with the table's {@code sink.delivery-guarantee}).
+ * With a primary key (the store's key) it takes an upsert changelog: +I and +U upsert, -D deletes
+ * (tombstones), -U is not needed; without one, inserts (upserts by key) only. The sink is built, and so
+ * checked against the store, when the table sink is made.
  */
 final class LanceContextTableSink implements DynamicTableSink {
-  private final Map<String, String> options;
-  private final RowType rowType;
   private final boolean upsert;
-  private final Duration flushInterval;
+  private final LanceContextSink<RowData> sink;
 
-  LanceContextTableSink(Map<String, String> options, RowType rowType, boolean upsert, Duration flushInterval) {
-    this.options = options;
-    this.rowType = rowType;
+  LanceContextTableSink(Map<String, String> options, RowType rowType, boolean upsert, Duration flushInterval,
+      DeliveryGuarantee guarantee) {
+    this(upsert, LanceContextSink.builder().options(options).rowType(rowType).flushInterval(flushInterval)
+        .deliveryGuarantee(guarantee).build());
+  }
+
+  private LanceContextTableSink(boolean upsert, LanceContextSink<RowData> sink) {
     this.upsert = upsert;
-    this.flushInterval = flushInterval;
+    this.sink = sink;
   }
 
   @Override
@@ -37,17 +43,16 @@ final class LanceContextTableSink implements DynamicTableSink {
 
   @Override
   public SinkRuntimeProvider getSinkRuntimeProvider(Context context) {
-    return SinkV2Provider.of(LanceContextSink.builder().options(options).rowType(rowType).flushInterval(flushInterval)
-        .build());
+    return SinkV2Provider.of(sink);
   }
 
   @Override
   public DynamicTableSink copy() {
-    return new LanceContextTableSink(options, rowType, upsert, flushInterval);
+    return new LanceContextTableSink(upsert, sink);
   }
 
   @Override
   public String asSummaryString() {
-    return "lancecontext";
+    return "lancecontext (" + sink.deliveryGuarantee() + ")";
   }
 }
