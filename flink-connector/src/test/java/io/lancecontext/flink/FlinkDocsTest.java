@@ -9,7 +9,6 @@ import io.lancecontext.core.testing.DocSnippets.Block;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
@@ -24,8 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** Every {@code ```sql flink} example of the README and {@code docs/} runs as pasted, statement by statement. */
 class FlinkDocsTest {
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER = new MiniClusterExtension(
-      new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+  static final MiniClusterExtension CLUSTER = FlinkTestCluster.create(2);
 
   @TempDir
   Path dir;

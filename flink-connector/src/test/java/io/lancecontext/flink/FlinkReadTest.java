@@ -17,7 +17,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.ValidationException;
@@ -38,8 +37,7 @@ class FlinkReadTest {
   private static final int ROWS = 200;
 
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER = new MiniClusterExtension(
-      new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+  static final MiniClusterExtension CLUSTER = FlinkTestCluster.create(2);
 
   @TempDir
   static Path dir;
@@ -153,7 +151,7 @@ class FlinkReadTest {
     TableEnvironment env = TableEnvironment.create(EnvironmentSettings.inBatchMode());
     env.executeSql("CREATE TABLE bad (id STRING, rewrd DOUBLE) WITH ('connector' = 'lancecontext', 'path' = '" + path + "')");
     ValidationException e = assertThrows(ValidationException.class, () -> env.executeSql("SELECT * FROM bad").collect());
-    assertTrue(messages(e).contains("rewrd"), messages(e));
+    assertTrue(FlinkTestCluster.messages(e).contains("rewrd"), FlinkTestCluster.messages(e));
   }
 
   @Test
@@ -162,7 +160,7 @@ class FlinkReadTest {
     env.executeSql("CREATE TABLE bad2 (id STRING) WITH ('connector' = 'lancecontext', 'path' = '" + path
         + "', 'wrte.batch-rows' = '5')");
     ValidationException e = assertThrows(ValidationException.class, () -> env.executeSql("SELECT * FROM bad2").collect());
-    assertTrue(messages(e).contains("wrte.batch-rows"), messages(e));
+    assertTrue(FlinkTestCluster.messages(e).contains("wrte.batch-rows"), FlinkTestCluster.messages(e));
   }
 
   @Test
@@ -178,11 +176,4 @@ class FlinkReadTest {
     }
   }
 
-  private static String messages(Throwable t) {
-    StringBuilder sb = new StringBuilder();
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      sb.append(c.getMessage()).append(" | ");
-    }
-    return sb.toString();
-  }
 }

@@ -9,13 +9,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.graph.StreamEdge;
 import org.apache.flink.streaming.api.graph.StreamGraph;
 import org.apache.flink.streaming.api.graph.StreamNode;
-import org.apache.flink.streaming.runtime.partitioner.KeyGroupStreamPartitioner;
+import org.apache.flink.streaming.runtime.partitioner.CustomPartitionerWrapper;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -29,11 +28,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The DataStream sink: rows keyed by their key's bucket before the writers, then upserted. */
+/** The DataStream sink: rows partitioned by their key's bucket before the writers, then upserted. */
 class FlinkSinkTest {
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER = new MiniClusterExtension(
-      new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+  static final MiniClusterExtension CLUSTER = FlinkTestCluster.create(2);
 
   @TempDir
   static Path dir;
@@ -44,11 +42,11 @@ class FlinkSinkTest {
   }
 
   @Test
-  void rowsAreKeyedByBucketBeforeTheWritersAndAllArrive() throws Exception {
+  void rowsArePartitionedByBucketBeforeTheWritersAndAllArrive() throws Exception {
     String path = dir.resolve("ds").toString();
     RowType type = RowType.of(new org.apache.flink.table.types.logical.LogicalType[] {
         new VarCharType(false, VarCharType.MAX_LENGTH), new DoubleType()}, new String[] {"id", "reward"});
-    LanceContextSink sink = LanceContextSink.builder()
+    LanceContextSink<RowData> sink = LanceContextSink.builder()
         .options(Map.of("path", path, "schema", "rollout", "shards", "4")).rowType(type).build();
     List<RowData> rows = new ArrayList<>();
     for (int i = 0; i < 500; i++) {
@@ -63,11 +61,11 @@ class FlinkSinkTest {
     for (StreamNode node : graph.getStreamNodes()) {
       if (node.getOperatorName().contains("Writer")) {
         for (StreamEdge in : node.getInEdges()) {
-          keyed |= in.getPartitioner() instanceof KeyGroupStreamPartitioner;
+          keyed |= in.getPartitioner() instanceof CustomPartitionerWrapper;
         }
       }
     }
-    assertTrue(keyed, "the sink writer's input is keyed (by bucket)");
+    assertTrue(keyed, "the sink writer's input is partitioned by bucket");
     env.execute(graph);
     try (ContextStore store = ContextStore.open(Map.of("path", path))) {
       assertEquals(500, store.count());

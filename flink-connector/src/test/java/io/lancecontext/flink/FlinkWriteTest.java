@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.ValidationException;
@@ -22,8 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code INSERT INTO} a lancecontext table: upserts by key, an upsert changelog with deletes, clear refusals. */
 class FlinkWriteTest {
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER = new MiniClusterExtension(
-      new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+  static final MiniClusterExtension CLUSTER = FlinkTestCluster.create(2);
 
   @TempDir
   static Path dir;
@@ -78,21 +76,40 @@ class FlinkWriteTest {
   }
 
   @Test
-  void exactlyOnceIsRefusedUntilCoreHasTransactions() {
+  void exactlyOnceWithImmediateCommitsIsRefusedNamingBoth() {
     TableEnvironment env = env(true);
     env.executeSql("CREATE TABLE e (id STRING) WITH ('connector' = 'lancecontext', 'path' = '"
-        + dir.resolve("e") + "', 'schema' = 'rollout', 'sink.delivery-guarantee' = 'exactly-once')");
+        + dir.resolve("e") + "', 'schema' = 'rollout', 'write.commit' = 'immediate')");
     ValidationException e = assertThrows(ValidationException.class, () -> env.executeSql("INSERT INTO e VALUES ('x')"));
-    assertTrue(messages(e).contains("sink.delivery-guarantee"), messages(e));
+    assertTrue(FlinkTestCluster.messages(e).contains("'write.commit' = 'immediate' contradicts "
+        + "'sink.delivery-guarantee' = 'exactly-once'"), FlinkTestCluster.messages(e));
   }
 
   @Test
-  void atomicCommitsAreRefusedNamingTheOption() {
+  void atLeastOnceWithAtomicCommitsIsRefusedNamingBoth() {
     TableEnvironment env = env(true);
     env.executeSql("CREATE TABLE a (id STRING) WITH ('connector' = 'lancecontext', 'path' = '"
-        + dir.resolve("a") + "', 'schema' = 'rollout', 'write.commit' = 'atomic')");
+        + dir.resolve("a") + "', 'schema' = 'rollout', 'write.commit' = 'atomic', "
+        + "'sink.delivery-guarantee' = 'at-least-once')");
     ValidationException e = assertThrows(ValidationException.class, () -> env.executeSql("INSERT INTO a VALUES ('x')"));
-    assertTrue(messages(e).contains("'write.commit' = 'atomic'"), messages(e));
+    assertTrue(FlinkTestCluster.messages(e).contains("'write.commit' = 'atomic' contradicts "
+        + "'sink.delivery-guarantee' = 'at-least-once'"), FlinkTestCluster.messages(e));
+  }
+
+  @Test
+  void bothGuaranteesWriteTheSameRows() throws Exception {
+    for (String guarantee : new String[] {"exactly-once", "at-least-once", "none"}) {
+      String path = dir.resolve("g-" + guarantee).toString();
+      TableEnvironment env = env(false);
+      env.executeSql("CREATE TABLE g (id STRING, reward DOUBLE, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = "
+          + "'lancecontext', 'path' = '" + path + "', 'schema' = 'rollout', 'schema.embedding-dim' = '2', "
+          + "'sink.delivery-guarantee' = '" + guarantee + "')");
+      env.executeSql("INSERT INTO g VALUES ('a', 1.0), ('b', 2.0), ('a', 3.0)").await();
+      try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+        assertEquals(2, store.count(), guarantee);
+        assertEquals(3.0, store.get("a").orElseThrow().get("reward"), guarantee);
+      }
+    }
   }
 
   @Test
@@ -102,14 +119,7 @@ class FlinkWriteTest {
         + "('connector' = 'lancecontext', 'path' = '" + dir.resolve("p") + "', 'schema' = 'rollout')");
     ValidationException e = assertThrows(ValidationException.class,
         () -> env.executeSql("INSERT INTO p VALUES ('x', 'y')"));
-    assertTrue(messages(e).contains("primary key must be the store's key column ('id')"), messages(e));
+    assertTrue(FlinkTestCluster.messages(e).contains("primary key must be the store's key column ('id')"), FlinkTestCluster.messages(e));
   }
 
-  private static String messages(Throwable t) {
-    StringBuilder sb = new StringBuilder();
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      sb.append(c.getMessage()).append(" | ");
-    }
-    return sb.toString();
-  }
 }

@@ -52,6 +52,7 @@ final class LanceContextCommitter implements Committer<LanceContextCommittable> 
         for (String txn : c.transactions().keySet()) {
           long start = System.nanoTime();
           PublishResult r = store.publish(txn, c.summaries(txn));
+          LOG.debug("checkpoint {}: {}", c.checkpointId(), r);
           latency.update((System.nanoTime() - start) / 1_000_000);
           if (r.alreadyPublished()) {
             alreadyPublished.inc();

@@ -9,6 +9,7 @@ import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.FlinkSchemas;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
@@ -16,8 +17,11 @@ import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.SupportsCommitter;
+import org.apache.flink.api.connector.sink2.SupportsWriterState;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.api.common.functions.Partitioner;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
@@ -34,11 +38,12 @@ import org.apache.flink.table.types.logical.RowType;
  * {@link RecordConverter}. The job graph it adds:
  *
  * <pre>
- *   input --keyBy(bucket of key)--> Writer (parallelism p) --global--> Pre-commit aggregator (1) --> Committer (1)
+ *   input --partition(bucket of key)--> Writer (parallelism p) --global--> Pre-commit aggregator (1) --> Committer (1)
  * </pre>
  *
- * <p><b>Pre-write topology.</b> Rows are keyed by their key's bucket ({@link ContextStore#bucketOf(String, int)}),
- * so each bucket is written by one subtask and a key's rows reach it in order.
+ * <p><b>Pre-write topology.</b> Rows are partitioned by their key's bucket ({@link ContextStore#bucketOf(String, int)}),
+ * bucket {@code b} to writer subtask {@code b % p}, so each bucket is written by one subtask and a key's rows
+ * reach it in order.
  *
  * <p><b>{@link DeliveryGuarantee#EXACTLY_ONCE} (the default).</b> Each writer stages the rows it receives after a
  * checkpoint under one core transaction ({@code atomic} handle; durable, invisible). At the checkpoint barrier
@@ -85,7 +90,7 @@ import org.apache.flink.table.types.logical.RowType;
  * @param <IN> the input element type
  */
 public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTopology<IN>,
-    SupportsCommitter<LanceContextCommittable>,
+    SupportsWriterState<IN, Long>, SupportsCommitter<LanceContextCommittable>,
     SupportsPreCommitTopology<LanceContextWriteResult, LanceContextCommittable> {
   private static final long serialVersionUID = 1L;
 
@@ -115,10 +120,23 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
     return exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE;
   }
 
-  /** Keys rows by their key's bucket, so that one subtask writes each bucket (and each key's rows stay in order). */
+  /**
+   * Partitions rows by their key's bucket, bucket {@code b} to writer subtask {@code b % parallelism}, so that
+   * one subtask writes each bucket (each key's rows stay in order) and the buckets spread evenly.
+   */
   @Override
   public DataStream<IN> addPreWriteTopology(DataStream<IN> rows) {
-    return rows.keyBy(new BucketOfKey<>(format, shards));
+    return rows.partitionCustom(new BucketPartitioner(), new BucketOfKey<>(format, shards));
+  }
+
+  /** Bucket {@code b} to channel {@code b % channels}. */
+  static final class BucketPartitioner implements Partitioner<Integer> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public int partition(Integer bucket, int channels) {
+      return bucket % channels;
+    }
   }
 
   /** The bucket of an element's key ({@link ContextStore#bucketOf(String, int)}); elements without a key go to bucket 0. */
@@ -141,7 +159,41 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
 
   @Override
   public SinkWriter<IN> createWriter(WriterInitContext context) {
-    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context);
+    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context, 0);
+  }
+
+  /** A writer restored from the checkpoint whose id its state holds (the greatest, after rescaling). */
+  @Override
+  public StatefulSinkWriter<IN, Long> restoreWriter(WriterInitContext context, Collection<Long> states) {
+    long last = states.stream().mapToLong(Long::longValue).max().orElse(context.getRestoredCheckpointId().orElse(0L));
+    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context, last);
+  }
+
+  @Override
+  public SimpleVersionedSerializer<Long> getWriterStateSerializer() {
+    return new CheckpointIdSerializer();
+  }
+
+  /** The writer state: a checkpoint id, 8 bytes (version 1). */
+  static final class CheckpointIdSerializer implements SimpleVersionedSerializer<Long> {
+    @Override
+    public int getVersion() {
+      return 1;
+    }
+
+    @Override
+    public byte[] serialize(Long id) {
+      return java.nio.ByteBuffer.allocate(8).putLong(id).array();
+    }
+
+    @Override
+    public Long deserialize(int version, byte[] bytes) throws java.io.IOException {
+      if (version != 1 || bytes.length != 8) {
+        throw new java.io.IOException("a lancecontext writer state of version " + version + " (" + bytes.length
+            + " bytes); this build reads version 1 (8 bytes)");
+      }
+      return java.nio.ByteBuffer.wrap(bytes).getLong();
+    }
   }
 
   /** Sends every subtask's results to one aggregator, which emits one committable per checkpoint to one committer. */

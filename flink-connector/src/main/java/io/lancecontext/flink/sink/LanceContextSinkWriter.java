@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
@@ -33,10 +34,11 @@ import org.apache.flink.types.RowKind;
  * {@code <sink id>-<job id>-<n>} (part id: the subtask index), opened with the first row; buffers are
  * staged as they fill (durable, invisible). At the next checkpoint barrier {@link #prepareCommit} stages the
  * rest and emits the handle's summary; the committer publishes it with every other subtask's once the
- * checkpoint completes. {@code n} counts the checkpoints this writer took part in, from the one it was
- * restored from: every subtask that sees the same checkpoints names the same transaction, and a published
- * transaction's {@code n} is never above its checkpoint id, so no later attempt (restored from that checkpoint
- * or a later one) reuses a published name. A failed attempt's staged parts are never named by a committable,
+ * checkpoint completes. {@code n} is one above the id of the last checkpoint this writer took part in (its
+ * writer state, so a restored writer continues above the checkpoint it was restored from, 0 on a fresh
+ * start): every subtask that saw the same checkpoints names the same transaction, and a published
+ * transaction's {@code n} is never above the id of the checkpoint that published it, so no later attempt
+ * (restored from that checkpoint or a later one) reuses a published name. A failed attempt's staged parts are never named by a committable,
  * so they are never visible (garbage collection removes them after {@code gc.grace}).
  *
  * <p>Changelog rows (both modes): +I and +U upsert, -D writes a tombstone (capability {@code tombstones}),
@@ -52,7 +54,8 @@ import org.apache.flink.types.RowKind;
  * took the shard and core could not win it back within {@code write.put-timeout}) and {@code failedPuts}
  * (every put that was not acknowledged, fenced ones included).
  */
-final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, LanceContextWriteResult> {
+final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, LanceContextWriteResult>,
+    StatefulSinkWriter<IN, Long> {
   private final ContextStore store;
   private final SinkFormat<IN> format;
   private final boolean exactlyOnce;
@@ -79,12 +82,12 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   private final Counter failedPuts;
 
   LanceContextSinkWriter(Map<String, String> options, SinkFormat<IN> format, boolean exactlyOnce, Duration flushInterval,
-      String sinkId, WriterInitContext context) {
+      String sinkId, WriterInitContext context, long lastCheckpoint) {
     this.format = format;
     this.exactlyOnce = exactlyOnce;
     this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
     this.transactionPrefix = "flink-" + sinkId + "-" + context.getJobInfo().getJobId();
-    this.nextTransaction = context.getRestoredCheckpointId().orElse(0L) + 1;
+    this.nextTransaction = lastCheckpoint + 1;
     SinkWriterMetricGroup metrics = context.metricGroup();
     this.recordsSend = metrics.getNumRecordsSendCounter();
     this.bytesSend = metrics.getNumBytesSendCounter();
@@ -225,7 +228,6 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     if (!exactlyOnce) {
       return List.of();
     }
-    nextTransaction++;
     if (handle == null) {
       return List.of();
     }
@@ -241,6 +243,13 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     flushLatency.update((System.nanoTime() - start) / 1_000_000);
     transactionsStaged.inc();
     return List.of(new LanceContextWriteResult(transaction, subtask, summary.toBytes()));
+  }
+
+  /** The writer state: the checkpoint's id, above which the next transaction is named. */
+  @Override
+  public List<Long> snapshotState(long checkpointId) {
+    nextTransaction = checkpointId + 1;
+    return List.of(checkpointId);
   }
 
   @Override
