@@ -8,6 +8,10 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.functions.FunctionContext;
 import org.apache.flink.table.functions.LookupFunction;
@@ -19,6 +23,12 @@ import org.apache.flink.table.types.logical.RowType;
  * {@code lookup.cache = PARTIAL} a cached row may be older by up to {@code lookup.partial-cache.expire-after-*}.
  * A failure core calls retryable ({@link LanceContextException#isRetryable()}) is retried up to
  * {@code lookup.max-retries} times.
+ *
+ * <p>Metrics (the lookup operator's group): {@code lookups} (store lookups made: every lookup without a
+ * cache, the cache misses with one), {@code lookupKeysFound}, {@code lookupRetries} and
+ * {@code lookupLatencyMs} (histogram, retries included). With {@code lookup.cache = PARTIAL} Flink's cache
+ * reports its standard metrics in the subgroup {@code cache}: {@code hitCount} and {@code missCount} (the
+ * hit rate is {@code hitCount / (hitCount + missCount)}), {@code numCachedRecords}, {@code loadCount}.
  */
 public final class LanceContextLookupFunction extends LookupFunction {
   private static final long serialVersionUID = 1L;
@@ -27,6 +37,10 @@ public final class LanceContextLookupFunction extends LookupFunction {
   private final RowType rowType;
   private final int maxRetries;
   private transient ContextStore store;
+  private transient Counter lookups;
+  private transient Counter retries;
+  private transient Counter keysFound;
+  private transient Histogram latency;
 
   public LanceContextLookupFunction(Map<String, String> options, RowType rowType, int maxRetries) {
     this.options = Map.copyOf(options);
@@ -36,6 +50,11 @@ public final class LanceContextLookupFunction extends LookupFunction {
 
   @Override
   public void open(FunctionContext context) {
+    MetricGroup metrics = context.getMetricGroup();
+    lookups = metrics.counter("lookups");
+    retries = metrics.counter("lookupRetries");
+    keysFound = metrics.counter("lookupKeysFound");
+    latency = metrics.histogram("lookupLatencyMs", new DescriptiveStatisticsHistogram(1024));
     store = ContextStore.open(options);
   }
 
@@ -45,18 +64,23 @@ public final class LanceContextLookupFunction extends LookupFunction {
       return List.of();
     }
     String key = keyRow.getString(0).toString();
+    long start = System.nanoTime();
+    lookups.inc();
     for (int attempt = 0; ; attempt++) {
       try {
         List<RowData> out = new ArrayList<>(1);
         for (Map<String, Object> record : store.lookup(List.of(key), rowType.getFieldNames(), false)) {
           out.add(RecordRows.toRow(record, rowType));
         }
+        latency.update((System.nanoTime() - start) / 1_000_000);
+        keysFound.inc(out.isEmpty() ? 0 : 1);
         return out;
       } catch (LanceContextException e) {
         if (!e.isRetryable() || attempt >= maxRetries) {
           throw new IOException("lookup of key '" + key + "' in " + store.uri() + " failed after " + (attempt + 1)
               + " attempt(s)", e);
         }
+        retries.inc();
       }
     }
   }
