@@ -58,7 +58,8 @@ import org.apache.flink.table.types.logical.RowType;
  * after they were written. One exception to "one publish per checkpoint": when a checkpoint was aborted after
  * it reached some writers and not others, those writers' transactions differ, and the next checkpoint publishes
  * its two transactions one after the other (a reader may see the first alone for a moment; rows are neither
- * lost nor repeated). Flink keeps the sink's edges aligned even when the job uses unaligned checkpoints.
+ * lost nor repeated). Flink disables unaligned checkpoints on the partitioning edges inside a sink's topology,
+ * so the aggregator holds every writer's summary of a checkpoint when its barrier arrives.
  *
  * <p><b>{@link DeliveryGuarantee#AT_LEAST_ONCE}</b> (and {@code NONE}, which behaves the same): each subtask writes
  * through one {@code immediate} core handle; rows are put as buffers fill ({@code write.batch-rows},
