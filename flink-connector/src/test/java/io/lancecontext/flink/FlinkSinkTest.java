@@ -1,10 +1,24 @@
 package io.lancecontext.flink;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.StoreWriter;
+import io.lancecontext.core.WriterOptions;
+import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.result.WriteSummary;
+import io.lancecontext.flink.sink.LanceContextCommittable;
 import io.lancecontext.flink.sink.LanceContextSink;
+import io.lancecontext.flink.sink.LanceContextWriteResult;
+import io.lancecontext.flink.sink.RecordConverter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +42,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The DataStream sink: rows partitioned by their key's bucket before the writers, then upserted. */
+/**
+ * The DataStream sink: rows partitioned by their key's bucket before the writers, then upserted; its
+ * committables are versioned and carry no secret; options that contradict the guarantee are refused.
+ */
 class FlinkSinkTest {
   @RegisterExtension
   static final MiniClusterExtension CLUSTER = FlinkTestCluster.create(2);
@@ -71,5 +88,67 @@ class FlinkSinkTest {
       assertEquals(500, store.count());
       assertEquals(42.0, store.get("k42").orElseThrow().get("reward"));
     }
+  }
+
+  @Test
+  void committablesRoundTripVersionedAndCarryNoSecretOrLocation() throws Exception {
+    String secret = "s3cr3t-sink-value";
+    String path = dir.resolve("committables").toString();
+    Map<String, String> options = Map.of("path", path, "schema", "rollout", "schema.embedding-dim", "2",
+        "storage.aws_secret_access_key", secret);
+    LanceContextSink<Map<String, Object>> sink = LanceContextSink.builder().options(options)
+        .build(RecordConverter.maps());
+    assertEquals(DeliveryGuarantee.EXACTLY_ONCE, sink.deliveryGuarantee(), "the default");
+    WriteSummary summary;
+    try (ContextStore store = ContextStore.open(options);
+        StoreWriter w = store.newWriter(WriterOptions.builder().transaction("flink-t-1", "0").build())) {
+      w.write(Map.of("id", "a", "reward", 1.0));
+      summary = w.commit();
+    }
+    LanceContextWriteResult result = new LanceContextWriteResult("flink-t-1", 0, summary.toBytes());
+    SimpleVersionedSerializer<LanceContextWriteResult> results = sink.getWriteResultSerializer();
+    byte[] resultBytes = results.serialize(result);
+    assertEquals(result, results.deserialize(results.getVersion(), resultBytes));
+    LanceContextCommittable committable = new LanceContextCommittable(7,
+        Map.of("flink-t-2", List.of(summary.toBytes()), "flink-t-1", List.of(summary.toBytes(), summary.toBytes())));
+    assertEquals(List.of("flink-t-1", "flink-t-2"), List.copyOf(committable.transactions().keySet()),
+        "published in transaction order");
+    SimpleVersionedSerializer<LanceContextCommittable> committables = sink.getCommittableSerializer();
+    byte[] bytes = committables.serialize(committable);
+    LanceContextCommittable back = committables.deserialize(committables.getVersion(), bytes);
+    assertEquals(committable, back);
+    assertArrayEquals(summary.toBytes(), back.transactions().get("flink-t-2").get(0));
+    for (byte[] b : List.of(bytes, resultBytes)) {
+      String text = new String(b, StandardCharsets.ISO_8859_1);
+      assertFalse(text.contains(secret), "no storage secret");
+      assertFalse(text.contains(path), "no store location");
+    }
+    assertThrows(IOException.class, () -> committables.deserialize(committables.getVersion() + 1, bytes));
+  }
+
+  @Test
+  void aWriteCommitThatContradictsTheGuaranteeIsRefusedNamingBoth() {
+    String path = dir.resolve("modes").toString();
+    BadOptionException e = assertThrows(BadOptionException.class, () -> LanceContextSink.builder()
+        .options(Map.of("path", path, "schema", "rollout", "write.commit", "immediate")).build(RecordConverter.maps()));
+    assertTrue(e.getMessage().contains("'write.commit' = 'immediate' contradicts 'sink.delivery-guarantee' = "
+        + "'exactly-once'"), e.getMessage());
+    e = assertThrows(BadOptionException.class, () -> LanceContextSink.builder()
+        .options(Map.of("path", path, "write.commit", "atomic")).deliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+        .build(RecordConverter.maps()));
+    assertTrue(e.getMessage().contains("'write.commit' = 'atomic' contradicts 'sink.delivery-guarantee' = "
+        + "'at-least-once'"), e.getMessage());
+  }
+
+  @Test
+  void exactlyOnceIsRefusedOnAStoreWithUniqueIds() {
+    String spec = "{\"key\": \"id\", \"columns\": [{\"name\": \"id\", \"type\": \"string\", \"nullable\": false}],"
+        + " \"capabilities\": [\"unique-ids\"]}";
+    Map<String, String> options = Map.of("path", dir.resolve("unique").toString(), "schema", spec);
+    BadOptionException e = assertThrows(BadOptionException.class,
+        () -> LanceContextSink.builder().options(options).build(RecordConverter.maps()));
+    assertEquals("sink.delivery-guarantee", e.key());
+    assertEquals(DeliveryGuarantee.AT_LEAST_ONCE, LanceContextSink.builder().options(options)
+        .deliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(RecordConverter.maps()).deliveryGuarantee());
   }
 }

@@ -100,7 +100,7 @@ class FlinkWriteTest {
   void bothGuaranteesWriteTheSameRows() throws Exception {
     for (String guarantee : new String[] {"exactly-once", "at-least-once", "none"}) {
       String path = dir.resolve("g-" + guarantee).toString();
-      TableEnvironment env = env(false);
+      TableEnvironment env = env(true);
       env.executeSql("CREATE TABLE g (id STRING, reward DOUBLE, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = "
           + "'lancecontext', 'path' = '" + path + "', 'schema' = 'rollout', 'schema.embedding-dim' = '2', "
           + "'sink.delivery-guarantee' = '" + guarantee + "')");
