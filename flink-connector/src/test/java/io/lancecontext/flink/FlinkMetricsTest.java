@@ -72,6 +72,17 @@ class FlinkMetricsTest {
     return n;
   }
 
+  /** The value of the job's one gauge named {@code name}. */
+  static double gauge(JobID job, String name) {
+    for (var group : REPORTER.getMetricsByGroup().entrySet()) {
+      if (job.toString().equals(group.getKey().getAllVariables().get("<job_id>"))
+          && group.getValue().get(name) instanceof org.apache.flink.metrics.Gauge<?> g) {
+        return ((Number) g.getValue()).doubleValue();
+      }
+    }
+    throw new AssertionError("no gauge " + name + " in job " + job);
+  }
+
   private static List<Map<String, Object>> records(int n) {
     List<Map<String, Object>> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
@@ -154,6 +165,7 @@ class FlinkMetricsTest {
     assertEquals(3, misses);
     assertEquals(7, hits);
     assertEquals(0.7, hits / (double) (hits + misses), 1e-9, "cache hit rate");
+    assertEquals(0.7, gauge(job, "hitRate"), 1e-9, "the cache's hitRate gauge");
     assertEquals(2, total(job, "lookupKeysFound"));
     assertEquals(3, total(job, "lookupLatencyMs"));
     assertEquals(0, total(job, "lookupRetries"));

@@ -27,8 +27,8 @@ import org.apache.flink.table.types.logical.RowType;
  * <p>Metrics (the lookup operator's group): {@code lookups} (store lookups made: every lookup without a
  * cache, the cache misses with one), {@code lookupKeysFound}, {@code lookupRetries} and
  * {@code lookupLatencyMs} (histogram, retries included). With {@code lookup.cache = PARTIAL} Flink's cache
- * reports its standard metrics in the subgroup {@code cache}: {@code hitCount} and {@code missCount} (the
- * hit rate is {@code hitCount / (hitCount + missCount)}), {@code numCachedRecords}, {@code loadCount}.
+ * reports its standard metrics in the subgroup {@code cache} ({@code hitCount}, {@code missCount},
+ * {@code numCachedRecords}, {@code loadCount}), and {@link MeteredLookupCache} adds {@code hitRate} there.
  */
 public final class LanceContextLookupFunction extends LookupFunction {
   private static final long serialVersionUID = 1L;

@@ -36,7 +36,7 @@ import org.apache.flink.types.RowKind;
  * rest and emits the handle's summary; the committer publishes it with every other subtask's once the
  * checkpoint completes. {@code n} is one above the id of the last checkpoint this writer took part in (its
  * writer state, so a restored writer continues above the checkpoint it was restored from, 0 on a fresh
- * start): every subtask that saw the same checkpoints names the same transaction, and a published
+ * start; Flink tells a writer without state no restored checkpoint id): every subtask that saw the same checkpoints names the same transaction, and a published
  * transaction's {@code n} is never above the id of the checkpoint that published it, so no later attempt
  * (restored from that checkpoint or a later one) reuses a published name. A failed attempt's staged parts are never named by a committable,
  * so they are never visible (garbage collection removes them after {@code gc.grace}).

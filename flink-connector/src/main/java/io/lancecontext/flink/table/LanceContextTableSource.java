@@ -4,6 +4,7 @@ import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.lookup.LanceContextLookupFunction;
+import io.lancecontext.flink.lookup.MeteredLookupCache;
 import io.lancecontext.flink.source.LanceContextSource;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,7 +77,7 @@ final class LanceContextTableSource
     }
     var function = new LanceContextLookupFunction(options, rowType, flinkOptions.get(LookupOptions.MAX_RETRIES));
     if (flinkOptions.get(LookupOptions.CACHE_TYPE) == LookupOptions.LookupCacheType.PARTIAL) {
-      return PartialCachingLookupProvider.of(function, DefaultLookupCache.fromConfig(flinkOptions));
+      return PartialCachingLookupProvider.of(function, new MeteredLookupCache(DefaultLookupCache.fromConfig(flinkOptions)));
     }
     if (flinkOptions.get(LookupOptions.CACHE_TYPE) == LookupOptions.LookupCacheType.FULL) {
       throw new ValidationException("lookup.cache = FULL is not supported by lancecontext: use NONE or PARTIAL");
