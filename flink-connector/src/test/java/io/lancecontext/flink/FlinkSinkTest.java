@@ -71,6 +71,7 @@ class FlinkSinkTest {
     }
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     env.setParallelism(2);
+    env.enableCheckpointing(200);
     DataStream<RowData> source = env.fromData(rows, InternalTypeInfo.of(type));
     source.sinkTo(sink);
     StreamGraph graph = env.getStreamGraph(false);

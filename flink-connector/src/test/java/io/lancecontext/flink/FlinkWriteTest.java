@@ -61,6 +61,7 @@ class FlinkWriteTest {
   void anUpsertChangelogWithDeletesLeavesTheFinalView() throws Exception {
     String path = dir.resolve("changelog").toString();
     TableEnvironment env = env(false);
+    env.getConfig().set("execution.checkpointing.interval", "200ms");
     env.executeSql("CREATE TABLE c (id STRING, token_count INT, PRIMARY KEY (id) NOT ENFORCED) WITH ("
         + "'connector' = 'lancecontext', 'path' = '" + path + "', 'schema' = 'context', 'schema.embedding-dim' = '2')");
     // 'a' appears twice: its count-1 row is inserted, then retracted (-U, no +U: the filter drops count 2)

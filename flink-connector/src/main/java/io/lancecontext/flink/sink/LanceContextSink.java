@@ -21,8 +21,10 @@ import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.SupportsCommitter;
 import org.apache.flink.api.connector.sink2.SupportsWriterState;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.functions.Partitioner;
 import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
@@ -32,6 +34,8 @@ import org.apache.flink.streaming.api.connector.sink2.SupportsPreWriteTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A Sink V2 into a store, of {@link RowData} (an upsert changelog) or of any record type through a
@@ -54,7 +58,8 @@ import org.apache.flink.table.types.logical.RowType;
  * restored job re-publishes the checkpoints it restored and changes nothing ({@code publish} of a published
  * transaction is a no-op). Rows written after the last completed checkpoint by a failed attempt are never
  * visible; the restored job writes them again. The end of input publishes the last transaction (with the final
- * checkpoint, or at once in batch mode). Freshness: rows are visible one checkpoint interval plus a publish
+ * checkpoint, or at once in batch mode); a streaming job without checkpointing therefore shows its rows only
+ * at the end of input (a warning says so when the job is built). Freshness: rows are visible one checkpoint interval plus a publish
  * after they were written. One exception to "one publish per checkpoint": when a checkpoint was aborted after
  * it reached some writers and not others, those writers' transactions differ, and the next checkpoint publishes
  * its two transactions one after the other (a reader may see the first alone for a moment; rows are neither
@@ -94,6 +99,7 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
     SupportsWriterState<IN, Long>, SupportsCommitter<LanceContextCommittable>,
     SupportsPreCommitTopology<LanceContextWriteResult, LanceContextCommittable> {
   private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(LanceContextSink.class);
 
   private final Map<String, String> options;
   private final SinkFormat<IN> format;
@@ -127,6 +133,12 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
    */
   @Override
   public DataStream<IN> addPreWriteTopology(DataStream<IN> rows) {
+    var env = rows.getExecutionEnvironment();
+    if (exactlyOnce && env.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.STREAMING
+        && !env.getCheckpointConfig().isCheckpointingEnabled()) {
+      LOG.warn("an exactly-once lancecontext sink in a streaming job without checkpointing: its rows become visible "
+          + "only at the end of input; enable checkpointing, or use 'sink.delivery-guarantee' = 'at-least-once'");
+    }
     return rows.partitionCustom(new BucketPartitioner(), new BucketOfKey<>(format, shards));
   }
 
