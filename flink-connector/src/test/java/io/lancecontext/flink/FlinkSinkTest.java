@@ -16,6 +16,10 @@ import io.lancecontext.flink.sink.LanceContextSink;
 import io.lancecontext.flink.sink.LanceContextWriteResult;
 import io.lancecontext.flink.sink.RecordConverter;
 import java.io.IOException;
+import org.apache.flink.api.connector.sink2.Committer;
+import org.apache.flink.api.connector.sink2.CommitterInitContext;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.metrics.groups.InternalSinkCommitterMetricGroup;
 import java.nio.charset.StandardCharsets;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
@@ -151,5 +155,113 @@ class FlinkSinkTest {
     assertEquals("sink.delivery-guarantee", e.key());
     assertEquals(DeliveryGuarantee.AT_LEAST_ONCE, LanceContextSink.builder().options(options)
         .deliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(RecordConverter.maps()).deliveryGuarantee());
+  }
+
+  /** A commit request as Flink's committer operator makes one; records how the committer answered. */
+  static final class Request implements Committer.CommitRequest<LanceContextCommittable> {
+    final LanceContextCommittable committable;
+    boolean alreadyCommitted;
+    boolean retryLater;
+
+    Request(LanceContextCommittable committable) {
+      this.committable = committable;
+    }
+
+    @Override
+    public LanceContextCommittable getCommittable() {
+      return committable;
+    }
+
+    @Override
+    public int getNumberOfRetries() {
+      return 0;
+    }
+
+    @Override
+    public void signalFailedWithKnownReason(Throwable t) {
+      throw new AssertionError(t);
+    }
+
+    @Override
+    public void signalFailedWithUnknownReason(Throwable t) {
+      throw new AssertionError(t);
+    }
+
+    @Override
+    public void retryLater() {
+      retryLater = true;
+    }
+
+    @Override
+    public void updateAndRetryLater(LanceContextCommittable c) {
+      retryLater = true;
+    }
+
+    @Override
+    public void signalAlreadyCommitted() {
+      alreadyCommitted = true;
+    }
+  }
+
+  @Test
+  void theCommitterPublishesEverySubtasksRowsTogetherAndAReplayChangesNothing() throws Exception {
+    String path = dir.resolve("replay").toString();
+    Map<String, String> options = Map.of("path", path, "schema", "rollout", "schema.embedding-dim", "2");
+    LanceContextSink<Map<String, Object>> sink = LanceContextSink.builder().options(options)
+        .build(RecordConverter.maps());
+    String txn = "flink-test-job-3";
+    Map<String, List<byte[]>> summaries = new java.util.HashMap<>();
+    try (ContextStore store = ContextStore.open(options)) {
+      List<byte[]> parts = new ArrayList<>();
+      for (int subtask = 0; subtask < 2; subtask++) {
+        try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txn, String.valueOf(subtask)).build())) {
+          for (int i = 0; i < 50; i++) {
+            w.write(Map.of("id", "s" + subtask + "-" + i, "reward", (double) i));
+          }
+          parts.add(w.commit().toBytes());
+        }
+      }
+      summaries.put(txn, parts);
+      assertEquals(0, store.count(), "staged rows are invisible until published");
+    }
+    LanceContextCommittable committable = new LanceContextCommittable(3, summaries);
+    CommitterInitContext context = new CommitterInitContext() {
+      @Override
+      public org.apache.flink.metrics.groups.SinkCommitterMetricGroup metricGroup() {
+        return InternalSinkCommitterMetricGroup.wrap(UnregisteredMetricsGroup.createOperatorMetricGroup());
+      }
+
+      @Override
+      public java.util.OptionalLong getRestoredCheckpointId() {
+        return java.util.OptionalLong.of(3);
+      }
+
+      @Override
+      public org.apache.flink.api.common.JobInfo getJobInfo() {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public org.apache.flink.api.common.TaskInfo getTaskInfo() {
+        throw new UnsupportedOperationException();
+      }
+    };
+    try (Committer<LanceContextCommittable> committer = sink.createCommitter(context)) {
+      Request first = new Request(committable);
+      committer.commit(List.of(first));
+      assertFalse(first.alreadyCommitted || first.retryLater);
+      try (ContextStore store = ContextStore.open(options)) {
+        assertEquals(100, store.count(), "both subtasks' rows, in one publish");
+        store.add(List.of(Map.of("id", "s0-7", "reward", 99.0)));
+      }
+      // a restored committer commits the checkpoint it restored again: nothing changes, the later add stays
+      Request replay = new Request(committable);
+      committer.commit(List.of(replay));
+      assertTrue(replay.alreadyCommitted, "a replay is reported as already committed");
+      try (ContextStore store = ContextStore.open(options)) {
+        assertEquals(100, store.count());
+        assertEquals(99.0, store.get("s0-7").orElseThrow().get("reward"));
+      }
+    }
   }
 }
