@@ -129,8 +129,14 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   }
 
   private void open(WriterOptions options) {
-    handle = store.newWriter(options);
-    rows = format.bind(handle, store.spec());
+    StoreWriter opened = store.newWriter(options);
+    try {
+      rows = format.bind(opened, store.spec());
+    } catch (RuntimeException e) {
+      opened.close();
+      throw e;
+    }
+    handle = opened;
     buffered = 0;
   }
 
