@@ -173,7 +173,7 @@ class SparkWriteTest {
     assertTrue(e instanceof AnalysisException && e.getMessage().contains(column), messages(e));
   }
 
-  private static String messages(Throwable t) {
+  static String messages(Throwable t) {
     StringBuilder sb = new StringBuilder();
     for (Throwable c = t; c != null; c = c.getCause()) {
       sb.append(c.getClass().getSimpleName()).append(": ").append(c.getMessage()).append(" | ");
