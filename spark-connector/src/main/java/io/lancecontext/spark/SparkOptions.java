@@ -43,11 +43,24 @@ public final class SparkOptions {
           + "into that many tasks). Default: the store's shard count when the write is clustered (catalog and path writes), "
           + "else the DataFrame's partitioning.");
 
+  /** Whether writes are clustered by key bucket ({@code bucket}, the default) or left as the DataFrame is ({@code none}). */
+  public static final SparkOption<Boolean> WRITE_DISTRIBUTION = new SparkOption<>("write.distribution", "bucket", v -> {
+    switch (v.toLowerCase(Locale.ROOT)) {
+      case "bucket":
+        return true;
+      case "none":
+        return false;
+      default:
+        throw new BadOptionException("write.distribution", "must be 'bucket' or 'none', not '" + v + "'");
+    }
+  }, "Spark only: 'bucket' clusters a batch write's rows by bucket(shards, key) (a shuffle) so each task writes whole "
+      + "buckets; 'none' writes the DataFrame's partitions as they are (no shuffle; each task may write every bucket).");
+
   /** Prefix of the options that declare a derived schema's vector columns ({@code vector.<col>.dim|metric}). */
   public static final String VECTOR_PREFIX = "vector.";
 
   /** The options only the Spark connector reads (not core's), with their defaults and descriptions. */
-  public static final List<SparkOption<?>> SPARK_ONLY = List.of(WRITE_TASKS);
+  public static final List<SparkOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION);
 
   /** Keys Spark adds to a source's options itself; they are not store options. */
   private static final List<String> SPARK_KEYS = List.of("checkpointlocation", "queryname", "__checkpointlocation");

@@ -20,7 +20,7 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
  * DataFrame's columns were checked against the table's schema (the store's columns) by Spark's analyzer before
  * this runs: an unknown, reserved or missing key column, or a type that cannot be cast safely, fails there
  * naming the column, before any task runs and with the store unchanged. Values (a vector's length, a null key)
- * are checked by core as rows are written. The write's options ({@code write.commit}, {@code write.tasks})
+ * are checked by core as rows are written. The write's options ({@code write.commit}, {@code write.tasks}, {@code write.distribution})
  * take precedence over the table's.
  */
 public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate {
@@ -59,6 +59,7 @@ public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate {
         .map(Map.Entry::getValue).findFirst().orElse(config.asMap().get(StoreOptions.WRITE_COMMIT.key()));
     boolean atomic = mode == null || WriterOptions.CommitMode.parse(mode) == WriterOptions.CommitMode.ATOMIC;
     int tasks = SparkOptions.get(options, SparkOptions.WRITE_TASKS).orElse(0);
+    boolean cluster = SparkOptions.get(options, SparkOptions.WRITE_DISTRIBUTION).orElse(true);
     if (replace) {
       if (!spec.has(Capability.TOMBSTONES)) {
         throw new SchemaException("the store at " + config.uri() + " has no 'tombstones' capability: an overwrite "
@@ -70,6 +71,7 @@ public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate {
             + "publish; it cannot be 'immediate'");
       }
     }
-    return new SparkWrite(config, info.schema(), info.queryId(), spec.key(), clusterBuckets, tasks, atomic, replace);
+    return new SparkWrite(config, info.schema(), info.queryId(), spec.key(), cluster ? clusterBuckets : 0, tasks, atomic,
+        replace);
   }
 }
