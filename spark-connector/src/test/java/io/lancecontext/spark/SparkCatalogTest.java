@@ -189,4 +189,14 @@ class SparkCatalogTest {
     assertEquals(3L, stats.getLong(stats.fieldIndex("fresh_rows")) + stats.getLong(stats.fieldIndex("base_rows")),
         stats.toString());
   }
+
+  @Test
+  void insertOverwriteReplacesTheContents() {
+    spark.sql("CREATE TABLE lct.db.over (id STRING, role STRING) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4')");
+    spark.sql("INSERT INTO lct.db.over (id, role) VALUES ('a', 'user'), ('b', 'user'), ('c', 'user')");
+    spark.sql("INSERT OVERWRITE lct.db.over (id, role) VALUES ('c', 'tool'), ('d', 'tool')");
+    List<Row> rows = spark.sql("SELECT id, role FROM lct.db.over ORDER BY id").collectAsList();
+    assertEquals("[[c,tool], [d,tool]]", rows.toString());
+  }
 }

@@ -92,6 +92,29 @@ class SparkStreamingTest {
         "the replay published nothing again (dddd keeps the newer row) and the next epoch was written");
   }
 
+  @Test
+  void inCompleteModeEveryEpochReplacesTheContents() throws Exception {
+    String path = dir.resolve("complete").toString();
+    MemoryStream<String> input = MemoryStream.apply(Encoders.STRING(), spark);
+    // the values seen exactly once so far: a value seen again leaves the result, which only a replace removes
+    StreamingQuery q = input.toDF().groupBy("value").count().where("count = 1")
+        .selectExpr("value AS id", "cast(count AS int) AS token_count").writeStream().outputMode("complete")
+        .format("lancecontext").option("path", path).option("schema", "context").option("schema.embedding-dim", "4")
+        .option("checkpointLocation", dir.resolve("complete-checkpoint").toString())
+        .trigger(Trigger.ProcessingTime("1 second")).start();
+    add(input, "a", "b", "a");
+    q.processAllAvailable();
+    add(input, "c", "b");
+    q.processAllAvailable();
+    q.stop();
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      Map<String, Object> m = new HashMap<>();
+      s.scanRecords(io.lancecontext.core.read.ScanSpec.all().withColumns(List.of("id", "token_count")))
+          .forEach(r -> m.put((String) r.get("id"), r.get("token_count")));
+      assertEquals(Map.of("c", 1), m, "b left the result in the second epoch");
+    }
+  }
+
   private static long lastCommittedEpoch(Path checkpoint) throws IOException {
     try (Stream<Path> files = Files.list(checkpoint.resolve("commits"))) {
       return files.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+")).mapToLong(Long::parseLong)
