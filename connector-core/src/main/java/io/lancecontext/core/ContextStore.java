@@ -205,8 +205,8 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish hides every
-   * row it does not write: afterwards the store holds exactly the transaction's rows (plus rows other writers
+   * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish deletes every
+   * key it does not write (superseded, retired and expired ones included, so none reappears): afterwards the store holds exactly the transaction's rows (plus rows other writers
    * acknowledge during the call, ordered as {@link #publish} orders them). Readers in every process see the
    * contents before or after, never a mix and never an empty store; a failed call changed nothing or
    * everything, as {@link #publish}. Replays are safe: a transaction published before changes nothing. It
@@ -239,7 +239,8 @@ public final class ContextStore implements AutoCloseable {
       public WriteSummary stageTombstonesForVisibleKeys(String txid, String partId) {
         String key = store.spec().key();
         try (StoreWriter w = newWriter(WriterOptions.builder().transaction(txid, partId).build());
-            StoreReader reader = scan(ScanSpec.all().withColumns(List.of(key)))) {
+            StoreReader reader = scan(ScanSpec.all().withColumns(List.of(key)).withIncludeSuperseded(true)
+                .withIncludeExpired(true))) {
           while (reader.next()) {
             VarCharVector keys = (VarCharVector) reader.batch().getVector(key);
             for (int r = 0; r < keys.getValueCount(); r++) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.PublishResult;
 import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.testing.StoreTest;
@@ -72,6 +73,23 @@ class ReplacePublishTest extends StoreTest {
       });
       store.add(List.of(row("k0", 3)));
       assertEquals(16, store.count(), "a later add is upserted as usual");
+    }
+  }
+
+  @Test
+  void supersededRetiredAndExpiredRecordsAreReplacedTooSoNoneReappears() {
+    try (ContextStore store = ContextStore.open(options("context"))) {
+      store.add(List.of(Map.of("id", "old"), Map.of("id", "newer", "supersedes", "old"),
+          Map.of("id", "retired", "lifecycle_status", "retired")));
+      ScanSpec everything = ScanSpec.all().withColumns(List.of("id")).withIncludeSuperseded(true).withIncludeExpired(true);
+      assertEquals(3, store.scanRecords(everything).size());
+      assertTrue(store.count() < 3, "'old' is hidden by default (superseded)");
+      WriteSummary a = stage(store, "tx", "a", 0, 2, 2);
+      store.publishReplacing("tx", List.of(a));
+      StoreTestSupport.inEveryTier(store, () -> {
+        assertEquals(expected(0, 2, 2), StoreTestSupport.view(store, "token_count"));
+        assertEquals(2, store.scanRecords(everything).size(), store.scanRecords(everything).toString());
+      });
     }
   }
 

@@ -44,7 +44,9 @@ public final class ReplacePublish {
     Optional<TxnRecord> record(String txid);
 
     /**
-     * Stages a tombstone for every key of the view as it is now, under {@code txid} by part {@code partId},
+     * Stages a tombstone for every key present now (superseded, retired and expired ones included: a record
+     * hidden only because another one supersedes it would reappear once that one is deleted), under {@code txid}
+     * by part {@code partId},
      * and returns the summary of that part (bounded memory: keys stream from the read into the staging).
      */
     WriteSummary stageTombstonesForVisibleKeys(String txid, String partId);
