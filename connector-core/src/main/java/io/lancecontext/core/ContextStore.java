@@ -205,12 +205,13 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish deletes every
-   * key it does not write (superseded, retired and expired ones included, so none reappears): afterwards the store holds exactly the transaction's rows (plus rows other writers
-   * acknowledge during the call, ordered as {@link #publish} orders them). Readers in every process see the
-   * contents before or after, never a mix and never an empty store; a failed call changed nothing or
-   * everything, as {@link #publish}. Replays are safe: a transaction published before changes nothing. It
-   * costs a read of the view's keys and one staged tombstone per key, before the one record is written.
+   * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish deletes
+   * every key it does not write (superseded, retired and expired ones included, so none reappears):
+   * afterwards the store holds exactly the transaction's rows (plus rows other writers acknowledge during the
+   * call, ordered as {@link #publish} orders them). Readers in every process see the contents before or
+   * after, never a mix and never an empty store; a failed call changed nothing or everything, as
+   * {@link #publish}. Replays are safe: a transaction published before changes nothing. It costs a read of the
+   * view's keys and one staged tombstone per key, before the one record is written.
    *
    * @throws io.lancecontext.core.error.SchemaException if the spec lacks capability {@code tombstones}
    *     (nothing is staged or published)

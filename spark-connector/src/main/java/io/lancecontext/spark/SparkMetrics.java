@@ -6,8 +6,9 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 
 /**
  * The connector's metrics in the Spark UI (SQL tab, on the write and scan nodes): each is a sum over tasks
- * (or, for puts, staged parts and published transactions, reported by the driver from the committed tasks' summaries). Spark instantiates the classes by name on
- * the driver to aggregate, hence one public class with a no-argument constructor per metric.
+ * (or, for puts, staged parts and published transactions, reported by the driver from the committed tasks'
+ * summaries). Spark instantiates the classes by name on the driver to aggregate, hence one public class with
+ * a no-argument constructor per metric.
  */
 public final class SparkMetrics {
   private SparkMetrics() {}

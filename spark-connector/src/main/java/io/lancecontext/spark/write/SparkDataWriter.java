@@ -19,7 +19,8 @@ import org.apache.spark.sql.types.StructType;
  * durable and visible when it returns); {@link #commit()} puts the rest and returns what the handle
  * acknowledged. Keys missing from rows are derived from {@code idSeed} ({@code <write id>/<partition>}, for a
  * stream {@code <query id>/<epoch>/<partition>}) and the row's ordinal, so a retried or speculative attempt, or
- * a replayed epoch, writes the same keys and never duplicates. Reports the rows and bytes handed to it ({@link SparkMetrics}).
+ * a replayed epoch, writes the same keys and never duplicates. Reports the rows and bytes handed to it
+ * ({@link SparkMetrics}).
  */
 final class SparkDataWriter implements DataWriter<InternalRow> {
   private final int partitionId;

@@ -15,13 +15,13 @@ import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 
 /**
- * Builds an append, or (after {@link #truncate()}: {@code mode("overwrite")}, {@code INSERT OVERWRITE},
- * a streaming query in complete mode) a write that replaces the store's contents in its one publish. The
- * DataFrame's columns were checked against the table's schema (the store's columns) by Spark's analyzer before
- * this runs: an unknown, reserved or missing key column, or a type that cannot be cast safely, fails there
- * naming the column, before any task runs and with the store unchanged. Values (a vector's length, a null key)
- * are checked by core as rows are written. The write's options ({@code write.commit}, {@code write.tasks}, {@code write.distribution})
- * take precedence over the table's.
+ * Builds an append, or (after {@link #truncate()}: {@code mode("overwrite")}, {@code INSERT OVERWRITE}, a
+ * streaming query in complete mode) a write that replaces the store's contents in its one publish. The
+ * DataFrame's columns were checked against the table's schema (the store's columns) by Spark's analyzer
+ * before this runs: an unknown, reserved or missing key column, or a type that cannot be cast safely, fails
+ * there naming the column, before any task runs and with the store unchanged. Values (a vector's length, a
+ * null key) are checked by core as rows are written. The write's options ({@code write.commit}, {@code
+ * write.tasks}, {@code write.distribution}) take precedence over the table's.
  */
 public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate {
   private final StoreConfig config;
