@@ -7,6 +7,8 @@ import io.lancecontext.core.internal.codec.KeyIds;
 import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.StoreScan;
 import io.lancecontext.core.internal.store.ResidentStore;
+import io.lancecontext.core.internal.txn.ReplacePublish;
+import io.lancecontext.core.internal.txn.TxnRecord;
 import io.lancecontext.core.internal.store.StoreRegistry;
 import io.lancecontext.core.internal.write.Buckets;
 import io.lancecontext.core.internal.write.StoreWrites;
@@ -32,6 +34,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
@@ -199,6 +202,61 @@ public final class ContextStore implements AutoCloseable {
   public PublishResult publish(String transactionId, Collection<WriteSummary> summaries) {
     check();
     return store.operation("publish a transaction", () -> store.writes().publish(transactionId, summaries));
+  }
+
+  /**
+   * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish deletes
+   * every key it does not write (superseded, retired and expired ones included, so none reappears):
+   * afterwards the store holds exactly the transaction's rows (plus rows other writers acknowledge during the
+   * call, ordered as {@link #publish} orders them). Readers in every process see the contents before or
+   * after, never a mix and never an empty store; a failed call changed nothing or everything, as
+   * {@link #publish}. Replays are safe: a transaction published before changes nothing. It costs a read of the
+   * view's keys and one staged tombstone per key, before the one record is written.
+   *
+   * @throws io.lancecontext.core.error.SchemaException if the spec lacks capability {@code tombstones}
+   *     (nothing is staged or published)
+   * @throws io.lancecontext.core.error.TransactionAbortedException if the transaction was aborted
+   */
+  public PublishResult publishReplacing(String transactionId, Collection<WriteSummary> summaries) {
+    check();
+    ContextStore self = this;
+    return store.operation("publish a replacing transaction", () -> ReplacePublish.publish(new ReplacePublish.Store() {
+      @Override
+      public boolean hasTombstones() {
+        return store.spec().has(Capability.TOMBSTONES);
+      }
+
+      @Override
+      public String uri() {
+        return self.uri();
+      }
+
+      @Override
+      public Optional<TxnRecord> record(String txid) {
+        return store.transactions().record(txid);
+      }
+
+      @Override
+      public WriteSummary stageTombstonesForVisibleKeys(String txid, String partId) {
+        String key = store.spec().key();
+        try (StoreWriter w = newWriter(WriterOptions.builder().transaction(txid, partId).build());
+            StoreReader reader = scan(ScanSpec.all().withColumns(List.of(key)).withIncludeSuperseded(true)
+                .withIncludeExpired(true))) {
+          while (reader.next()) {
+            VarCharVector keys = (VarCharVector) reader.batch().getVector(key);
+            for (int r = 0; r < keys.getValueCount(); r++) {
+              w.delete(new String(keys.get(r), java.nio.charset.StandardCharsets.UTF_8));
+            }
+          }
+          return w.commit();
+        }
+      }
+
+      @Override
+      public PublishResult publish(String txid, Collection<WriteSummary> all) {
+        return store.writes().publish(txid, all);
+      }
+    }, transactionId, summaries));
   }
 
   /**

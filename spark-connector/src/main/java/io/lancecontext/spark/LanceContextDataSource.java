@@ -3,9 +3,11 @@ package io.lancecontext.spark;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.spark.catalog.PathCatalog;
 import java.util.Map;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.SupportsCatalogOptions;
 import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.types.StructType;
@@ -13,11 +15,15 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * The {@code lancecontext} data source: {@code spark.read.format("lancecontext").load(path)} and
- * {@code df.write.format("lancecontext").mode("append").save(path)} (upsert by key; a store that does not
- * exist yet is created when option {@code schema} names a preset or holds a JSON spec). Options are core's
- * (docs/options.md), with the same keys; an unknown one fails naming it.
+ * {@code df.write.format("lancecontext").mode(m).save(path)} with every save mode (docs/spark.md): batch reads
+ * and writes go through {@link PathCatalog}, which Spark needs to run {@code ErrorIfExists} (the default) and
+ * {@code Ignore}; streaming writes ({@code writeStream.format("lancecontext")}) get their table from
+ * {@link #getTable}. A store that does not exist yet is created when option {@code schema} names a preset or
+ * holds a JSON spec (or, for {@code ErrorIfExists} / {@code Ignore}, from the DataFrame's columns). Options
+ * are core's (docs/options.md), with the same keys, and the Spark-only ones of {@link SparkOptions}; an
+ * unknown one fails naming it.
  */
-public final class LanceContextDataSource implements TableProvider, DataSourceRegister {
+public final class LanceContextDataSource implements SupportsCatalogOptions, DataSourceRegister {
   public static final String SHORT_NAME = "lancecontext";
 
   @Override
@@ -26,20 +32,33 @@ public final class LanceContextDataSource implements TableProvider, DataSourceRe
   }
 
   @Override
+  public Identifier extractIdentifier(CaseInsensitiveStringMap options) {
+    return PathCatalog.identifier(options);
+  }
+
+  @Override
+  public String extractCatalog(CaseInsensitiveStringMap options) {
+    return PathCatalog.register();
+  }
+
+  @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     return SparkSchemas.toStruct(spec(SparkOptions.toConfig(options.asCaseSensitiveMap())));
   }
 
-  /** Writes hand over the DataFrame's schema; reads call {@link #inferSchema} first. */
+  /** Streaming writes hand over the DataFrame's schema; the table's is the store's. */
   @Override
   public boolean supportsExternalMetadata() {
     return true;
   }
 
+  /** The table of a streaming write (not clustered: Spark resolves no function for it). */
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     StoreConfig config = SparkOptions.toConfig(properties);
-    return new SparkTable(config, spec(config));
+    try (ContextStore store = ContextStore.open(config)) {
+      return new SparkTable(config, store.spec(), store.shards(), false);
+    }
   }
 
   private static SchemaSpec spec(StoreConfig config) {

@@ -1,28 +1,106 @@
 package io.lancecontext.spark;
 
 import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.options.OptionParsers;
 import io.lancecontext.core.options.StoreConfig;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Spark's options for a store, mapped onto core's {@link StoreConfig}: the same keys as in core and Flink
- * (docs/options.md). Spark hands DataSource options over case-insensitively; core keys are lower case, so
- * they are matched lower-cased, except the values of {@code storage.*} keys, which are passed as given.
- * Unknown keys fail with {@link BadOptionException} naming them.
+ * (docs/options.md), plus the few that only the Spark connector reads ({@link #SPARK_ONLY}, listed in
+ * docs/spark.md) and the keys Spark itself adds to a source's options ({@code checkpointLocation}, ...).
+ * Spark hands DataSource options over case-insensitively; core keys are lower case, so they are matched
+ * lower-cased, except the values of {@code storage.*} keys, which are passed as given. Unknown keys fail with
+ * {@link BadOptionException} naming them.
  */
 public final class SparkOptions {
   private SparkOptions() {}
+
+  /**
+   * An option only the Spark connector reads: key, default (text; empty: none), parser, description.
+   * A bad value fails with {@link BadOptionException} naming the key.
+   */
+  public record SparkOption<T>(String key, String defaultText, Function<String, T> parser, String description) {
+    public T parse(String value) {
+      try {
+        return parser.apply(value.trim());
+      } catch (BadOptionException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw new BadOptionException(key, "cannot parse '" + value + "': " + e.getMessage());
+      }
+    }
+  }
+
+  /** Number of write tasks; default: one per shard for clustered writes, Spark's own partitioning otherwise. */
+  public static final SparkOption<Integer> WRITE_TASKS = new SparkOption<>("write.tasks", "", OptionParsers::positiveInt,
+      "Spark only: the number of tasks a batch or streaming write runs (rows are clustered by key bucket "
+          + "into that many tasks). Default: the store's shard count when the write is clustered (catalog and path writes), "
+          + "else the DataFrame's partitioning.");
+
+  /** Whether writes are clustered by key bucket ({@code bucket}, the default) or left as the DataFrame is ({@code none}). */
+  public static final SparkOption<Boolean> WRITE_DISTRIBUTION = new SparkOption<>("write.distribution", "bucket", v -> {
+    switch (v.toLowerCase(Locale.ROOT)) {
+      case "bucket":
+        return true;
+      case "none":
+        return false;
+      default:
+        throw new BadOptionException("write.distribution", "must be 'bucket' or 'none', not '" + v + "'");
+    }
+  }, "Spark only: 'bucket' clusters a batch write's rows by bucket(shards, key) (a shuffle) so each task writes whole "
+      + "buckets; 'none' writes the DataFrame's partitions as they are (no shuffle; each task may write every bucket).");
+
+  /** Prefix of the options that declare a derived schema's vector columns ({@code vector.<col>.dim|metric}). */
+  public static final String VECTOR_PREFIX = "vector.";
+
+  /** The options only the Spark connector reads (not core's), with their defaults and descriptions. */
+  public static final List<SparkOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION);
+
+  /** Keys Spark adds to a source's options itself; they are not store options. */
+  private static final List<String> SPARK_KEYS = List.of("checkpointlocation", "queryname", "__checkpointlocation");
 
   /** Core options from Spark's (case-preserving) option map. */
   public static StoreConfig toConfig(Map<String, String> sparkOptions) {
     Map<String, String> options = new LinkedHashMap<>();
     for (Map.Entry<String, String> e : sparkOptions.entrySet()) {
-      options.put(e.getKey().toLowerCase(java.util.Locale.ROOT), e.getValue());
+      String key = e.getKey().toLowerCase(Locale.ROOT);
+      if (isSparkOnly(key)) {
+        continue;
+      }
+      options.put(key, e.getValue());
     }
     if (!options.containsKey("path")) {
       throw new BadOptionException("path", "is required: .option(\"path\", p), .load(p) or .save(p)");
     }
     return StoreConfig.of(options);
+  }
+
+  /** Whether {@code lowerCaseKey} is read by the Spark connector or Spark, not passed to core. */
+  static boolean isSparkOnly(String lowerCaseKey) {
+    return lowerCaseKey.startsWith(VECTOR_PREFIX) || SPARK_KEYS.contains(lowerCaseKey)
+        || SPARK_ONLY.stream().anyMatch(o -> o.key().equals(lowerCaseKey));
+  }
+
+  /** The value of a Spark-only option in {@code options} (keys matched case-insensitively), parsed. */
+  public static <T> Optional<T> get(Map<String, String> options, SparkOption<T> option) {
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      if (e.getKey().equalsIgnoreCase(option.key())) {
+        return Optional.of(option.parse(e.getValue()));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The options lower-cased by key, values as given (for {@link SparkSchemas#toSpec}'s vector options). */
+  public static Map<String, String> lowerCased(Map<String, String> options) {
+    Map<String, String> out = new LinkedHashMap<>();
+    options.forEach((k, v) -> out.put(k.toLowerCase(Locale.ROOT), v));
+    return out;
   }
 }

@@ -1,13 +1,32 @@
 package io.lancecontext.spark;
 
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.StoreReader;
+import io.lancecontext.core.StoreWriter;
+import io.lancecontext.core.WriterOptions;
+import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.result.PublishResult;
+import io.lancecontext.core.result.WriteSummary;
+import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.spark.read.SparkFilters;
 import io.lancecontext.spark.read.SparkScanBuilder;
 import io.lancecontext.spark.write.SparkWriteBuilder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -16,29 +35,43 @@ import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A context store as a Spark table: reads return its LSM view (newest row per key, deletions hidden);
- * appends upsert by key.
+ * appends upsert by key; an overwrite (truncate, then write) replaces the contents in one publish; streaming
+ * writes publish one transaction per epoch; {@code DELETE FROM ... WHERE} deletes the matching keys in one
+ * transaction. Overwrite and DELETE need capability {@code tombstones}.
  */
-public final class SparkTable implements SupportsRead, SupportsWrite {
+public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
+  private static final Logger LOG = LoggerFactory.getLogger(SparkTable.class);
+
   private final StoreConfig config;
   private final SchemaSpec spec;
-  private final int clusterBuckets;
+  private final int shards;
+  private final boolean clustered;
+  private final List<String> columns;
 
-  /** A table of the {@code lancecontext} data source (path-based): writes are not clustered. */
-  SparkTable(StoreConfig config, SchemaSpec spec) {
-    this(config, spec, 0);
+  /**
+   * @param clustered writes are clustered by {@code bucket(shards, key)}, which the table's catalog's function
+   *     catalog resolves (catalog and path-based batch writes), into {@code shards} tasks unless option
+   *     {@code write.tasks} says otherwise
+   */
+  public SparkTable(StoreConfig config, SchemaSpec spec, int shards, boolean clustered) {
+    this(config, spec, shards, clustered, spec.columnNames());
   }
 
   /**
-   * A table of the catalog: writes are clustered by {@code bucket(shards, key)}, which the catalog's
-   * function catalog resolves, into {@code shards} tasks.
+   * A table whose schema is only {@code columns} of the store (in that order): what a create-table-as-select
+   * writes by position, when the DataFrame has a subset of a preset's columns.
    */
-  public SparkTable(StoreConfig config, SchemaSpec spec, int shards) {
+  public SparkTable(StoreConfig config, SchemaSpec spec, int shards, boolean clustered, List<String> columns) {
     this.config = config;
     this.spec = spec;
-    this.clusterBuckets = shards;
+    this.shards = shards;
+    this.clustered = clustered;
+    this.columns = List.copyOf(columns);
   }
 
   @Override
@@ -48,9 +81,10 @@ public final class SparkTable implements SupportsRead, SupportsWrite {
 
   @Override
   public StructType schema() {
-    return SparkSchemas.toStruct(spec);
+    return SparkSchemas.toStruct(spec, columns);
   }
 
+  /** What {@code DESCRIBE TABLE EXTENDED} shows: location, key, shards, capabilities and the spec. */
   @Override
   public Map<String, String> properties() {
     Map<String, String> p = new LinkedHashMap<>();
@@ -58,12 +92,17 @@ public final class SparkTable implements SupportsRead, SupportsWrite {
     p.put("location", config.uri());
     p.put("key", spec.key());
     spec.preset().ifPresent(preset -> p.put("schema", preset));
+    p.put("shards", Integer.toString(shards));
+    p.put("capabilities", spec.capabilities().stream().map(Capability::jsonName).sorted()
+        .collect(Collectors.joining(",")));
+    p.put("spec", spec.toJson());
     return p;
   }
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
+        TableCapability.STREAMING_WRITE);
   }
 
   @Override
@@ -73,6 +112,67 @@ public final class SparkTable implements SupportsRead, SupportsWrite {
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return new SparkWriteBuilder(config, spec.key(), clusterBuckets, info);
+    return new SparkWriteBuilder(config, spec, clustered ? shards : 0, info);
+  }
+
+  // ---------------------------------------------------------------- DELETE
+
+  private void requireTombstones(String what) {
+    if (!spec.has(Capability.TOMBSTONES)) {
+      throw new SchemaException("the store at " + config.uri() + " has no 'tombstones' capability: " + what
+          + " is disabled (the spec's capabilities are fixed when the store is created)");
+    }
+  }
+
+  /**
+   * True if core evaluates every predicate exactly (then the delete runs in core); a store without capability
+   * {@code tombstones} fails here, before anything is read or written.
+   *
+   * @throws SchemaException naming the capability
+   */
+  @Override
+  public boolean canDeleteWhere(org.apache.spark.sql.connector.expressions.filter.Predicate[] predicates) {
+    requireTombstones("DELETE");
+    return translate(predicates).isPresent();
+  }
+
+  private Optional<Predicate> translate(org.apache.spark.sql.connector.expressions.filter.Predicate[] predicates) {
+    List<Predicate> out = new ArrayList<>();
+    for (var p : predicates) {
+      Optional<Predicate> t = SparkFilters.translate(p, spec);
+      if (t.isEmpty()) {
+        return Optional.empty();
+      }
+      out.add(t.get());
+    }
+    return Optional.of(Predicate.and(out));
+  }
+
+  /**
+   * Deletes every key of the view matching the predicates, in one transaction: the keys are read with the
+   * predicates pushed into core, a tombstone is staged for each, and one publish makes them all deleted
+   * together (a failure before the publish leaves the store unchanged).
+   */
+  @Override
+  public void deleteWhere(org.apache.spark.sql.connector.expressions.filter.Predicate[] predicates) {
+    requireTombstones("DELETE");
+    Predicate filter = translate(predicates).orElseThrow(() -> new IllegalArgumentException(
+        "a DELETE condition core cannot evaluate exactly"));
+    String txid = "spark-delete-" + UUID.randomUUID();
+    try (ContextStore store = ContextStore.open(config)) {
+      WriteSummary staged;
+      try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, "000000-0").build());
+          StoreReader keys = store.scan(ScanSpec.all().withColumns(List.of(spec.key())).withFilter(filter))) {
+        while (keys.next()) {
+          VarCharVector v = (VarCharVector) keys.batch().getVector(spec.key());
+          for (int r = 0; r < v.getValueCount(); r++) {
+            w.delete(new String(v.get(r), StandardCharsets.UTF_8));
+          }
+        }
+        staged = w.commit();
+      }
+      PublishResult published = store.publish(txid, List.of(staged));
+      LOG.info("Deleted {} keys of {} in one transaction ({})", published.keysDeleted(), config.uri(), txid);
+    }
   }
 }

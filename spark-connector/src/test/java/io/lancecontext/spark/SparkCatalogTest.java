@@ -103,4 +103,100 @@ class SparkCatalogTest {
     int bucket = spark.sql("SELECT lct.system.bucket(4, 'some-key')").first().getInt(0);
     assertEquals(ContextStore.bucketOf("some-key", 4), bucket);
   }
+
+  @Test
+  void deleteWritesTombstonesForTheMatchingKeysInOneTransaction() {
+    spark.sql("CREATE TABLE lct.db.ctx (id STRING, role STRING, token_count INT) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4')");
+    spark.sql("INSERT INTO lct.db.ctx (id, role, token_count) SELECT format_string('k%03d', id), "
+        + "IF(id % 3 = 0, 'tool', 'user'), cast(id AS int) FROM range(0, 90)");
+    spark.sql("INSERT INTO lct.db.ctx (id, role, token_count) VALUES ('k001', 'tool', 1)");  // an update: now matches
+    spark.sql("DELETE FROM lct.db.ctx WHERE role = 'tool' AND token_count < 60");
+    assertEquals(90 - 21, spark.table("lct.db.ctx").count());
+    assertEquals(0, spark.sql("SELECT * FROM lct.db.ctx WHERE id IN ('k000', 'k001', 'k057')").count());
+    assertEquals(10, spark.sql("SELECT * FROM lct.db.ctx WHERE role = 'tool'").count(), "k060..k087 stay");
+    try (ContextStore store = ContextStore.open(Map.of("path", warehouse.resolve("db/ctx").toString()))) {
+      assertEquals(69, store.count(), "core sees the same deletes");
+    }
+  }
+
+  @Test
+  void deleteOnAStoreWithoutTombstonesFailsNamingTheCapabilityAndChangesNothing() {
+    spark.sql("CREATE TABLE lct.db.nodelete (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT INTO lct.db.nodelete (id, reward) VALUES ('a', 1.0), ('b', 2.0)");
+    Exception e = assertThrows(Exception.class, () -> spark.sql("DELETE FROM lct.db.nodelete WHERE reward > 1.5"));
+    assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
+    assertTrue(SparkSaveModeTest.causes(e, io.lancecontext.core.error.SchemaException.class), SparkWriteTest.messages(e));
+    assertEquals(2, spark.table("lct.db.nodelete").count());
+  }
+
+  @Test
+  void ctasCreatesATableFromAQuery() {
+    spark.sql("CREATE TABLE lct.db.ctas USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '2') AS "
+        + "SELECT format_string('k%02d', id) AS id, array(cast(id AS float), 1.0f) AS emb, id * 2 AS n FROM range(0, 20)");
+    assertEquals(20, spark.table("lct.db.ctas").count());
+    assertEquals(14L, spark.sql("SELECT n FROM lct.db.ctas WHERE id = 'k07'").first().getLong(0));
+    try (ContextStore store = ContextStore.open(Map.of("path", warehouse.resolve("db/ctas").toString()))) {
+      assertEquals(ColumnType.VECTOR, store.spec().column("emb").type());
+    }
+    Exception again = assertThrows(Exception.class,
+        () -> spark.sql("CREATE TABLE lct.db.ctas USING lancecontext AS SELECT 'x' AS id"));
+    assertTrue(again.getMessage().contains("already exists"), again.getMessage());
+  }
+
+  @Test
+  void describeTableExtendedShowsTheSpecShardsAndCapabilities() {
+    spark.sql("CREATE TABLE lct.db.described USING lancecontext TBLPROPERTIES ('schema' = 'context', "
+        + "'schema.embedding-dim' = '4', 'shards' = '2')");
+    String props = tableProperties("lct.db.described");
+    assertTrue(props.contains("shards=2") && props.contains("capabilities=lifecycle,supersession,tombstones")
+        && props.contains("schema=context") && props.contains("spec="), props);
+    // Spark redacts a property whose value matches spark.redaction.regex (the context spec names token_count)
+    spark.sql("CREATE TABLE lct.db.described2 (id STRING NOT NULL, emb ARRAY<FLOAT>) USING lancecontext "
+        + "TBLPROPERTIES ('vector.emb.dim' = '3')");
+    String derived = tableProperties("lct.db.described2");
+    assertTrue(derived.contains("spec={") && derived.contains("\"dim\":3") && derived.contains("shards=4"), derived);
+    List<Row> tables = spark.sql("SHOW TABLES IN lct.db").collectAsList();
+    assertTrue(tables.stream().anyMatch(r -> r.getString(1).equals("described")), tables.toString());
+  }
+
+  private static String tableProperties(String table) {
+    for (Row r : spark.sql("DESCRIBE TABLE EXTENDED " + table).collectAsList()) {
+      if ("Table Properties".equals(r.getString(0))) {
+        return r.getString(1);
+      }
+    }
+    throw new AssertionError("no Table Properties in DESCRIBE TABLE EXTENDED " + table);
+  }
+
+  @Test
+  void namesThatWouldEscapeTheWarehouseAreRefused() {
+    for (String name : List.of("`..`", "`a/b`", "`.`")) {
+      Exception e = assertThrows(Exception.class,
+          () -> spark.sql("CREATE TABLE lct.db." + name + " (id STRING) USING lancecontext"));
+      assertTrue(SparkWriteTest.messages(e).contains("is not allowed"), SparkWriteTest.messages(e));
+    }
+    Exception ns = assertThrows(Exception.class, () -> spark.sql("CREATE NAMESPACE lct.`..`"));
+    assertTrue(SparkWriteTest.messages(ns).contains("is not allowed"), SparkWriteTest.messages(ns));
+    assertFalse(Files.exists(warehouse.getParent().resolve("a")));
+  }
+
+  @Test
+  void theStatsProcedureReportsTheStore() {
+    spark.sql("CREATE TABLE lct.db.st (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT INTO lct.db.st (id, reward) VALUES ('a', 1.0), ('b', 2.0), ('c', 3.0)");
+    Row stats = spark.sql("CALL lct.system.stats(table => 'db.st')").first();
+    assertEquals(3L, stats.getLong(stats.fieldIndex("fresh_rows")) + stats.getLong(stats.fieldIndex("base_rows")),
+        stats.toString());
+  }
+
+  @Test
+  void insertOverwriteReplacesTheContents() {
+    spark.sql("CREATE TABLE lct.db.over (id STRING, role STRING) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4')");
+    spark.sql("INSERT INTO lct.db.over (id, role) VALUES ('a', 'user'), ('b', 'user'), ('c', 'user')");
+    spark.sql("INSERT OVERWRITE lct.db.over (id, role) VALUES ('c', 'tool'), ('d', 'tool')");
+    List<Row> rows = spark.sql("SELECT id, role FROM lct.db.over ORDER BY id").collectAsList();
+    assertEquals("[[c,tool], [d,tool]]", rows.toString());
+  }
 }

@@ -46,6 +46,10 @@ class SparkDocsTest {
         assertEquals("499", last, "rewards above 0.5 of 1000 rows");
       } else if (b.code().contains("lc.db.events")) {
         assertEquals("1", last, "the catalog example's table holds its one row");
+      } else if (b.code().contains("mode(\"overwrite\")")) {
+        assertEquals("1", last, "the overwrite left only its own row");
+      } else if (b.code().contains("DELETE FROM")) {
+        assertEquals("1", last, "DELETE removed the two tool rows");
       }
     }
   }

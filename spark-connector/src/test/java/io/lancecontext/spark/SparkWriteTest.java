@@ -65,6 +65,15 @@ class SparkWriteTest {
         .option("write.batch-rows", "64").mode("append").save(path);
   }
 
+  /**
+   * An append without the bucket shuffle, so that the injected failures (a UDF in the DataFrame) happen in the
+   * write tasks themselves, after they wrote part of their partition.
+   */
+  private static void appendInWriteTasks(Dataset<Row> df, String path) {
+    df.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "8")
+        .option("write.batch-rows", "64").option("write.distribution", "none").mode("append").save(path);
+  }
+
   @Test
   void appendUpsertsByKeyAndReadsBack() {
     String path = store("upsert");
@@ -86,7 +95,7 @@ class SparkWriteTest {
     String path = store("retry");
     // the UDF runs in the write stage (a filter on it), failing partition 0's first attempt after 250 rows
     Dataset<Row> withFailure = rollouts(4000, 1.0).where("failFirstAttemptOfPartition0After(cast(substr(id, 2) AS bigint)) >= 0");
-    append(withFailure, path);
+    appendInWriteTasks(withFailure, path);
     try (ContextStore s = ContextStore.open(Map.of("path", path))) {
       assertEquals(4000, s.count());
       assertEquals(Optional.of(1.25), s.get("k00250").map(m -> (Double) m.get("reward")));
@@ -98,7 +107,7 @@ class SparkWriteTest {
     String path = store("atomic");
     append(rollouts(10, 0.0), path);
     Dataset<Row> failing = rollouts(4000, 1.0).where("failPartition0Always(cast(substr(id, 2) AS bigint)) >= 0");
-    assertThrows(Exception.class, () -> append(failing, path));
+    assertThrows(Exception.class, () -> appendInWriteTasks(failing, path));
     assertUnchanged(path, 10, 0.0);  // the three partitions that completed staged rows nobody sees
   }
 
@@ -108,10 +117,21 @@ class SparkWriteTest {
     append(rollouts(10, 0.0), path);
     Dataset<Row> failing = rollouts(4000, 1.0).where("failPartition0Always(cast(substr(id, 2) AS bigint)) >= 0");
     assertThrows(Exception.class, () -> failing.write().format("lancecontext").option("write.commit", "immediate")
-        .option("write.batch-rows", "64").mode("append").save(path));
+        .option("write.batch-rows", "64").option("write.distribution", "none").mode("append").save(path));
     try (ContextStore s = ContextStore.open(Map.of("path", path))) {
       assertTrue(s.count() > 10, "rows of the tasks that ran are visible: " + s.count());
     }
+  }
+
+  @Test
+  void aWrongVectorLengthFailsTheWriteNamingTheColumnAndLeavesTheStoreUnchanged() {
+    String path = store("veclen");
+    append(rollouts(10, 0.0), path);
+    Dataset<Row> bad = rollouts(400, 1.0).selectExpr("id", "rollout_id", "reward",
+        "CASE WHEN id = 'k00250' THEN array_repeat(cast(1 AS float), 7) ELSE embedding END AS embedding");
+    Exception e = assertThrows(Exception.class, () -> append(bad, path));
+    assertTrue(messages(e).contains("embedding"), messages(e));
+    assertUnchanged(path, 10, 0.0);  // atomic: the tasks that staged rows published nothing
   }
 
   @Test
@@ -173,7 +193,7 @@ class SparkWriteTest {
     assertTrue(e instanceof AnalysisException && e.getMessage().contains(column), messages(e));
   }
 
-  private static String messages(Throwable t) {
+  static String messages(Throwable t) {
     StringBuilder sb = new StringBuilder();
     for (Throwable c = t; c != null; c = c.getCause()) {
       sb.append(c.getClass().getSimpleName()).append(": ").append(c.getMessage()).append(" | ");

@@ -49,7 +49,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * ({@code storage.*}, store defaults) apply to every table; {@code TBLPROPERTIES} are store options too
  * ({@code schema}, {@code shards}, ...). A table created without {@code schema} gets one derived from its
  * columns ({@link SparkSchemas#toSpec}). Functions: {@code bucket(shards, key)}. Procedures, in namespace
- * {@code system}: {@code merge}, {@code flush}, {@code compact}, {@code gc}. Local file systems only for now.
+ * {@code system}: {@code merge}, {@code flush}, {@code compact}, {@code gc}, {@code stats}. Names that would
+ * escape the warehouse ({@code ..}, {@code /}) are refused. Local file systems only for now.
  */
 public final class LanceContextCatalog implements TableCatalog, SupportsNamespaces, FunctionCatalog, ProcedureCatalog {
   public static final String WAREHOUSE = "warehouse";
@@ -86,9 +87,24 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
   private Path dir(String[] namespace) {
     Path p = warehouse;
     for (String part : namespace) {
-      p = p.resolve(part);
+      p = p.resolve(checkName(part));
     }
     return p;
+  }
+
+  /**
+   * A namespace or table name is one directory name: {@code ..}, {@code .}, an empty name and names with a
+   * path separator would escape (or alias) the warehouse and are refused.
+   *
+   * @throws IllegalArgumentException naming the name
+   */
+  private static String checkName(String part) {
+    if (part.isEmpty() || part.equals(".") || part.equals("..") || part.contains("/") || part.contains("\\")
+        || part.indexOf('\0') >= 0) {
+      throw new IllegalArgumentException("name '" + part + "' is not allowed in a lancecontext catalog: a namespace or "
+          + "table name is one directory of the warehouse (no '/', '\\', '.' or '..')");
+    }
+    return part;
   }
 
   private static boolean isStore(Path dir) {
@@ -171,7 +187,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
   // ---------------------------------------------------------------- tables
 
   private Path location(Identifier ident) {
-    return dir(ident.namespace()).resolve(ident.name());
+    return dir(ident.namespace()).resolve(checkName(ident.name()));
   }
 
   private StoreConfig config(Identifier ident, Map<String, String> properties) {
@@ -197,7 +213,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     }
     StoreConfig config = config(ident, Map.of());
     try (ContextStore store = ContextStore.open(config)) {
-      return new SparkTable(config, store.spec(), store.shards());
+      return new SparkTable(config, store.spec(), store.shards(), true);
     } catch (StoreNotFoundException e) {
       throw new NoSuchTableException(ident);
     }
@@ -227,7 +243,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     options.keySet().removeIf(k -> k.startsWith("vector."));
     StoreConfig config = config(ident, options);
     try (ContextStore store = ContextStore.open(config)) {
-      return new SparkTable(config, store.spec(), store.shards());
+      return new SparkTable(config, store.spec(), store.shards(), true);
     }
   }
 

@@ -18,7 +18,7 @@ import org.apache.spark.sql.types.StructType;
  */
 public final class StoreProcedure implements UnboundProcedure, BoundProcedure {
   /** The procedures, by name: what each runs. */
-  public static final List<String> NAMES = List.of("merge", "flush", "compact", "gc");
+  public static final List<String> NAMES = List.of("merge", "flush", "compact", "gc", "stats");
 
   /** Opens a table's store by its name within the catalog. */
   @FunctionalInterface
@@ -43,6 +43,7 @@ public final class StoreProcedure implements UnboundProcedure, BoundProcedure {
       case "flush" -> new StoreProcedure(name, ContextStore::flush, stores);
       case "compact" -> new StoreProcedure(name, ContextStore::compact, stores);
       case "gc" -> new StoreProcedure(name, ContextStore::gc, stores);
+      case "stats" -> new StoreProcedure(name, ContextStore::stats, stores);
       default -> null;
     };
   }
@@ -58,6 +59,7 @@ public final class StoreProcedure implements UnboundProcedure, BoundProcedure {
       case "merge" -> "seals this JVM's open generations and merges every sealed generation into the base table";
       case "flush" -> "folds every acknowledged row into the base table (claims and seals every shard, merges)";
       case "compact" -> "compacts the base table's fragments";
+      case "stats" -> "reports the store's rows, fragments, fresh tier, shards and bytes on disk";
       default -> "deletes files no snapshot younger than gc.grace needs";
     };
   }

@@ -3,7 +3,9 @@ package io.lancecontext.spark.read;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.StoreReader;
 import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.spark.SparkMetrics;
 import java.util.Map;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
@@ -22,10 +24,13 @@ final class SparkColumnarReader implements PartitionReader<ColumnarBatch> {
   private final ContextStore store;
   private final StoreReader reader;
   private final StructType schema;
+  private final ReadSplit split;
   private ColumnarBatch current;
+  private long freshRows;
 
   SparkColumnarReader(Map<String, String> options, ReadSplit split, StructType schema) {
     this.schema = schema;
+    this.split = split;
     this.store = ContextStore.openForSplit(split, options);
     try {
       this.reader = store.read(split);
@@ -46,7 +51,18 @@ final class SparkColumnarReader implements PartitionReader<ColumnarBatch> {
       cols[i] = wrap(root.getVector(schema.fields()[i].name()));
     }
     current = new ColumnarBatch(cols, root.getRowCount());
+    if (split.part() == ReadSplit.Part.FRESH) {
+      freshRows += root.getRowCount();
+    }
     return true;
+  }
+
+  /** Fresh-tier rows returned so far, and the base fragments this split reads. */
+  @Override
+  public CustomTaskMetric[] currentMetricsValues() {
+    long fragments = split.part() == ReadSplit.Part.FRESH || split.fragments() == null ? 0 : split.fragments().size();
+    return new CustomTaskMetric[] {SparkMetrics.value(SparkMetrics.FRESH_ROWS_READ, freshRows),
+        SparkMetrics.value(SparkMetrics.FRAGMENTS_READ, fragments)};
   }
 
   static ColumnVector wrap(FieldVector v) {

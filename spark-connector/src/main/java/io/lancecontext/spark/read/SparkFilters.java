@@ -21,10 +21,10 @@ import org.apache.spark.unsafe.types.UTF8String;
  * (functions, casts, decimals, arithmetic, null-safe equality with null, comparisons with a floating-point
  * zero, which Spark treats as equal to negative zero) is left to Spark.
  */
-final class SparkFilters {
+public final class SparkFilters {
   private SparkFilters() {}
 
-  static Optional<Predicate> translate(org.apache.spark.sql.connector.expressions.filter.Predicate p, SchemaSpec spec) {
+  public static Optional<Predicate> translate(org.apache.spark.sql.connector.expressions.filter.Predicate p, SchemaSpec spec) {
     try {
       return Optional.ofNullable(convert(p, spec));
     } catch (IllegalArgumentException e) {

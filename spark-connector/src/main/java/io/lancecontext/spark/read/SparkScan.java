@@ -6,7 +6,9 @@ import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.SparkSchemas;
+import io.lancecontext.spark.SparkMetrics;
 import java.util.Arrays;
+import org.apache.spark.sql.connector.metric.CustomMetric;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.stream.Collectors;
@@ -50,6 +52,11 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
     return "columns=" + columns + " pushed=["
         + Arrays.stream(pushed).map(Object::toString).collect(Collectors.joining(", ")) + "]"
         + (scan.hasLimit() ? " limit=" + scan.limit() : "");
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    return SparkMetrics.read();
   }
 
   @Override

@@ -1,36 +1,43 @@
 package io.lancecontext.spark.write;
 
-import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.ContextStore;
-import io.lancecontext.core.WriterOptions;
-import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.PublishResult;
 import io.lancecontext.core.result.WriteSummary;
+import io.lancecontext.spark.SparkMetrics;
+import io.lancecontext.spark.catalog.BucketFunction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.connector.write.BatchWrite;
-import org.apache.spark.sql.connector.write.DataWriter;
-import org.apache.spark.sql.connector.write.DataWriterFactory;
-import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
-import io.lancecontext.spark.catalog.BucketFunction;
 import org.apache.spark.sql.connector.distributions.Distribution;
 import org.apache.spark.sql.connector.distributions.Distributions;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.SortOrder;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.DataWriter;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.types.StructType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A batch write (append = upsert by key) in {@code immediate} mode: every task puts its rows through core
- * write handles, durable and visible as each put returns, so rows of tasks that ran stay if the job fails
- * (a rerun upserts the same keys; keyless rows get the same derived keys). The driver's commit only
- * reports what the tasks acknowledged.
+ * A batch write (upsert by key, or a replace of the contents) and the factory of streaming writes.
+ *
+ * <p>{@code atomic} (the default): every task stages its rows under the job's transaction
+ * {@code spark-<queryId>}, and the driver's commit publishes the parts of the committed attempts at once
+ * (Spark's commit coordinator lets one attempt per partition commit); a failed job is aborted and leaves
+ * nothing visible. A replace publishes with core's {@code publishReplacing}. {@code immediate}: every task
+ * puts its rows through core write handles, durable and visible as each put returns, so rows of tasks that
+ * ran stay if the job fails (a rerun upserts the same keys; keyless rows get the same derived keys); the
+ * driver's commit only reports.
  */
 public final class SparkWrite implements RequiresDistributionAndOrdering, BatchWrite {
   private static final Logger LOG = LoggerFactory.getLogger(SparkWrite.class);
@@ -40,17 +47,23 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   private final String writeId;
   private final String key;
   private final int clusterBuckets;
+  private final int tasks;
   private final boolean atomic;
+  private final boolean replace;
+  private volatile long published;
+  private volatile long puts;
+  private volatile long stagedParts;
 
-  SparkWrite(StoreConfig config, StructType schema, String writeId, String key, int clusterBuckets) {
+  SparkWrite(StoreConfig config, StructType schema, String writeId, String key, int clusterBuckets, int tasks,
+      boolean atomic, boolean replace) {
     this.config = config;
     this.schema = schema;
     this.writeId = writeId;
     this.key = key;
     this.clusterBuckets = clusterBuckets;
-    // batch writes are atomic unless write.commit says otherwise
-    String mode = config.asMap().get(StoreOptions.WRITE_COMMIT.key());
-    this.atomic = mode == null || WriterOptions.CommitMode.parse(mode) == WriterOptions.CommitMode.ATOMIC;
+    this.tasks = tasks;
+    this.atomic = atomic;
+    this.replace = replace;
   }
 
   /** The transaction every task of this write stages under (atomic mode). */
@@ -59,9 +72,10 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   }
 
   /**
-   * Through the catalog: rows clustered by {@code bucket(shards, key)} into {@code shards} tasks, so each
-   * task writes one bucket (one shard writer per task, no two tasks contending for a shard). Path-based
-   * writes have no function catalog to resolve the bucket function, and are not clustered.
+   * Clustered tables (catalog and path-based batch writes): rows clustered by {@code bucket(shards, key)} into
+   * {@code write.tasks} tasks (default: {@code shards}), so each task writes whole buckets (with the default,
+   * one shard writer per task, no two tasks contending for a shard). Unclustered (streaming): Spark's own
+   * partitioning, or {@code write.tasks} tasks round-robin.
    */
   @Override
   public Distribution requiredDistribution() {
@@ -74,7 +88,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
 
   @Override
   public int requiredNumPartitions() {
-    return Math.max(clusterBuckets, 0);
+    return tasks > 0 ? tasks : Math.max(clusterBuckets, 0);
   }
 
   @Override
@@ -93,8 +107,25 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   }
 
   @Override
+  public StreamingWrite toStreaming() {
+    return new SparkStreamingWrite(config, schema, writeId, replace);
+  }
+
+  @Override
   public String description() {
-    return "lancecontext append (" + (atomic ? "atomic" : "immediate") + ") into " + config.uri();
+    return "lancecontext " + (replace ? "overwrite" : "append") + " (" + (atomic ? "atomic" : "immediate") + ") into "
+        + config.uri();
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    return SparkMetrics.write();
+  }
+
+  @Override
+  public CustomTaskMetric[] reportDriverMetrics() {
+    return new CustomTaskMetric[] {SparkMetrics.value(SparkMetrics.PUBLISHED_TRANSACTIONS, published),
+        SparkMetrics.value(SparkMetrics.PUTS, puts), SparkMetrics.value(SparkMetrics.STAGED_PARTS, stagedParts)};
   }
 
   @Override
@@ -108,32 +139,40 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
     return atomic;
   }
 
+  /**
+   * Publishes the job's transaction (atomic), or reports what the tasks put (immediate). The puts and staged
+   * parts of the committed attempts are reported as driver metrics: Spark takes a task's metrics before the
+   * task's writer commits, that is before its last put.
+   */
   @Override
   public void commit(WriterCommitMessage[] messages) {
-    long rows = 0;
-    long deletes = 0;
-    for (WriterCommitMessage m : messages) {
-      if (m instanceof SparkCommitMessage c) {
-        WriteSummary s = c.summary();
-        rows += s.rowsWritten();
-        deletes += s.keysDeleted();
-      }
-    }
-    if (atomic) {
-      List<WriteSummary> summaries = new ArrayList<>();
-      for (WriterCommitMessage m : messages) {
-        if (m instanceof SparkCommitMessage c) {
-          summaries.add(c.summary());
-        }
-      }
-      try (ContextStore store = ContextStore.open(config)) {
-        PublishResult published = store.publish(transactionId(), summaries);
-        LOG.info("Published {} rows ({} deletes) of {} tasks into {} at once ({})", published.rows(),
-            published.keysDeleted(), messages.length, config.uri(), transactionId());
-      }
+    List<WriteSummary> summaries = summaries(messages);
+    puts = summaries.stream().mapToLong(s -> s.shards().stream().mapToLong(WriteSummary.ShardPuts::puts).sum()
+        + s.staged().size()).sum();
+    stagedParts = summaries.stream().mapToLong(s -> s.staged().size()).sum();
+    if (!atomic) {
+      long rows = summaries.stream().mapToLong(WriteSummary::rowsWritten).sum();
+      long deletes = summaries.stream().mapToLong(WriteSummary::keysDeleted).sum();
+      LOG.info("Wrote {} rows ({} deletes) into {} from {} tasks", rows, deletes, config.uri(), messages.length);
       return;
     }
-    LOG.info("Wrote {} rows ({} deletes) into {} from {} tasks", rows, deletes, config.uri(), messages.length);
+    try (ContextStore store = ContextStore.open(config)) {
+      PublishResult r = replace ? store.publishReplacing(transactionId(), summaries)
+          : store.publish(transactionId(), summaries);
+      published = r.alreadyPublished() ? 0 : 1;
+      LOG.info("Published {} rows ({} deletes) of {} tasks into {} at once ({}{})", r.rows(), r.keysDeleted(),
+          messages.length, config.uri(), transactionId(), replace ? ", replacing the contents" : "");
+    }
+  }
+
+  static List<WriteSummary> summaries(WriterCommitMessage[] messages) {
+    List<WriteSummary> out = new ArrayList<>();
+    for (WriterCommitMessage m : messages) {
+      if (m instanceof SparkCommitMessage c) {
+        out.add(c.summary());
+      }
+    }
+    return out;
   }
 
   @Override
@@ -155,7 +194,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
       implements DataWriterFactory {
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
-      return new SparkDataWriter(options, schema, writeId, transactionId, partitionId, taskId);
+      return new SparkDataWriter(options, schema, writeId + "/" + partitionId, transactionId, partitionId, taskId);
     }
   }
 }

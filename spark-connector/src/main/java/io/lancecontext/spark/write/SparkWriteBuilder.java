@@ -1,32 +1,77 @@
 package io.lancecontext.spark.write;
 
+import io.lancecontext.core.WriterOptions;
+import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.spark.SparkOptions;
+import java.util.Map;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 
 /**
- * Builds an append. The DataFrame's columns were checked against the table's schema (the store's columns)
- * by Spark's analyzer before this runs: an unknown, reserved or missing key column, or a type that cannot
- * be cast safely, fails there naming the column, before any task runs and with the store unchanged.
- * Values (a vector's length, a null key) are checked by core as rows are written.
+ * Builds an append, or (after {@link #truncate()}: {@code mode("overwrite")}, {@code INSERT OVERWRITE}, a
+ * streaming query in complete mode) a write that replaces the store's contents in its one publish. The
+ * DataFrame's columns were checked against the table's schema (the store's columns) by Spark's analyzer
+ * before this runs: an unknown, reserved or missing key column, or a type that cannot be cast safely, fails
+ * there naming the column, before any task runs and with the store unchanged. Values (a vector's length, a
+ * null key) are checked by core as rows are written. The write's options ({@code write.commit}, {@code
+ * write.tasks}, {@code write.distribution}) take precedence over the table's.
  */
-public final class SparkWriteBuilder implements WriteBuilder {
+public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate {
   private final StoreConfig config;
-  private final String key;
+  private final SchemaSpec spec;
   private final int clusterBuckets;
   private final LogicalWriteInfo info;
+  private boolean replace;
 
   /** {@code clusterBuckets}: cluster rows by {@code bucket(clusterBuckets, key)} (0: no clustering). */
-  public SparkWriteBuilder(StoreConfig config, String key, int clusterBuckets, LogicalWriteInfo info) {
+  public SparkWriteBuilder(StoreConfig config, SchemaSpec spec, int clusterBuckets, LogicalWriteInfo info) {
     this.config = config;
-    this.key = key;
+    this.spec = spec;
     this.clusterBuckets = clusterBuckets;
     this.info = info;
   }
 
+  /**
+   * The write replaces the contents: every key visible before it and not written by it is deleted in the same
+   * publish (core's {@code publishReplacing}).
+   */
+  @Override
+  public WriteBuilder truncate() {
+    replace = true;
+    return this;
+  }
+
+  /**
+   * @throws SchemaException for a replace on a store without capability {@code tombstones}
+   * @throws BadOptionException for a replace with {@code write.commit = immediate}, or a bad {@code write.tasks}
+   */
   @Override
   public Write build() {
-    return new SparkWrite(config, info.schema(), info.queryId(), key, clusterBuckets);
+    Map<String, String> options = info.options().asCaseSensitiveMap();
+    String mode = options.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(StoreOptions.WRITE_COMMIT.key()))
+        .map(Map.Entry::getValue).findFirst().orElse(config.asMap().get(StoreOptions.WRITE_COMMIT.key()));
+    boolean atomic = mode == null || WriterOptions.CommitMode.parse(mode) == WriterOptions.CommitMode.ATOMIC;
+    int tasks = SparkOptions.get(options, SparkOptions.WRITE_TASKS).orElse(0);
+    boolean cluster = SparkOptions.get(options, SparkOptions.WRITE_DISTRIBUTION).orElse(true);
+    if (replace) {
+      if (!spec.has(Capability.TOMBSTONES)) {
+        throw new SchemaException("the store at " + config.uri() + " has no 'tombstones' capability: an overwrite "
+            + "replaces the contents by deleting the keys it does not rewrite, so it needs it (use mode(\"append\") "
+            + "to upsert)");
+      }
+      if (!atomic) {
+        throw new BadOptionException(StoreOptions.WRITE_COMMIT.key(), "an overwrite replaces the contents in one "
+            + "publish; it cannot be 'immediate'");
+      }
+    }
+    return new SparkWrite(config, info.schema(), info.queryId(), spec.key(), cluster ? clusterBuckets : 0, tasks, atomic,
+        replace);
   }
 }

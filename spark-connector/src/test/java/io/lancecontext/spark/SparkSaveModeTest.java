@@ -1,0 +1,226 @@
+package io.lancecontext.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.schema.ColumnType;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every save mode of {@code df.write.format("lancecontext").mode(m).save(p)}, path-based write distribution,
+ * {@code write.tasks}, and the write and read metrics of the Spark UI.
+ */
+class SparkSaveModeTest {
+  @TempDir
+  static Path dir;
+  static SparkSession spark;
+
+  @BeforeAll
+  static void session() {
+    spark = SparkTestSession.get();
+  }
+
+  @AfterAll
+  static void closeStores() {
+    ContextStore.closeAllResident();
+  }
+
+  private static String store(String name) {
+    return dir.resolve(name).toString();
+  }
+
+  /** Context rows (capability tombstones): keys {@code k<from>..k<to-1>}, token_count {@code value}. */
+  private static Dataset<Row> contexts(long from, long to, int value) {
+    return spark.range(from, to, 1, 4).selectExpr("format_string('k%05d', id) AS id", value + " AS token_count",
+        "'user' AS role");
+  }
+
+  private static org.apache.spark.sql.DataFrameWriter<Row> writer(Dataset<Row> df) {
+    return df.write().format("lancecontext").option("schema", "context").option("schema.embedding-dim", "4");
+  }
+
+  private static Map<String, Object> view(String path) {
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      Map<String, Object> m = new HashMap<>();
+      s.scanRecords(ScanSpec.all().withColumns(List.of("id", "token_count")))
+          .forEach(r -> m.put((String) r.get("id"), r.get("token_count")));
+      return m;
+    }
+  }
+
+  private static Map<String, Object> expected(long from, long to, int value) {
+    Map<String, Object> m = new HashMap<>();
+    for (long i = from; i < to; i++) {
+      m.put(String.format("k%05d", i), value);
+    }
+    return m;
+  }
+
+  @Test
+  void errorIfExistsIsTheDefaultCreatesANewStoreAndFailsNamingThePathOfAnExistingOne() {
+    String path = store("error");
+    writer(contexts(0, 50, 1)).save(path);
+    assertEquals(expected(0, 50, 1), view(path));
+    Exception e = assertThrows(Exception.class, () -> writer(contexts(0, 10, 2)).save(path));
+    assertTrue(e.getMessage().contains(path) && e.getMessage().contains("already exists"), e.getMessage());
+    assertEquals(expected(0, 50, 1), view(path), "the store is unchanged");
+    Exception explicit = assertThrows(Exception.class, () -> writer(contexts(0, 10, 2)).mode("errorifexists").save(path));
+    assertTrue(explicit.getMessage().contains(path), explicit.getMessage());
+  }
+
+  @Test
+  void aNewStoreWithoutASchemaOptionGetsOneFromTheDataFrame() {
+    String path = store("derived");
+    spark.range(0, 5).selectExpr("cast(id AS string) AS id", "array(1.0f, 2.0f, cast(id AS float)) AS emb",
+        "cast(id AS double) * 1.5 AS score").write().format("lancecontext").option("vector.emb.dim", "3").save(path);
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(ColumnType.VECTOR, s.spec().column("emb").type());
+      assertEquals(3, s.spec().column("emb").dim());
+      assertEquals(ColumnType.FLOAT64, s.spec().column("score").type());
+      assertEquals(5, s.count());
+    }
+  }
+
+  @Test
+  void ignoreLeavesAnExistingStoreUnchangedAndCreatesAMissingOne() {
+    String path = store("ignore");
+    writer(contexts(0, 20, 1)).mode("ignore").save(path);
+    assertEquals(expected(0, 20, 1), view(path));
+    writer(contexts(0, 40, 2)).mode("ignore").save(path);
+    assertEquals(expected(0, 20, 1), view(path));
+  }
+
+  @Test
+  void appendUpserts() {
+    String path = store("append");
+    writer(contexts(0, 20, 1)).mode("append").save(path);
+    writer(contexts(10, 30, 2)).mode("append").save(path);
+    Map<String, Object> want = expected(0, 10, 1);
+    want.putAll(expected(10, 30, 2));
+    assertEquals(want, view(path));
+  }
+
+  @Test
+  void overwriteReplacesTheContentsAtOnceForAPollingReader() throws Exception {
+    String path = store("overwrite");
+    writer(contexts(0, 300, 1)).mode("append").save(path);
+    Map<String, Object> before = expected(0, 300, 1);
+    Map<String, Object> after = expected(200, 400, 2);
+    AtomicBoolean done = new AtomicBoolean();
+    List<String> bad = new CopyOnWriteArrayList<>();
+    AtomicInteger[] seen = {new AtomicInteger(), new AtomicInteger()};
+    Thread reader = new Thread(() -> {
+      boolean last = false;
+      while (!last) {
+        last = done.get();
+        Map<String, Object> v = view(path);
+        if (v.equals(before)) {
+          seen[0].incrementAndGet();
+        } else if (v.equals(after)) {
+          seen[1].incrementAndGet();
+        } else {
+          bad.add(v.size() + " rows");
+        }
+      }
+    });
+    reader.start();
+    writer(contexts(200, 400, 2)).mode("overwrite").save(path);
+    done.set(true);
+    reader.join(120_000);
+    assertTrue(bad.isEmpty(), "a reader saw a half state or an empty store: " + bad);
+    assertTrue(seen[1].get() > 0, "the reader saw the new contents");
+    assertEquals(after, view(path));
+    assertEquals(200, spark.read().format("lancecontext").load(path).count());
+  }
+
+  @Test
+  void overwriteOfAStoreWithoutTombstonesIsRefusedNamingTheCapabilityAndChangesNothing() {
+    String path = store("overwrite-rollout");
+    Dataset<Row> rows = spark.range(0, 10).selectExpr("format_string('k%05d', id) AS id", "1.0 AS reward");
+    rows.write().format("lancecontext").option("schema", "rollout").mode("append").save(path);
+    Exception e = assertThrows(Exception.class, () -> rows.selectExpr("id", "2.0 AS reward").write()
+        .format("lancecontext").mode("overwrite").save(path));
+    assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
+    assertTrue(causes(e, SchemaException.class), SparkWriteTest.messages(e));
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(10, s.count());
+      assertEquals(1.0, (Double) s.get("k00003").orElseThrow().get("reward"));
+    }
+  }
+
+  @Test
+  void overwriteInImmediateModeIsRefusedNamingTheOption() {
+    String path = store("overwrite-immediate");
+    writer(contexts(0, 10, 1)).mode("append").save(path);
+    Exception e = assertThrows(Exception.class,
+        () -> writer(contexts(0, 5, 2)).option("write.commit", "immediate").mode("overwrite").save(path));
+    assertTrue(SparkWriteTest.messages(e).contains("write.commit"), SparkWriteTest.messages(e));
+    assertEquals(expected(0, 10, 1), view(path));
+  }
+
+  @Test
+  void pathBasedWritesAreClusteredByBucketIntoOneTaskPerShardOrWriteTasks() {
+    String path = store("clustered");
+    String plan = SparkPlans.text(SparkPlans.during(spark,
+        () -> writer(contexts(0, 100, 1)).option("shards", "3").mode("append").save(path)));
+    assertTrue(plan.contains("lancecontext.bucket") && plan.contains("3, id") && plan.contains("), 3)"),
+        "clustered by bucket(3, id) into 3 tasks: " + plan);
+    String tasks = SparkPlans.text(SparkPlans.during(spark,
+        () -> writer(contexts(0, 100, 2)).option("write.tasks", "2").mode("append").save(path)));
+    assertTrue(tasks.contains("lancecontext.bucket") && tasks.contains("), 2)"), "write.tasks = 2: " + tasks);
+    assertEquals(expected(0, 100, 2), view(path));
+    Exception bad = assertThrows(Exception.class,
+        () -> writer(contexts(0, 1, 2)).option("write.tasks", "zero").mode("append").save(path));
+    assertTrue(SparkWriteTest.messages(bad).contains("write.tasks"), SparkWriteTest.messages(bad));
+  }
+
+  @Test
+  void writesAndReadsReportTheirMetrics() {
+    String path = store("metrics");
+    List<SparkPlan> write = SparkPlans.during(spark, () -> writer(contexts(0, 120, 1)).mode("append").save(path));
+    Map<String, Long> w = SparkPlans.metrics(write);
+    assertEquals(120L, w.get(SparkMetrics.ROWS_WRITTEN), w.toString());
+    assertEquals(1L, w.get(SparkMetrics.PUBLISHED_TRANSACTIONS), w.toString());
+    assertTrue(w.get(SparkMetrics.STAGED_PARTS) >= 4 && w.get(SparkMetrics.PUTS) >= 4, "a part per bucket at least: " + w);
+    assertTrue(w.get(SparkMetrics.BYTES_WRITTEN) > 120, w.toString());
+
+    Map<String, Long> fresh = SparkPlans.metrics(SparkPlans.during(spark,
+        () -> spark.read().format("lancecontext").load(path).collectAsList()));
+    assertEquals(120L, fresh.get(SparkMetrics.FRESH_ROWS_READ), fresh.toString());
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertTrue(s.flush().complete());
+    }
+    Map<String, Long> base = SparkPlans.metrics(SparkPlans.during(spark,
+        () -> spark.read().format("lancecontext").load(path).collectAsList()));
+    assertEquals(0L, base.get(SparkMetrics.FRESH_ROWS_READ), base.toString());
+    assertTrue(base.get(SparkMetrics.FRAGMENTS_READ) >= 1, base.toString());
+  }
+
+  static boolean causes(Throwable t, Class<? extends Throwable> type) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (type.isInstance(c)) {
+        return true;
+      }
+    }
+    return false;
+  }
+}

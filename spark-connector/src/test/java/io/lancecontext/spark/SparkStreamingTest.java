@@ -1,0 +1,132 @@
+package io.lancecontext.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.ContextStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.streaming.runtime.MemoryStream;
+import org.apache.spark.sql.streaming.StreamingQuery;
+import org.apache.spark.sql.streaming.StreamingQueryProgress;
+import org.apache.spark.sql.streaming.Trigger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import scala.jdk.javaapi.CollectionConverters;
+
+/** {@code writeStream.format("lancecontext")}: one atomic transaction per epoch; a replayed epoch changes nothing. */
+class SparkStreamingTest {
+  @TempDir
+  static Path dir;
+  static SparkSession spark;
+
+  @BeforeAll
+  static void session() {
+    spark = SparkTestSession.get();
+  }
+
+  @AfterAll
+  static void closeStores() {
+    ContextStore.closeAllResident();
+  }
+
+  private static StreamingQuery start(MemoryStream<String> input, String path, Path checkpoint) throws Exception {
+    return input.toDF().selectExpr("value AS id", "cast(length(value) AS int) AS num_tokens").writeStream()
+        .format("lancecontext").option("path", path).option("schema", "rollout").option("schema.embedding-dim", "4")
+        .option("checkpointLocation", checkpoint.toString()).trigger(Trigger.ProcessingTime("1 second")).start();
+  }
+
+  private static void add(MemoryStream<String> input, String... values) {
+    input.addData(CollectionConverters.asScala(List.of(values)).toSeq());
+  }
+
+  private static Map<String, Object> view(String path) {
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      Map<String, Object> m = new HashMap<>();
+      s.scanRecords(io.lancecontext.core.read.ScanSpec.all().withColumns(List.of("id", "num_tokens")))
+          .forEach(r -> m.put((String) r.get("id"), r.get("num_tokens")));
+      return m;
+    }
+  }
+
+  @Test
+  void anEpochReplayedAfterARestartFromTheCheckpointChangesNothing() throws Exception {
+    String path = dir.resolve("stream").toString();
+    Path checkpoint = dir.resolve("checkpoint");
+    MemoryStream<String> input = MemoryStream.apply(Encoders.STRING(), spark);
+    StreamingQuery q = start(input, path, checkpoint);
+    add(input, "a", "bb", "ccc");
+    q.processAllAvailable();
+    add(input, "dddd", "eeeee");
+    q.processAllAvailable();
+    q.stop();
+    assertEquals(Map.of("a", 1, "bb", 2, "ccc", 3, "dddd", 4, "eeeee", 5), view(path));
+    long lastEpoch = lastCommittedEpoch(checkpoint);
+    assertTrue(Files.isDirectory(Path.of(path, "_lc", "txn", "spark-stream-" + q.id() + "-" + lastEpoch)),
+        "epoch " + lastEpoch + " is a transaction keyed by the query id and the epoch");
+
+    // the epoch's commit-log entry is lost: a restart replays the epoch; a newer write of one of its keys meanwhile
+    Files.delete(checkpoint.resolve("commits").resolve(Long.toString(lastEpoch)));
+    Files.deleteIfExists(checkpoint.resolve("commits").resolve("." + lastEpoch + ".crc"));
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      s.add(List.of(Map.of("id", "dddd", "num_tokens", 99)));
+    }
+    StreamingQuery again = start(input, path, checkpoint);
+    again.processAllAvailable();
+    assertEquals(q.id(), again.id(), "the same query (its id is checkpointed)");
+    boolean replayed = Stream.of(again.recentProgress()).anyMatch(p -> p.batchId() == lastEpoch && p.numInputRows() == 2);
+    add(input, "ffffff");
+    again.processAllAvailable();
+    again.stop();
+    assertTrue(replayed, "the restart replayed epoch " + lastEpoch + ": " + progress(again));
+    assertEquals(Map.of("a", 1, "bb", 2, "ccc", 3, "dddd", 99, "eeeee", 5, "ffffff", 6), view(path),
+        "the replay published nothing again (dddd keeps the newer row) and the next epoch was written");
+  }
+
+  @Test
+  void inCompleteModeEveryEpochReplacesTheContents() throws Exception {
+    String path = dir.resolve("complete").toString();
+    MemoryStream<String> input = MemoryStream.apply(Encoders.STRING(), spark);
+    // the values seen exactly once so far: a value seen again leaves the result, which only a replace removes
+    StreamingQuery q = input.toDF().groupBy("value").count().where("count = 1")
+        .selectExpr("value AS id", "cast(count AS int) AS token_count").writeStream().outputMode("complete")
+        .format("lancecontext").option("path", path).option("schema", "context").option("schema.embedding-dim", "4")
+        .option("checkpointLocation", dir.resolve("complete-checkpoint").toString())
+        .trigger(Trigger.ProcessingTime("1 second")).start();
+    add(input, "a", "b", "a");
+    q.processAllAvailable();
+    add(input, "c", "b");
+    q.processAllAvailable();
+    q.stop();
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      Map<String, Object> m = new HashMap<>();
+      s.scanRecords(io.lancecontext.core.read.ScanSpec.all().withColumns(List.of("id", "token_count")))
+          .forEach(r -> m.put((String) r.get("id"), r.get("token_count")));
+      assertEquals(Map.of("c", 1), m, "b left the result in the second epoch");
+    }
+  }
+
+  private static long lastCommittedEpoch(Path checkpoint) throws IOException {
+    try (Stream<Path> files = Files.list(checkpoint.resolve("commits"))) {
+      return files.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+")).mapToLong(Long::parseLong)
+          .max().orElseThrow();
+    }
+  }
+
+  private static String progress(StreamingQuery q) {
+    StringBuilder sb = new StringBuilder();
+    for (StreamingQueryProgress p : q.recentProgress()) {
+      sb.append("batch ").append(p.batchId()).append(": ").append(p.numInputRows()).append(" rows; ");
+    }
+    return sb.toString();
+  }
+}
