@@ -1,6 +1,7 @@
 package io.lancecontext.flink.table;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.error.StoreNotFoundException;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.FlinkSchemas;
@@ -20,7 +21,11 @@ import org.apache.flink.table.types.logical.RowType;
 /**
  * {@code 'connector' = 'lancecontext'}: a store as a Flink table (source, lookup and sink). Options are
  * core's, with the same keys (docs/options.md), plus Flink's standard {@code lookup.*} and {@code sink.*}
- * options; an unknown key is rejected by Flink's factory helper. The DDL's columns must be columns of the store (a subset, any order), with compatible types.
+ * options; an unknown key is rejected by Flink's factory helper. The DDL's columns must be columns of the store
+ * (a subset, any order), with compatible types. A table on a path with no store creates it when the table is
+ * first used (planned as a source or a sink): with option {@code schema} (a preset or a JSON spec) when given,
+ * otherwise from the DDL itself ({@link FlinkSchemas#toSpec}: {@code PRIMARY KEY (id) NOT ENFORCED},
+ * {@code vector.<col>.dim}/{@code .metric}, {@code blob.<col>}).
  */
 public final class LanceContextDynamicTableFactory implements DynamicTableSourceFactory, DynamicTableSinkFactory {
   public static final String IDENTIFIER = "lancecontext";
@@ -43,25 +48,13 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
   @Override
   public DynamicTableSource createDynamicTableSource(Context context) {
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
-    helper.validateExcept(StoreOptions.STORAGE_PREFIX);
-    Map<String, String> options = storeOptions(context.getCatalogTable().getOptions());
-    RowType rowType = (RowType) context.getPhysicalRowDataType().getLogicalType();
-    SchemaSpec spec;
-    try (ContextStore store = ContextStore.open(options)) {
-      spec = store.spec();
-    }
-    try {
-      FlinkSchemas.checkDeclared(rowType, spec);
-    } catch (RuntimeException e) {
-      throw new ValidationException("table " + context.getObjectIdentifier().asSummaryString() + ": " + e.getMessage(), e);
-    }
-    return new LanceContextTableSource(options, helper.getOptions(), spec, rowType);
+    Resolved store = resolve(context, helper);
+    return new LanceContextTableSource(store.options(), helper.getOptions(), store.spec(), store.rowType());
   }
 
   @Override
   public DynamicTableSink createDynamicTableSink(Context context) {
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
-    helper.validateExcept(StoreOptions.STORAGE_PREFIX);
     String table = context.getObjectIdentifier().asSummaryString();
     String guarantee = helper.getOptions().get(FlinkOptions.DELIVERY_GUARANTEE);
     if (!guarantee.equals("at-least-once")) {
@@ -69,37 +62,74 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
           + "available: exactly-once needs core's atomic transactions, which this version does not have yet; "
           + "use 'at-least-once' (rows replayed after a failover upsert the same keys)");
     }
-    Map<String, String> options = storeOptions(context.getCatalogTable().getOptions());
-    if ("atomic".equalsIgnoreCase(options.getOrDefault(StoreOptions.WRITE_COMMIT.key(), "").strip())) {
+    Map<String, String> tableOptions = context.getCatalogTable().getOptions();
+    if ("atomic".equalsIgnoreCase(tableOptions.getOrDefault(StoreOptions.WRITE_COMMIT.key(), "").strip())) {
       throw new ValidationException("table " + table + ": 'write.commit' = 'atomic' is not available for Flink sinks "
           + "yet (exactly-once checkpoints will stage and publish through it); the sink writes at-least-once");
     }
+    Resolved store = resolve(context, helper);
+    if (!store.rowType().getFieldNames().contains(store.spec().key())) {
+      throw new ValidationException("table " + table + ": the store's key column '" + store.spec().key()
+          + "' must be one of the table's columns");
+    }
+    return new LanceContextTableSink(store.options(), store.rowType(), !store.primaryKey().isEmpty(),
+        helper.getOptions().get(FlinkOptions.BUFFER_FLUSH_INTERVAL));
+  }
+
+  /** A table's store: its options (store options only), its spec, and the DDL's columns and primary key. */
+  private record Resolved(Map<String, String> options, SchemaSpec spec, RowType rowType, List<String> primaryKey) {}
+
+  /**
+   * Validates the table's options and finds its store, creating it when none exists at {@code path}: with
+   * the spec of option {@code schema} when given (a preset or JSON), otherwise with the spec the DDL declares
+   * ({@link FlinkSchemas#toSpec}). The DDL's columns must then be columns of the store, its primary key the
+   * store's key, and its per-column options ({@code vector.*}, {@code blob.*}) must agree with the spec.
+   */
+  private static Resolved resolve(Context context, FactoryUtil.TableFactoryHelper helper) {
+    helper.validateExcept(StoreOptions.STORAGE_PREFIX, FlinkSchemas.VECTOR_PREFIX, FlinkSchemas.BLOB_PREFIX);
+    String table = context.getObjectIdentifier().asSummaryString();
+    Map<String, String> tableOptions = context.getCatalogTable().getOptions();
+    Map<String, String> options = storeOptions(tableOptions);
     RowType rowType = (RowType) context.getPhysicalRowDataType().getLogicalType();
     List<String> primaryKey = context.getCatalogTable().getResolvedSchema().getPrimaryKey()
         .map(k -> k.getColumns()).orElse(List.of());
-    try (ContextStore store = ContextStore.open(options)) {
-      SchemaSpec spec = store.spec();
+    try {
+      SchemaSpec spec = openOrCreate(options, rowType, primaryKey, tableOptions);
       FlinkSchemas.checkDeclared(rowType, spec);
+      FlinkSchemas.checkColumnOptions(rowType, spec, tableOptions);
       if (!primaryKey.isEmpty() && !primaryKey.equals(List.of(spec.key()))) {
         throw new ValidationException("table " + table + ": the primary key must be the store's key column ('"
             + spec.key() + "'), not " + primaryKey);
       }
-      if (!rowType.getFieldNames().contains(spec.key())) {
-        throw new ValidationException("table " + table + ": the store's key column '" + spec.key()
-            + "' must be one of the table's columns");
-      }
+      return new Resolved(options, spec, rowType, primaryKey);
     } catch (RuntimeException e) {
       throw e instanceof ValidationException v ? v : new ValidationException("table " + table + ": " + e.getMessage(), e);
     }
-    return new LanceContextTableSink(options, rowType, !primaryKey.isEmpty(),
-        helper.getOptions().get(FlinkOptions.BUFFER_FLUSH_INTERVAL));
   }
 
-  /** The table's options that are store options (Flink's own and {@code connector} removed). */
+  private static SchemaSpec openOrCreate(Map<String, String> options, RowType rowType, List<String> primaryKey,
+      Map<String, String> tableOptions) {
+    if (!options.containsKey(StoreOptions.SCHEMA.key())) {
+      try (ContextStore store = ContextStore.open(options)) {
+        return store.spec();
+      } catch (StoreNotFoundException e) {
+        Map<String, String> create = new LinkedHashMap<>(options);
+        create.put(StoreOptions.SCHEMA.key(), FlinkSchemas.toSpec(rowType, primaryKey, tableOptions).toJson());
+        try (ContextStore store = ContextStore.open(create)) {
+          return store.spec();
+        }
+      }
+    }
+    try (ContextStore store = ContextStore.open(options)) {
+      return store.spec();
+    }
+  }
+
+  /** The table's options that are store options (Flink's own, the per-column ones and {@code connector} removed). */
   static Map<String, String> storeOptions(Map<String, String> tableOptions) {
     Map<String, String> out = new LinkedHashMap<>();
     tableOptions.forEach((k, v) -> {
-      if (!FlinkOptions.isFlinkOnly(k)) {
+      if (!FlinkOptions.isFlinkOnly(k) && !FlinkSchemas.isColumnOption(k)) {
         out.put(k, v);
       }
     });
