@@ -52,7 +52,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A standalone Flink session cluster as three child JVMs (a JobManager and two TaskManagers with one slot
  * each, loopback only, started from the test class path, which holds lance-core and the connector as a
  * cluster's {@code lib/} would): a job submitted over REST writes a store from both TaskManagers, and each
- * TaskManager then reports one Lance session, built in the system class loader and within {@code cache.bytes}.
+ * TaskManager then reports one Lance session, built in the system class loader and within the budget its
+ * environment gives ({@code LANCECONTEXT_CACHE_BYTES}).
  */
 class FlinkTwoTaskManagersTest {
   private static final int ROWS = 20_000;
@@ -93,7 +94,7 @@ class FlinkTwoTaskManagersTest {
     RowType type = RowType.of(new LogicalType[] {new VarCharType(false, VarCharType.MAX_LENGTH),
         new VarCharType(true, VarCharType.MAX_LENGTH), new IntType()}, new String[] {"id", "text_payload", "token_count"});
     Map<String, String> options = Map.of("path", path, "schema", "context", "schema.embedding-dim", "4",
-        "shards", Integer.toString(shards), "cache.bytes", Long.toString(BUDGET));
+        "shards", Integer.toString(shards));
     LanceContextSink sink = LanceContextSink.builder().options(options).rowType(type).build();
 
     StreamExecutionEnvironment write = remote(restPort);
@@ -256,10 +257,12 @@ class FlinkTwoTaskManagersTest {
         "-Dlog.file=" + logs.resolve(name + ".log"),
         "-cp", System.getProperty("java.class.path"),
         main.getName(), "--configDir", conf.toString());
-    Process p = new ProcessBuilder(cmd)
+    ProcessBuilder pb = new ProcessBuilder(cmd)
         .redirectOutput(logs.resolve(name + ".out").toFile())
-        .redirectError(logs.resolve(name + ".err").toFile())
-        .start();
+        .redirectError(logs.resolve(name + ".err").toFile());
+    // the cluster-wide session budget, as docs/flink.md sets it for TaskManagers
+    pb.environment().put("LANCECONTEXT_CACHE_BYTES", Long.toString(BUDGET));
+    Process p = pb.start();
     processes.add(p);
   }
 
