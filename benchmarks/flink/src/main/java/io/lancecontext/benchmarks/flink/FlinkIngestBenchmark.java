@@ -81,6 +81,22 @@ public final class FlinkIngestBenchmark {
    * merge-insert memory pool.
    */
   static final int DEFAULT_SHARDS = 10;
+  /**
+   * More table options for the lancecontext runs, from system property {@code flink.bench.options}
+   * ({@code key=value,key=value}), to try settings against the same baseline; none by default.
+   */
+  static final Map<String, String> EXTRA_OPTIONS = parseOptions(System.getProperty("flink.bench.options", ""));
+
+  private static Map<String, String> parseOptions(String text) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String pair : text.split(",")) {
+      if (!pair.isBlank()) {
+        int eq = pair.indexOf('=');
+        out.put(pair.substring(0, eq).strip(), pair.substring(eq + 1).strip());
+      }
+    }
+    return out;
+  }
 
   private FlinkIngestBenchmark() {}
 
@@ -128,8 +144,8 @@ public final class FlinkIngestBenchmark {
       FlinkIngestBenchmark.Bench bench = new Bench(mc, dir);
       int[] split = bucketsPerSubtask(shards);
       System.out.printf(Locale.ROOT, "Flink ingest: %,d context records, parallelism %d, checkpoint 1 s, %d shards "
-          + "(buckets per writer subtask: %d/%d); rate runs at %,.0f rows/s%n", rows, PARALLELISM, shards, split[0], split[1],
-          rate);
+          + "(buckets per writer subtask: %d/%d); rate runs at %,.0f rows/s%s%n", rows, PARALLELISM, shards, split[0], split[1],
+          rate, EXTRA_OPTIONS.isEmpty() ? "" : "; table options " + EXTRA_OPTIONS);
 
       long warm = Math.min(rows, 200_000);
       bench.baseline("warmup-baseline", warm, 0, false);
@@ -246,6 +262,7 @@ public final class FlinkIngestBenchmark {
       options.put("schema", "context");
       options.put("schema.embedding-dim", "8");
       options.put("shards", Integer.toString(shards));
+      options.putAll(EXTRA_OPTIONS);
       StreamExecutionEnvironment env = env();
       StreamTableEnvironment tables = StreamTableEnvironment.create(env);
       StringBuilder with = new StringBuilder("'connector' = 'lancecontext', 'sink.delivery-guarantee' = '" + guarantee + "'");
