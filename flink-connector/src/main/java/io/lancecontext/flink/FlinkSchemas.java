@@ -74,7 +74,7 @@ public final class FlinkSchemas {
    * @throws BadOptionException naming the per-column option that does not fit
    */
   public static SchemaSpec toSpec(RowType declared, List<String> primaryKey, Map<String, String> options) {
-    checkColumnOptionsName(declared, options);
+    checkColumnOptionNames(declared, options);
     if (primaryKey.isEmpty()) {
       throw new SchemaException("a store created from a DDL needs PRIMARY KEY (" + SchemaSpec.DEFAULT_KEY
           + ") NOT ENFORCED on a STRING column '" + SchemaSpec.DEFAULT_KEY + "' (or option 'schema' naming a preset or "
@@ -180,7 +180,7 @@ public final class FlinkSchemas {
   }
 
   /** Every per-column option names a column of the DDL and a known property of it. */
-  private static void checkColumnOptionsName(RowType declared, Map<String, String> options) {
+  private static void checkColumnOptionNames(RowType declared, Map<String, String> options) {
     for (String key : options.keySet()) {
       if (!isColumnOption(key)) {
         continue;
@@ -211,7 +211,7 @@ public final class FlinkSchemas {
    * @throws BadOptionException naming the option that disagrees
    */
   public static void checkColumnOptions(RowType declared, SchemaSpec spec, Map<String, String> options) {
-    checkColumnOptionsName(declared, options);
+    checkColumnOptionNames(declared, options);
     for (Map.Entry<String, String> e : options.entrySet()) {
       String key = e.getKey();
       if (!isColumnOption(key)) {

@@ -195,6 +195,10 @@ class FlinkDdlStoreTest {
         "column 'meta.clock'", "has no store type");
     refusedAndNothingCreated("char", "id STRING, code CHAR(3), PRIMARY KEY (id) NOT ENFORCED", "",
         "column 'code'", "declare it STRING");
+    refusedAndNothingCreated("notinpreset", "id STRING, mood STRING", "'schema' = 'context'",
+        "column 'mood' is not a column of the store");
+    refusedAndNothingCreated("presetkey", "id STRING, tenant STRING, PRIMARY KEY (tenant) NOT ENFORCED",
+        "'schema' = 'context'", "the primary key must be the store's key column ('id')");
   }
 
   private static void refusedAndNothingCreated(String name, String columns, String options, String... expected) {

@@ -2,6 +2,7 @@ package io.lancecontext.flink.table;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.StoreNotFoundException;
+import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.FlinkSchemas;
@@ -94,12 +95,25 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
     List<String> primaryKey = context.getCatalogTable().getResolvedSchema().getPrimaryKey()
         .map(k -> k.getColumns()).orElse(List.of());
     try {
-      SchemaSpec spec = openOrCreate(options, rowType, primaryKey, tableOptions);
+      Map<String, String> create = null;
+      SchemaSpec spec = existingSpec(options);
+      if (spec == null) {
+        spec = options.containsKey(StoreOptions.SCHEMA.key())
+            ? StoreConfig.of(options).requestedSpec().orElseThrow()
+            : FlinkSchemas.toSpec(rowType, primaryKey, tableOptions);
+        create = new LinkedHashMap<>(options);
+        create.put(StoreOptions.SCHEMA.key(), spec.toJson());
+      }
       FlinkSchemas.checkDeclared(rowType, spec);
       FlinkSchemas.checkColumnOptions(rowType, spec, tableOptions);
       if (!primaryKey.isEmpty() && !primaryKey.equals(List.of(spec.key()))) {
         throw new ValidationException("table " + table + ": the primary key must be the store's key column ('"
             + spec.key() + "'), not " + primaryKey);
+      }
+      if (create != null) {
+        try (ContextStore store = ContextStore.open(create)) {
+          spec = store.spec();
+        }
       }
       return new Resolved(options, spec, rowType, primaryKey);
     } catch (RuntimeException e) {
@@ -107,18 +121,20 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
     }
   }
 
-  private static SchemaSpec openOrCreate(Map<String, String> options, RowType rowType, List<String> primaryKey,
-      Map<String, String> tableOptions) {
-    if (!options.containsKey(StoreOptions.SCHEMA.key())) {
-      try (ContextStore store = ContextStore.open(options)) {
+  /**
+   * The spec of the store at option {@code path}, or null when there is none (then nothing is created here:
+   * the table is checked against the spec it would create first). With option {@code schema} given, opening
+   * an existing store also checks that spec against the stored one.
+   */
+  private static SchemaSpec existingSpec(Map<String, String> options) {
+    Map<String, String> probe = new LinkedHashMap<>(options);
+    probe.remove(StoreOptions.SCHEMA.key());
+    try (ContextStore store = ContextStore.open(probe)) {
+      if (!options.containsKey(StoreOptions.SCHEMA.key())) {
         return store.spec();
-      } catch (StoreNotFoundException e) {
-        Map<String, String> create = new LinkedHashMap<>(options);
-        create.put(StoreOptions.SCHEMA.key(), FlinkSchemas.toSpec(rowType, primaryKey, tableOptions).toJson());
-        try (ContextStore store = ContextStore.open(create)) {
-          return store.spec();
-        }
       }
+    } catch (StoreNotFoundException e) {
+      return null;
     }
     try (ContextStore store = ContextStore.open(options)) {
       return store.spec();

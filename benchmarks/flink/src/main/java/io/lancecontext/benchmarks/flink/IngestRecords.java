@@ -1,6 +1,5 @@
 package io.lancecontext.benchmarks.flink;
 
-import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
@@ -117,10 +116,6 @@ final class IngestRecords extends RichMapFunction<Long, Row> implements Checkpoi
   /** The record's key: a UUID-shaped string spread over all buckets. */
   static String key(long n) {
     return new UUID(mix(n), mix(~n)).toString();
-  }
-
-  static List<String> columns() {
-    return FragmentSink.COLUMNS;
   }
 
   private static long mix(long z) {
