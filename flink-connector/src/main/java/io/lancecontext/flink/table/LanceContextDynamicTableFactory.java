@@ -1,6 +1,8 @@
 package io.lancecontext.flink.table;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.error.StoreNotFoundException;
+import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.FlinkSchemas;
@@ -20,7 +22,11 @@ import org.apache.flink.table.types.logical.RowType;
 /**
  * {@code 'connector' = 'lancecontext'}: a store as a Flink table (source, lookup and sink). Options are
  * core's, with the same keys (docs/options.md), plus Flink's standard {@code lookup.*} and {@code sink.*}
- * options; an unknown key is rejected by Flink's factory helper. The DDL's columns must be columns of the store (a subset, any order), with compatible types.
+ * options; an unknown key is rejected by Flink's factory helper. The DDL's columns must be columns of the store
+ * (a subset, any order), with compatible types. A table on a path with no store creates it when the table is
+ * first used (planned as a source or a sink): with option {@code schema} (a preset or a JSON spec) when given,
+ * otherwise from the DDL itself ({@link FlinkSchemas#toSpec}: {@code PRIMARY KEY (id) NOT ENFORCED},
+ * {@code vector.<col>.dim}/{@code .metric}, {@code blob.<col>}).
  */
 public final class LanceContextDynamicTableFactory implements DynamicTableSourceFactory, DynamicTableSinkFactory {
   public static final String IDENTIFIER = "lancecontext";
@@ -43,57 +49,96 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
   @Override
   public DynamicTableSource createDynamicTableSource(Context context) {
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
-    helper.validateExcept(StoreOptions.STORAGE_PREFIX);
-    Map<String, String> options = storeOptions(context.getCatalogTable().getOptions());
-    RowType rowType = (RowType) context.getPhysicalRowDataType().getLogicalType();
-    SchemaSpec spec;
-    try (ContextStore store = ContextStore.open(options)) {
-      spec = store.spec();
-    }
-    try {
-      FlinkSchemas.checkDeclared(rowType, spec);
-    } catch (RuntimeException e) {
-      throw new ValidationException("table " + context.getObjectIdentifier().asSummaryString() + ": " + e.getMessage(), e);
-    }
-    return new LanceContextTableSource(options, helper.getOptions(), spec, rowType);
+    Resolved store = resolve(context, helper);
+    return new LanceContextTableSource(store.options(), helper.getOptions(), store.spec(), store.rowType());
   }
 
   @Override
   public DynamicTableSink createDynamicTableSink(Context context) {
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
-    helper.validateExcept(StoreOptions.STORAGE_PREFIX);
     String table = context.getObjectIdentifier().asSummaryString();
-    Map<String, String> options = storeOptions(context.getCatalogTable().getOptions());
-    RowType rowType = (RowType) context.getPhysicalRowDataType().getLogicalType();
-    List<String> primaryKey = context.getCatalogTable().getResolvedSchema().getPrimaryKey()
-        .map(k -> k.getColumns()).orElse(List.of());
-    try (ContextStore store = ContextStore.open(options)) {
-      SchemaSpec spec = store.spec();
-      FlinkSchemas.checkDeclared(rowType, spec);
-      if (!primaryKey.isEmpty() && !primaryKey.equals(List.of(spec.key()))) {
-        throw new ValidationException("table " + table + ": the primary key must be the store's key column ('"
-            + spec.key() + "'), not " + primaryKey);
-      }
-      if (!rowType.getFieldNames().contains(spec.key())) {
-        throw new ValidationException("table " + table + ": the store's key column '" + spec.key()
-            + "' must be one of the table's columns");
-      }
-    } catch (RuntimeException e) {
-      throw e instanceof ValidationException v ? v : new ValidationException("table " + table + ": " + e.getMessage(), e);
+    Resolved store = resolve(context, helper);
+    if (!store.rowType().getFieldNames().contains(store.spec().key())) {
+      throw new ValidationException("table " + table + ": the store's key column '" + store.spec().key()
+          + "' must be one of the table's columns");
     }
     try {
-      return new LanceContextTableSink(options, rowType, !primaryKey.isEmpty(),
+      return new LanceContextTableSink(store.options(), store.rowType(), !store.primaryKey().isEmpty(),
           helper.getOptions().get(FlinkOptions.BUFFER_FLUSH_INTERVAL), helper.getOptions().get(FlinkOptions.DELIVERY_GUARANTEE));
     } catch (RuntimeException e) {
       throw new ValidationException("table " + table + ": " + e.getMessage(), e);
     }
   }
 
-  /** The table's options that are store options (Flink's own and {@code connector} removed). */
+  /** A table's store: its options (store options only), its spec, and the DDL's columns and primary key. */
+  private record Resolved(Map<String, String> options, SchemaSpec spec, RowType rowType, List<String> primaryKey) {}
+
+  /**
+   * Validates the table's options and finds its store, creating it when none exists at {@code path}: with
+   * the spec of option {@code schema} when given (a preset or JSON), otherwise with the spec the DDL declares
+   * ({@link FlinkSchemas#toSpec}). The DDL's columns must then be columns of the store, its primary key the
+   * store's key, and its per-column options ({@code vector.*}, {@code blob.*}) must agree with the spec.
+   */
+  private static Resolved resolve(Context context, FactoryUtil.TableFactoryHelper helper) {
+    helper.validateExcept(StoreOptions.STORAGE_PREFIX, FlinkSchemas.VECTOR_PREFIX, FlinkSchemas.BLOB_PREFIX);
+    String table = context.getObjectIdentifier().asSummaryString();
+    Map<String, String> tableOptions = context.getCatalogTable().getOptions();
+    Map<String, String> options = storeOptions(tableOptions);
+    RowType rowType = (RowType) context.getPhysicalRowDataType().getLogicalType();
+    List<String> primaryKey = context.getCatalogTable().getResolvedSchema().getPrimaryKey()
+        .map(k -> k.getColumns()).orElse(List.of());
+    try {
+      Map<String, String> create = null;
+      SchemaSpec spec = existingSpec(options);
+      if (spec == null) {
+        spec = options.containsKey(StoreOptions.SCHEMA.key())
+            ? StoreConfig.of(options).requestedSpec().orElseThrow()
+            : FlinkSchemas.toSpec(rowType, primaryKey, tableOptions);
+        create = new LinkedHashMap<>(options);
+        create.put(StoreOptions.SCHEMA.key(), spec.toJson());
+      }
+      FlinkSchemas.checkDeclared(rowType, spec);
+      FlinkSchemas.checkColumnOptions(rowType, spec, tableOptions);
+      if (!primaryKey.isEmpty() && !primaryKey.equals(List.of(spec.key()))) {
+        throw new ValidationException("table " + table + ": the primary key must be the store's key column ('"
+            + spec.key() + "'), not " + primaryKey);
+      }
+      if (create != null) {
+        try (ContextStore store = ContextStore.open(create)) {
+          spec = store.spec();
+        }
+      }
+      return new Resolved(options, spec, rowType, primaryKey);
+    } catch (RuntimeException e) {
+      throw e instanceof ValidationException v ? v : new ValidationException("table " + table + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The spec of the store at option {@code path}, or null when there is none (then nothing is created here:
+   * the table is checked against the spec it would create first). With option {@code schema} given, opening
+   * an existing store also checks that spec against the stored one.
+   */
+  private static SchemaSpec existingSpec(Map<String, String> options) {
+    Map<String, String> probe = new LinkedHashMap<>(options);
+    probe.remove(StoreOptions.SCHEMA.key());
+    try (ContextStore store = ContextStore.open(probe)) {
+      if (!options.containsKey(StoreOptions.SCHEMA.key())) {
+        return store.spec();
+      }
+    } catch (StoreNotFoundException e) {
+      return null;
+    }
+    try (ContextStore store = ContextStore.open(options)) {
+      return store.spec();
+    }
+  }
+
+  /** The table's options that are store options (Flink's own, the per-column ones and {@code connector} removed). */
   static Map<String, String> storeOptions(Map<String, String> tableOptions) {
     Map<String, String> out = new LinkedHashMap<>();
     tableOptions.forEach((k, v) -> {
-      if (!FlinkOptions.isFlinkOnly(k)) {
+      if (!FlinkOptions.isFlinkOnly(k) && !FlinkSchemas.isColumnOption(k)) {
         out.put(k, v);
       }
     });
