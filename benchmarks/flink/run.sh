@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs FlinkIngestBenchmark: ./benchmarks/flink/run.sh [rows=1000000] [rate=50000] [dir] [shards=10]
-# More table options for the lancecontext runs: JAVA_OPTS=-Dflink.bench.options=write.bulk-rows=1024,shards=10
+# Runs FlinkIngestBenchmark: ./benchmarks/flink/run.sh [rows=1000000] [rate=50000] [dir] [shards=4]
+# More table options for the lancecontext runs: JAVA_OPTS=-Dflink.bench.options=write.bulk-rows=1024
 # Builds what it needs first (core, the Flink connector, this module; no tests). Ends with a "RESULT flink ..." line.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -35,7 +35,6 @@ import org.apache.flink.runtime.checkpoint.CheckpointStatsStatus;
 import org.apache.flink.runtime.executiongraph.ArchivedExecutionGraph;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.util.TestStreamEnvironment;
@@ -63,7 +62,7 @@ import org.lance.Dataset;
  * boundaries); fragments after one merge and one compaction, against the baseline's after its run. A warm-up
  * of every sink runs first, unreported.
  *
- * <p>Usage: {@code FlinkIngestBenchmark [rows=1000000] [rate=50000] [dir=target/flink-ingest] [shards=10]}. The last line is
+ * <p>Usage: {@code FlinkIngestBenchmark [rows=1000000] [rate=50000] [dir=target/flink-ingest] [shards=4]}. The last line is
  * {@code RESULT flink throughput_vs_baseline=<x> freshness_p99_ms=<y> alo_freshness_p99_ms=<z> fragments=<n>
  * baseline_fragments=<m> partial_checkpoints_seen=<k>} ({@code n/a} for the exactly-once figures when it is
  * not available; {@code fragments} is then the at-least-once store's).
@@ -75,12 +74,8 @@ public final class FlinkIngestBenchmark {
   static final int SAMPLE_EVERY = 250;
   static final int BASELINE_BATCH_ROWS = 8192;
   static final String MERGE_BYTES_RETRY = "16MiB";
-  /**
-   * Not the store default (4): the sink keys rows by bucket, and Flink's key groups give all four buckets to one of
-   * two writer subtasks; 10 splits them 4/6. Smaller buckets also keep each bucket's merge within lance-core's
-   * merge-insert memory pool.
-   */
-  static final int DEFAULT_SHARDS = 10;
+  /** The store default; the sink sends bucket {@code b} to writer subtask {@code b % parallelism}. */
+  static final int DEFAULT_SHARDS = 4;
   /**
    * More table options for the lancecontext runs, from system property {@code flink.bench.options}
    * ({@code key=value,key=value}), to try settings against the same baseline; none by default.
@@ -543,7 +538,7 @@ public final class FlinkIngestBenchmark {
   static int[] bucketsPerSubtask(int shards) {
     int[] perSubtask = new int[PARALLELISM];
     for (int b = 0; b < shards; b++) {
-      perSubtask[KeyGroupRangeAssignment.assignKeyToParallelOperator(b, MAX_PARALLELISM, PARALLELISM)]++;
+      perSubtask[b % PARALLELISM]++;
     }
     return perSubtask;
   }
