@@ -7,6 +7,7 @@ import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.session.LanceRuntime;
+import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.BucketWriter;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
@@ -20,13 +21,16 @@ import io.lancecontext.core.schema.SchemaSpec;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.BufferAllocator;
+import org.lance.Dataset;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -92,6 +96,8 @@ public final class Maintenance implements AutoCloseable {
   private final AtomicLong compactions = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
   private final AtomicReference<MergeResult> lastMerge = new AtomicReference<>();
+  /** Commit times of unmerged flushed generations, by "shard path"; see {@link #generationMade}. */
+  private final Map<String, Instant> generationMade = new ConcurrentHashMap<>();
 
   public Maintenance(Host host) {
     this.host = host;
@@ -159,10 +165,12 @@ public final class Maintenance implements AutoCloseable {
         for (ShardManifest.FlushedGeneration g : ShardManifests.latest(host.files(), shard).flushed()) {
           if (g.generation() > w) {
             unmerged++;
-            Instant made = host.files().modified(ShardLayout.generationDir(shard, g.path()));
+            Instant made = generationMade(config, shard, g.path());
             if (made != null && made.isBefore(ageCutoff)) {
               return true;
             }
+          } else {
+            generationMade.remove(shard + " " + g.path());
           }
         }
       }
@@ -183,6 +191,29 @@ public final class Maintenance implements AutoCloseable {
       throw LanceErrors.translate("check the merge triggers", e);
     } finally {
       base.release();
+    }
+  }
+
+  /**
+   * When a flushed generation was made: the commit time lance-core wrote into the generation's own manifest
+   * when it flushed it (never a file or directory time). A generation never changes, so this is read once
+   * (one dataset open) and kept until the generation is merged; null if it cannot be read now (gone, or the
+   * store unreachable: the age trigger then waits for the next tick).
+   */
+  private Instant generationMade(StoreConfig config, String shard, String path) {
+    String key = shard + " " + path;
+    Instant known = generationMade.get(key);
+    if (known != null) {
+      return known;
+    }
+    String uri = config.uri() + "/" + ShardLayout.generationDir(shard, path);
+    try (Dataset generation = StoreDatasets.open(uri, config, host.allocator())) {
+      Instant made = generation.getVersion().getDataTime().toInstant();
+      generationMade.put(key, made);
+      return made;
+    } catch (RuntimeException e) {
+      LOG.debug("{}: no commit time for generation {} of shard {} yet: {}", host.name(), path, shard, e.toString());
+      return null;
     }
   }
 
