@@ -98,6 +98,8 @@ public final class Maintenance implements AutoCloseable {
   private final AtomicReference<MergeResult> lastMerge = new AtomicReference<>();
   /** Commit times of unmerged flushed generations, by "shard path"; see {@link #generationMade}. */
   private final Map<String, Instant> generationMade = new ConcurrentHashMap<>();
+  /** The newest manifest seen of each shard; see {@link #manifest}. */
+  private final Map<String, ShardManifest> manifests = new ConcurrentHashMap<>();
 
   public Maintenance(Host host) {
     this.host = host;
@@ -162,7 +164,7 @@ public final class Maintenance implements AutoCloseable {
       int unmerged = 0;
       for (String shard : ShardIds.all(host.shards())) {
         long w = base.watermark(shard);
-        for (ShardManifest.FlushedGeneration g : ShardManifests.latest(host.files(), shard).flushed()) {
+        for (ShardManifest.FlushedGeneration g : manifest(shard).flushed()) {
           if (g.generation() > w) {
             unmerged++;
             Instant made = generationMade(config, shard, g.path());
@@ -192,6 +194,28 @@ public final class Maintenance implements AutoCloseable {
     } finally {
       base.release();
     }
+  }
+
+  /**
+   * The newest manifest of a shard, kept between ticks: versions are written once, consecutively, and
+   * garbage collection removes only old ones, so one existence check of the next version (one request on
+   * an object store) finds out whether it changed; only a changed one is read.
+   */
+  private ShardManifest manifest(String shard) throws IOException {
+    ShardManifest known = manifests.get(shard);
+    if (known == null || known.version() == 0) {
+      known = ShardManifests.latest(host.files(), shard);
+    } else {
+      long v = known.version();
+      while (ShardManifests.exists(host.files(), shard, v + 1)) {
+        v++;
+      }
+      if (v != known.version()) {
+        known = ShardManifests.read(host.files(), shard, v);
+      }
+    }
+    manifests.put(shard, known);
+    return known;
   }
 
   /**
