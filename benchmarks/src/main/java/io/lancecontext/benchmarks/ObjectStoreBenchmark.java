@@ -75,8 +75,10 @@ public final class ObjectStoreBenchmark {
         .endpoint(URI.create("http://127.0.0.1:0"))
         .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS, secret).metricsEnabled(false).build();
     AtomicLong served = new AtomicLong();
+    Map<String, AtomicLong> byKind = new java.util.concurrent.ConcurrentSkipListMap<>();
     proxy.setBlobStoreLocator((identity, container, blob) -> {
       served.incrementAndGet();
+      byKind.computeIfAbsent(kind(blob), k -> new AtomicLong()).incrementAndGet();
       return ACCESS.equals(identity) ? new AccessGrant(secret, blobs) : null;
     });
     proxy.start();
@@ -105,10 +107,29 @@ public final class ObjectStoreBenchmark {
       if (fileOps > 0) {
         storeFiles(fileOps, 100, endpoint, storage);
       }
-      storeLevel(adds, gets, scans, shards, endpoint, secret, served);
+      storeLevel(adds, gets, scans, shards, endpoint, secret, served, byKind);
     } finally {
       proxy.stop();
     }
+  }
+
+  /** What a request's object key names (null: a bucket-level request, a listing). */
+  static String kind(String key) {
+    if (key == null || key.isEmpty()) {
+      return "list";
+    }
+    String k = key.replaceFirst("^store-[^/]*/", "");
+    if (k.matches("_mem_wal/[^/]+/wal/.*")) {
+      return "wal";
+    }
+    if (k.matches("_mem_wal/[^/]+/manifest/.*")) {
+      return "shard-manifest";
+    }
+    if (k.matches("_mem_wal/[^/]+/[^/]+/.*")) {
+      return "generation";
+    }
+    int slash = k.indexOf('/');
+    return slash < 0 ? k : k.substring(0, slash);
   }
 
   private static long total(Map<String, Long> counts) {
@@ -119,7 +140,7 @@ public final class ObjectStoreBenchmark {
 
   /** Runs the store workload in a child JVM whose environment matches the storage options, answering its counts. */
   private static void storeLevel(int adds, int gets, int scans, int shards, String endpoint, String secret,
-      AtomicLong served) throws Exception {
+      AtomicLong served, Map<String, AtomicLong> byKind) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx3g");
@@ -146,7 +167,7 @@ public final class ObjectStoreBenchmark {
       String line;
       while ((line = out.readLine()) != null) {
         if (line.equals(ASK)) {
-          in.write(Long.toString(served.get()));
+          in.write(served.get() + " " + byKind);
           in.newLine();
           in.flush();
         } else {
@@ -220,7 +241,11 @@ public final class ObjectStoreBenchmark {
     }
     System.out.println(ASK);
     System.out.flush();
-    return new long[] {Long.parseLong(parent.readLine().trim()), total(s3.requestCounts())};
+    String answer = parent.readLine().trim();
+    int sp = answer.indexOf(' ');
+    Bench.log("    server requests by key so far: %s; lancecontext's by operation: %s", answer.substring(sp + 1),
+        s3.requestCounts());
+    return new long[] {Long.parseLong(answer.substring(0, sp)), total(s3.requestCounts())};
   }
 
   private static long[] since(long[] before, long[] after) {
