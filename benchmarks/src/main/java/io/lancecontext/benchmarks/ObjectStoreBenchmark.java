@@ -1,12 +1,25 @@
 package io.lancecontext.benchmarks;
 
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.StoreReader;
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import org.gaul.s3proxy.AccessGrant;
 import org.gaul.s3proxy.S3Proxy;
 import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.nio2blob.TransientNio2BlobStore;
@@ -17,19 +30,28 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 
 /**
- * Object storage against a local path, in one run. This is the {@code StoreFiles} part (issue 10): the
- * latency of each file operation the store relies on (create-if-absent of a lease-sized object, whole and
- * ranged reads of a WAL-entry-sized object, the existence probe of a missing object, a listing of a WAL
- * directory) on a local directory and on s3proxy 4.1.0 in this JVM (in-memory backend, 127.0.0.1), with
- * the S3 requests each costs and the latency ratio S3 / local. The store-level part (adds, gets and scans
- * on a store on S3) comes once stores open on S3.
+ * Object storage against a local path, in one run (issue 10). Two parts:
  *
- * <p>Usage: {@code ObjectStoreBenchmark [operations=500] [entries=100]}. Last line:
- * {@code RESULT storefiles create_p50_ratio=.. read_p50_ratio=.. probe_p50_ratio=.. list_p50_ratio=..}.
+ * <ol>
+ *   <li>{@code StoreFiles}: the latency of each file operation the store relies on, on a local directory and on
+ *       s3proxy 4.1.0 in this JVM (in-memory backend, 127.0.0.1), with the ratio S3 / local;</li>
+ *   <li>the store: the same {@code adds} 10-row {@code rollout} adds (1 caller), {@code gets} gets of acknowledged
+ *       keys and {@code scans} full scans on a store on a local path and on a store on that s3proxy, in a child
+ *       JVM (lance-core 7.0.0's MemWAL takes the endpoint and credentials from the process environment, see
+ *       {@code docs/object-storage.md}). Requests are counted twice: at the server (every authenticated request
+ *       s3proxy serves, lance-core's own included: a counting {@code BlobStoreLocator}, which s3proxy consults
+ *       once per request) and in lancecontext's S3 client (an SDK {@code ExecutionInterceptor}); the difference
+ *       is lance-core's. Background maintenance of the writing JVM runs meanwhile and is counted too.</li>
+ * </ol>
+ *
+ * <p>Usage: {@code ObjectStoreBenchmark [adds=2000] [gets=100] [scans=10] [shards=4] [fileOps=500]} ({@code fileOps=0}
+ * skips part 1). Last line: {@code RESULT s3 requests_per_add=.. requests_per_scan=.. add_p50_ratio_vs_local=..}.
  */
 public final class ObjectStoreBenchmark {
   private static final String ACCESS = "bench-access";
   private static final String BUCKET = "bench";
+  private static final int DIM = 64;
+  private static final String ASK = "?requests";
 
   private ObjectStoreBenchmark() {}
 
@@ -38,12 +60,27 @@ public final class ObjectStoreBenchmark {
   }
 
   public static void main(String[] args) throws Exception {
-    int ops = args.length > 0 ? Integer.parseInt(args[0]) : 500;
-    int entries = args.length > 1 ? Integer.parseInt(args[1]) : 100;
+    if (args.length > 0 && args[0].equals("store-child")) {
+      storeChild(args);
+      return;
+    }
+    int adds = args.length > 0 ? Integer.parseInt(args[0]) : 2_000;
+    int gets = args.length > 1 ? Integer.parseInt(args[1]) : 100;
+    int scans = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+    int shards = args.length > 3 ? Integer.parseInt(args[3]) : 4;
+    int fileOps = args.length > 4 ? Integer.parseInt(args[4]) : 500;
     String secret = "bench-secret-" + UUID.randomUUID();
-    S3Proxy proxy = S3Proxy.builder().blobStore(new TransientNio2BlobStore())
+    TransientNio2BlobStore blobs = new TransientNio2BlobStore();
+    S3Proxy proxy = S3Proxy.builder().blobStore(blobs)
         .endpoint(URI.create("http://127.0.0.1:0"))
         .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS, secret).metricsEnabled(false).build();
+    AtomicLong served = new AtomicLong();
+    Map<String, AtomicLong> byKind = new java.util.concurrent.ConcurrentSkipListMap<>();
+    proxy.setBlobStoreLocator((identity, container, blob) -> {
+      served.incrementAndGet();
+      byKind.computeIfAbsent(kind(blob), k -> new AtomicLong()).incrementAndGet();
+      return ACCESS.equals(identity) ? new AccessGrant(secret, blobs) : null;
+    });
     proxy.start();
     while (!"STARTED".equals(proxy.getState())) {
       Thread.sleep(5);
@@ -56,6 +93,234 @@ public final class ObjectStoreBenchmark {
     }
     Map<String, String> storage = Map.of("aws_endpoint", endpoint, "aws_region", "us-east-1",
         "aws_access_key_id", ACCESS, "aws_secret_access_key", secret, "allow_http", "true");
+    try {
+      StoreFiles probe = StoreFiles.forUri("s3://" + BUCKET + "/calibration", storage);
+      long client0 = total(probe.requestCounts());
+      long server0 = served.get();
+      for (int i = 0; i < 20; i++) {
+        probe.objectExists("absent-" + i);
+        probe.overwrite("o-" + i, new byte[1]);
+        probe.read("o-" + i);
+      }
+      Bench.log("calibration: 60 client requests, server counted %d, client counted %d", served.get() - server0,
+          total(probe.requestCounts()) - client0);
+      if (fileOps > 0) {
+        storeFiles(fileOps, 100, endpoint, storage);
+      }
+      storeLevel(adds, gets, scans, shards, endpoint, secret, served, byKind);
+    } finally {
+      proxy.stop();
+    }
+  }
+
+  /** What a request's object key names (null: a bucket-level request, a listing). */
+  static String kind(String key) {
+    if (key == null || key.isEmpty()) {
+      return "list";
+    }
+    String k = key.replaceFirst("^store-[^/]*/", "");
+    if (k.matches("_mem_wal/[^/]+/wal/.*")) {
+      return "wal";
+    }
+    if (k.matches("_mem_wal/[^/]+/manifest/.*")) {
+      return "shard-manifest";
+    }
+    if (k.matches("_mem_wal/[^/]+/[^/]+/.*")) {
+      return "generation";
+    }
+    int slash = k.indexOf('/');
+    return slash < 0 ? k : k.substring(0, slash);
+  }
+
+  private static long total(Map<String, Long> counts) {
+    return counts.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  // ------------------------------------------------------------------ part 2: the store
+
+  /** Runs the store workload in a child JVM whose environment matches the storage options, answering its counts. */
+  private static void storeLevel(int adds, int gets, int scans, int shards, String endpoint, String secret,
+      AtomicLong served, Map<String, AtomicLong> byKind) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx3g");
+    cmd.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
+    cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
+    cmd.add("-Dbench.dir=" + System.getProperty("bench.dir", "benchmarks/target/bench-data"));
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(ObjectStoreBenchmark.class.getName());
+    cmd.addAll(List.of("store-child", endpoint, Integer.toString(adds), Integer.toString(gets),
+        Integer.toString(scans), Integer.toString(shards)));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+    Map<String, String> env = pb.environment();
+    env.put("AWS_ENDPOINT", endpoint);
+    env.put("AWS_REGION", "us-east-1");
+    env.put("AWS_ACCESS_KEY_ID", ACCESS);
+    env.put("AWS_SECRET_ACCESS_KEY", secret);
+    env.put("AWS_ALLOW_HTTP", "true");
+    env.put("AWS_EC2_METADATA_DISABLED", "true");
+    env.remove("AWS_ENDPOINT_URL_S3");
+    Process child = pb.start();
+    try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        BufferedWriter in = new BufferedWriter(new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = out.readLine()) != null) {
+        if (line.equals(ASK)) {
+          in.write(served.get() + " " + byKind);
+          in.newLine();
+          in.flush();
+        } else {
+          System.out.println(line);
+        }
+      }
+    }
+    int rc = child.waitFor();
+    if (rc != 0) {
+      throw new IllegalStateException("the store benchmark's JVM exited with " + rc);
+    }
+  }
+
+  /** What one store run measured. */
+  private record StoreRun(Bench.Latencies adds, Bench.Latencies gets, Bench.Latencies scans, long[] addRequests,
+      long[] getRequests, long[] scanRequests, long[] idleRequests, long idleMillis) {}
+
+  private static void storeChild(String[] args) throws Exception {
+    String endpoint = args[1];
+    int adds = Integer.parseInt(args[2]);
+    int gets = Integer.parseInt(args[3]);
+    int scans = Integer.parseInt(args[4]);
+    int shards = Integer.parseInt(args[5]);
+    BufferedReader parent = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    Map<String, String> storage = new LinkedHashMap<>();
+    storage.put("aws_endpoint", endpoint);
+    storage.put("aws_region", System.getenv("AWS_REGION"));
+    storage.put("aws_access_key_id", System.getenv("AWS_ACCESS_KEY_ID"));
+    storage.put("aws_secret_access_key", System.getenv("AWS_SECRET_ACCESS_KEY"));
+    storage.put("allow_http", "true");
+    Bench.log("ObjectStoreBenchmark (store): %d adds x 10 rows (1 caller), %d gets, %d full scans; rollout schema "
+        + "(dim %d), %d shards; local path, then s3proxy at %s", adds, gets, scans, DIM, shards, endpoint);
+    Path dir = Bench.scratch("objectstore-store");
+    StoreRun local;
+    StoreRun s3;
+    try {
+      local = runStore(dir.toString(), Map.of(), adds, gets, scans, shards, null, parent);
+      String uri = "s3://" + BUCKET + "/store-" + UUID.randomUUID();
+      s3 = runStore(uri, storage, adds, gets, scans, shards, StoreFiles.forUri(uri, storage), parent);
+    } finally {
+      ContextStore.closeAllResident();
+      Bench.delete(dir);
+    }
+    Bench.log("");
+    Bench.log("| operation | local | s3proxy | p50 ratio | S3 requests each (all / lancecontext / lance-core) |");
+    Bench.log("|---|---|---|---:|---|");
+    row("add (10 rows)", local.adds(), s3.adds(), s3.addRequests(), adds);
+    row("get", local.gets(), s3.gets(), s3.getRequests(), gets);
+    row("full scan", local.scans(), s3.scans(), s3.scanRequests(), scans);
+    Bench.log("idle writer JVM (background maintenance only, %d ms): %d requests (%d lancecontext, %d lance-core), "
+        + "%.1f per second", s3.idleMillis(), s3.idleRequests()[0], s3.idleRequests()[1],
+        s3.idleRequests()[0] - s3.idleRequests()[1], s3.idleRequests()[0] * 1000.0 / s3.idleMillis());
+    double perAdd = s3.addRequests()[0] / (double) adds;
+    double perScan = s3.scanRequests()[0] / (double) scans;
+    Bench.log("targets: <= 3 requests per add (measured %.2f), <= 2 + %d shards = %d per scan refresh when nothing "
+        + "changed (measured %.2f per full scan, data reads included)", perAdd, shards, 2 + shards, perScan);
+    Bench.log("RESULT s3 requests_per_add=%.2f requests_per_scan=%.2f add_p50_ratio_vs_local=%.2f", perAdd, perScan,
+        s3.adds().percentileMs(50) / local.adds().percentileMs(50));
+  }
+
+  private static void row(String name, Bench.Latencies local, Bench.Latencies s3, long[] requests, int n) {
+    Bench.log("| %s | %s | %s | %.1f | %.2f / %.2f / %.2f |", name, local.summary(), s3.summary(),
+        s3.percentileMs(50) / local.percentileMs(50), requests[0] / (double) n, requests[1] / (double) n,
+        (requests[0] - requests[1]) / (double) n);
+  }
+
+  /** {all requests the server served, lancecontext's own} so far; zeros for a local store. */
+  private static long[] requests(StoreFiles s3, BufferedReader parent) throws Exception {
+    if (s3 == null) {
+      return new long[2];
+    }
+    System.out.println(ASK);
+    System.out.flush();
+    String answer = parent.readLine().trim();
+    int sp = answer.indexOf(' ');
+    Bench.log("    server requests by key so far: %s; lancecontext's by operation: %s", answer.substring(sp + 1),
+        s3.requestCounts());
+    return new long[] {Long.parseLong(answer.substring(0, sp)), total(s3.requestCounts())};
+  }
+
+  private static long[] since(long[] before, long[] after) {
+    return new long[] {after[0] - before[0], after[1] - before[1]};
+  }
+
+  private static StoreRun runStore(String uri, Map<String, String> storage, int adds, int gets, int scans, int shards,
+      StoreFiles s3, BufferedReader parent) throws Exception {
+    String where = s3 == null ? "local" : "s3";
+    Map<String, String> options = new LinkedHashMap<>();
+    options.put("path", uri);
+    options.put("schema", "rollout");
+    options.put("schema.embedding-dim", Integer.toString(DIM));
+    options.put("shards", Integer.toString(shards));
+    storage.forEach((k, v) -> options.put("storage." + k, v));
+    Bench.Latencies addLatency = new Bench.Latencies();
+    Bench.Latencies getLatency = new Bench.Latencies();
+    Bench.Latencies scanLatency = new Bench.Latencies();
+    try (ContextStore store = ContextStore.open(options)) {
+      long[] r0 = requests(s3, parent);
+      Random random = new Random(1);
+      long started = System.nanoTime();
+      for (int i = 0; i < adds; i++) {
+        List<Map<String, Object>> rows = Bench.rolloutAdd(random, "a", i, 10, DIM);
+        long t = System.nanoTime();
+        store.add(rows);
+        addLatency.add(System.nanoTime() - t);
+        if ((i + 1) % 500 == 0) {
+          Bench.log("  %s: %d adds, %.0f adds/s so far", where, i + 1, (i + 1) / ((System.nanoTime() - started) / 1e9));
+        }
+      }
+      long[] r1 = requests(s3, parent);
+      Random keys = new Random(2);
+      for (int i = 0; i < gets; i++) {
+        String key = "a-" + keys.nextInt(adds) + "-" + keys.nextInt(10);
+        long t = System.nanoTime();
+        boolean found = store.get(key).isPresent();
+        getLatency.add(System.nanoTime() - t);
+        if (!found) {
+          throw new AssertionError("acknowledged row " + key + " not found on " + where);
+        }
+      }
+      long[] r2 = requests(s3, parent);
+      for (int i = 0; i < scans; i++) {
+        long t = System.nanoTime();
+        long rows = 0;
+        try (StoreReader reader = store.scan(ScanSpec.all())) {
+          while (reader.next()) {
+            rows += reader.batch().getRowCount();
+          }
+        }
+        scanLatency.add(System.nanoTime() - t);
+        if (rows != 10L * adds) {
+          throw new AssertionError("a full scan on " + where + " returned " + rows + " rows, not " + 10L * adds);
+        }
+      }
+      long[] r3 = requests(s3, parent);
+      long idleStart = System.nanoTime();
+      Thread.sleep(3_000);
+      long[] r4 = requests(s3, parent);
+      long idleMillis = (System.nanoTime() - idleStart) / 1_000_000;
+      Bench.log("  %s: adds %s; gets %s; scans %s", where, addLatency.summary(), getLatency.summary(),
+          scanLatency.summary());
+      if (s3 != null) {
+        Bench.log("  s3 client requests by operation: %s; store at the end: %s", s3.requestCounts(),
+            store.stats().summary());
+      }
+      return new StoreRun(addLatency, getLatency, scanLatency, since(r0, r1), since(r1, r2), since(r2, r3),
+          since(r3, r4), idleMillis);
+    }
+  }
+
+  // ------------------------------------------------------------------ part 1: StoreFiles
+
+  private static void storeFiles(int ops, int entries, String endpoint, Map<String, String> storage) throws Exception {
     Path dir = Bench.scratch("objectstore");
     Bench.log("ObjectStoreBenchmark (StoreFiles): %d operations each, listings of %d objects; s3proxy at %s",
         ops, entries, endpoint);
@@ -100,11 +365,10 @@ public final class ObjectStoreBenchmark {
           });
         }
       }
-      Bench.log("RESULT storefiles create_p50_ratio=%.1f read_p50_ratio=%.1f probe_p50_ratio=%.1f list_p50_ratio=%.1f",
+      Bench.log("storefiles create_p50_ratio=%.1f read_p50_ratio=%.1f probe_p50_ratio=%.1f list_p50_ratio=%.1f",
           p50.get("createIfAbsent")[2], p50.get("read 16 KiB")[2], p50.get("objectExists (absent)")[2],
           p50.get("list " + entries)[2]);
     } finally {
-      proxy.stop();
       Bench.delete(dir);
     }
   }

@@ -78,4 +78,16 @@ class S3StoreTest extends StoreTest {
           .prefix(prefix).build()).keyCount(), "nothing was created");
     }
   }
+
+  @Test
+  void gcsAndAzureStoresAreRefusedAtOpenSayingWhatIsMissing() {
+    for (String uri : List.of("gs://bucket/store", "az://container/store", "abfss://c@acct.dfs.core.windows.net/s")) {
+      Map<String, String> o = new LinkedHashMap<>();
+      o.put("path", uri);
+      o.put("schema", "rollout");
+      BadOptionException e = assertThrows(BadOptionException.class, () -> ContextStore.open(o), uri);
+      assertEquals("path", e.key(), uri);
+      assertTrue(e.getMessage().contains("not supported yet") && e.getMessage().contains("missing:"), e.getMessage());
+    }
+  }
 }

@@ -46,6 +46,24 @@ public final class StoreProcess {
     }
   }
 
+  /**
+   * Options opening the store at {@code path}: for an {@code s3://} path also the {@code storage.*} keys, taken
+   * from the {@code AWS_*} environment the child was started with (lance-core 7.0.0's MemWAL needs that
+   * environment anyway, see {@link S3ServerExtension#memWalEnvironment()}).
+   */
+  public static Map<String, String> options(String path) {
+    Map<String, String> o = new HashMap<>();
+    o.put("path", path);
+    if (path.startsWith("s3://")) {
+      o.put("storage.aws_endpoint", System.getenv("AWS_ENDPOINT"));
+      o.put("storage.aws_region", System.getenv("AWS_REGION"));
+      o.put("storage.aws_access_key_id", System.getenv("AWS_ACCESS_KEY_ID"));
+      o.put("storage.aws_secret_access_key", System.getenv("AWS_SECRET_ACCESS_KEY"));
+      o.put("storage.allow_http", System.getenv().getOrDefault("AWS_ALLOW_HTTP", "false"));
+    }
+    return o;
+  }
+
   static Map<String, Object> record(String key, int seq) {
     Map<String, Object> r = new HashMap<>();
     r.put("id", key);
@@ -55,7 +73,7 @@ public final class StoreProcess {
   }
 
   private static void reader(String path, PrintStream out) throws Exception {
-    try (ContextStore store = ContextStore.open(Map.of("path", path));
+    try (ContextStore store = ContextStore.open(options(path));
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
       out.println("ready");
       String line;
@@ -77,7 +95,7 @@ public final class StoreProcess {
   }
 
   private static void writer(String path, int adds, int rowsPerAdd, String prefix, PrintStream out) {
-    ContextStore store = ContextStore.open(Map.of("path", path));
+    ContextStore store = ContextStore.open(options(path));
     for (int i = 0; i < adds; i++) {
       List<Map<String, Object>> rows = new ArrayList<>();
       for (int j = 0; j < rowsPerAdd; j++) {
@@ -115,8 +133,7 @@ public final class StoreProcess {
   }
 
   private static void contender(String[] args, PrintStream out) {
-    Map<String, String> options = new HashMap<>();
-    options.put("path", args[1]);
+    Map<String, String> options = options(args[1]);
     long pause = Long.parseLong(args[4]);
     int shared = 0;
     int reopenAt = -1;

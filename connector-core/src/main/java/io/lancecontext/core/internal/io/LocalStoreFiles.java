@@ -123,13 +123,6 @@ final class LocalStoreFiles implements StoreFiles {
     return !listPrefix(prefix).isEmpty();
   }
 
-  /** A file or a directory, as before object-store semantics (a directory may be empty). */
-  @Override
-  @Deprecated
-  public boolean exists(String path) {
-    return Files.exists(resolve(path));
-  }
-
   @Override
   public List<Entry> listPrefix(String prefix) throws IOException {
     int slash = prefix.lastIndexOf('/');
@@ -228,16 +221,6 @@ final class LocalStoreFiles implements StoreFiles {
       }
     });
     return deleted[0];
-  }
-
-  /** Deletes the file or the whole tree at {@code path}, directories included, in one walk. */
-  @Override
-  @Deprecated
-  public void deleteRecursively(String path) throws IOException {
-    if (path.isEmpty()) {
-      throw new IllegalArgumentException("refusing to delete the whole store");
-    }
-    walk(resolve(path), (file, attrs) -> Files.deleteIfExists(file), Files::deleteIfExists);
   }
 
   @Override

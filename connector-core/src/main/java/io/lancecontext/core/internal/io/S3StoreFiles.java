@@ -7,6 +7,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -291,27 +292,35 @@ final class S3StoreFiles implements StoreFiles {
     if (prefix.isEmpty()) {
       throw new IllegalArgumentException("refusing to delete the whole store");
     }
-    List<Entry> entries = listPrefix(prefix);
-    int deleted = 0;
-    for (int from = 0; from < entries.size(); from += PAGE) {
+    return deleteAll(StoreFiles.paths(listPrefix(prefix)));
+  }
+
+  @Override
+  public int deleteAll(Collection<String> paths) throws IOException {
+    List<String> all = new ArrayList<>(paths);
+    for (int from = 0; from < all.size(); from += PAGE) {
       List<ObjectIdentifier> batch = new ArrayList<>();
-      for (Entry e : entries.subList(from, Math.min(entries.size(), from + PAGE))) {
-        batch.add(ObjectIdentifier.builder().key(key(e.path())).build());
+      for (String p : all.subList(from, Math.min(all.size(), from + PAGE))) {
+        if (!p.isEmpty()) {
+          batch.add(ObjectIdentifier.builder().key(key(p)).build());
+        }
+      }
+      if (batch.isEmpty()) {
+        continue;
       }
       try {
         DeleteObjectsResponse r = client.s3.deleteObjects(d -> d.bucket(bucket)
             .delete(Delete.builder().objects(batch).quiet(true).build()));
         if (r.hasErrors() && !r.errors().isEmpty()) {
           var first = r.errors().get(0);
-          throw new IOException("could not delete " + r.errors().size() + " objects under " + describe(prefix)
-              + ", the first " + relative(first.key()) + ": " + first.code() + " " + first.message());
+          throw new IOException("could not delete " + r.errors().size() + " of " + batch.size() + " objects of "
+              + this + ", the first " + relative(first.key()) + ": " + first.code() + " " + first.message());
         }
       } catch (SdkException e) {
-        throw translate("delete objects under", prefix, e);
+        throw translate("delete objects of", all.get(from), e);
       }
-      deleted += batch.size();
     }
-    return deleted;
+    return all.size();
   }
 
   @Override

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -110,18 +111,6 @@ public interface StoreFiles {
    */
   boolean prefixExists(String prefix) throws IOException;
 
-  /**
-   * Whether an object exists at {@code path} or below {@code path + "/"} (a local file or directory):
-   * two requests on an object store when there is no object at {@code path}, the usual case of a probe.
-   *
-   * @deprecated use {@link #objectExists} for an object (WAL entries, manifests: one request) and
-   *     {@link #prefixExists} with {@code path + "/"} for a directory
-   */
-  @Deprecated
-  default boolean exists(String path) throws IOException {
-    return (!path.isEmpty() && objectExists(path)) || prefixExists(path.isEmpty() ? "" : path + "/");
-  }
-
   // ---- listings
 
   /**
@@ -170,6 +159,19 @@ public interface StoreFiles {
   void delete(String path) throws IOException;
 
   /**
+   * Deletes these objects (absent ones are ignored), as {@link #delete} of each but in as few requests as the
+   * store allows: on S3 one {@code DeleteObjects} per 1,000 paths.
+   *
+   * @return the number of paths given
+   */
+  default int deleteAll(Collection<String> paths) throws IOException {
+    for (String p : paths) {
+      delete(p);
+    }
+    return paths.size();
+  }
+
+  /**
    * Deletes every object whose path starts with {@code prefix} (a plain string prefix, as in
    * {@link #listPrefix}); objects created while it runs may survive.
    *
@@ -185,58 +187,6 @@ public interface StoreFiles {
    */
   default Map<String, Long> requestCounts() {
     return Map.of();
-  }
-
-  // ---- the local-only contract, kept for the callers written against it
-
-  /**
-   * Same as {@link #createIfAbsent}.
-   *
-   * @deprecated use {@link #createIfAbsent}
-   */
-  @Deprecated
-  default boolean createExclusive(String path, byte[] content) throws IOException {
-    return createIfAbsent(path, content);
-  }
-
-  /**
-   * Deletes the object at {@code path} and every object below {@code path + "/"}: two calls on an object
-   * store, where a file and a directory are not told apart.
-   *
-   * @deprecated use {@link #delete} for one object and {@link #deletePrefix} with {@code path + "/"} for a
-   *     directory
-   */
-  @Deprecated
-  default void deleteRecursively(String path) throws IOException {
-    if (path.isEmpty()) {
-      throw new IllegalArgumentException("refusing to delete the whole store");
-    }
-    delete(path);
-    deletePrefix(path + "/");
-  }
-
-  /**
-   * The object's store time; for a directory (a prefix, on an object store) the earliest store time of
-   * the objects below it; null if neither exists. A local directory's own time is never used: it changes
-   * whenever an entry is added or removed, and object stores have none.
-   *
-   * @deprecated ages must come from times the store records itself: use {@link #stat} for one object,
-   *     {@link #listPrefix} for the objects of a prefix, or a time written into an object's contents
-   */
-  @Deprecated
-  default Instant modified(String path) throws IOException {
-    Optional<Entry> own = stat(path);
-    if (own.isPresent()) {
-      return own.get().storeTime().orElse(null);
-    }
-    Instant earliest = null;
-    for (Entry e : listPrefix(path + "/")) {
-      Instant t = e.storeTime().orElse(null);
-      if (t != null && (earliest == null || t.isBefore(earliest))) {
-        earliest = t;
-      }
-    }
-    return earliest;
   }
 
   // ---- opening

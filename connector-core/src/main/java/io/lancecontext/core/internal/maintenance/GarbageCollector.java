@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -101,36 +102,47 @@ final class GarbageCollector {
             delete = ledger.orphanedSince(shard, name, now) <= cutoff;
           }
           if (delete) {
-            String dir = ShardLayout.generationDir(shard, name);
+            String dir = ShardLayout.generationDir(shard, name) + "/";
+            bytes += bytes(files.listPrefix(dir));
             lease.ensureHeld();
-            bytes += files.totalBytes(dir);
-            files.deleteRecursively(dir);
+            files.deletePrefix(dir);
             gens++;
           }
         }
+        // one listing each of the WAL and manifest prefixes (sizes included); what they hold is bounded by
+        // collection itself: the WAL tail not sealed yet plus what became obsolete less than gc.grace ago
+        List<String> obsolete = new ArrayList<>();
         ledger.walObsolete(shard, manifest.replayAfter(), now);
-        for (long p : WalEntry.positions(files, shard)) {
-          long since = p <= manifest.replayAfter() ? ledger.walObsoleteSince(shard, p) : -1;
-          if (since >= 0 && since <= cutoff) {
-            String path = WalEntry.path(shard, p);
-            lease.ensureHeld();
-            bytes += Math.max(0, files.size(path));
-            files.deleteRecursively(path);
+        for (StoreFiles.Entry e : files.listPrefix(ShardLayout.walDir(shard) + "/")) {
+          long p = LogNames.number(e.name(), LogNames.WAL_SUFFIX);
+          long since = p >= 0 && p <= manifest.replayAfter() ? ledger.walObsoleteSince(shard, p) : -1;
+          if (since >= 0 && since <= cutoff && e.path().equals(WalEntry.path(shard, p))) {
+            obsolete.add(e.path());
+            bytes += e.size();
             wal++;
           }
         }
         ledger.manifestsSuperseded(shard, manifest.version(), now);
-        List<Long> versionsOnDisk = ShardManifests.versions(files, shard);
-        for (int i = 0; i < versionsOnDisk.size() - KEEP_MANIFESTS; i++) {
-          long v = versionsOnDisk.get(i);
-          long since = ledger.manifestSupersededSince(shard, v);
+        List<StoreFiles.Entry> versionsStored = new ArrayList<>();
+        for (StoreFiles.Entry e : files.listPrefix(ShardLayout.manifestDir(shard) + "/")) {
+          if (LogNames.number(e.name(), LogNames.MANIFEST_SUFFIX) >= 0
+              && e.path().equals(ShardLayout.manifestDir(shard) + "/" + e.name())) {
+            versionsStored.add(e);
+          }
+        }
+        versionsStored.sort(Comparator.comparingLong(e -> LogNames.number(e.name(), LogNames.MANIFEST_SUFFIX)));
+        for (int i = 0; i < versionsStored.size() - KEEP_MANIFESTS; i++) {
+          StoreFiles.Entry e = versionsStored.get(i);
+          long since = ledger.manifestSupersededSince(shard, LogNames.number(e.name(), LogNames.MANIFEST_SUFFIX));
           if (since >= 0 && since <= cutoff) {
-            String path = ShardLayout.manifestDir(shard) + "/" + LogNames.name(v, LogNames.MANIFEST_SUFFIX);
-            lease.ensureHeld();
-            bytes += Math.max(0, files.size(path));
-            files.deleteRecursively(path);
+            obsolete.add(e.path());
+            bytes += e.size();
             manifests++;
           }
+        }
+        if (!obsolete.isEmpty()) {
+          lease.ensureHeld();
+          files.deleteAll(obsolete);
         }
       }
       if (transactions != null) {
@@ -158,6 +170,14 @@ final class GarbageCollector {
       }
     }
     return new GcResult(true, gens, wal, manifests, versions, bytes);
+  }
+
+  private static long bytes(List<StoreFiles.Entry> entries) {
+    long total = 0;
+    for (StoreFiles.Entry e : entries) {
+      total += e.size();
+    }
+    return total;
   }
 
   /**
@@ -216,15 +236,17 @@ final class GarbageCollector {
       }
       var record = transactions.record(txid);
       boolean decidedNow = false;
-      List<String[]> staged = new ArrayList<>();  // {bucket dir, part name}
+      Map<String, Long> staged = new java.util.TreeMap<>();  // "b<bucket>/<part name>" -> bytes
       long newest = -1;
-      for (String b : files.list(TxnIds.dir(txid))) {
-        if (!b.matches("b\\d{1,9}")) {
-          continue;
-        }
-        for (String name : files.list(TxnIds.dir(txid) + "/" + b)) {
-          staged.add(new String[] {b, name});
-          newest = Math.max(newest, TxnIds.stagedAt(name));
+      boolean others = false;  // objects of another kind: the transaction's directory is kept
+      String prefix = TxnIds.dir(txid) + "/";
+      for (StoreFiles.Entry e : files.listPrefix(prefix)) {
+        String[] p = e.path().substring(prefix.length()).split("/", 3);
+        if (p.length == 3 && p[0].matches("b\\d{1,9}")) {
+          staged.merge(p[0] + "/" + p[1], e.size(), Long::sum);
+          newest = Math.max(newest, TxnIds.stagedAt(p[1]));
+        } else if (!e.path().equals(TxnIds.record(txid))) {
+          others = true;
         }
       }
       if (record.isEmpty()) {
@@ -250,26 +272,34 @@ final class GarbageCollector {
         merged &= collectable.getOrDefault(TxnIds.txnShardId(e.getKey()), 0L) >= e.getValue();
       }
       boolean old = r.atMillis() <= cutoff;
-      for (String[] s : staged) {
-        boolean isNamed = r.published() && named.contains(s[0] + "/" + s[1]);
+      int left = staged.size();
+      Map<String, List<String>> byBucket = new java.util.TreeMap<>();  // bucket dir -> its parts to delete
+      Map<String, Integer> inBucket = new HashMap<>();
+      for (var s : staged.entrySet()) {
+        String b = s.getKey().substring(0, s.getKey().indexOf('/'));
+        inBucket.merge(b, 1, Integer::sum);
+        boolean isNamed = r.published() && named.contains(s.getKey());
         if (isNamed ? merged : old || decidedNow) {
-          String dir = TxnIds.dir(txid) + "/" + s[0] + "/" + s[1];
-          lease.ensureHeld();
-          bytes += files.totalBytes(dir);
-          files.deleteRecursively(dir);
+          byBucket.computeIfAbsent(b, k -> new ArrayList<>()).add(s.getKey());
+          bytes += s.getValue();
           parts++;
+          left--;
         }
       }
-      for (String b : files.list(TxnIds.dir(txid))) {
-        if (b.matches("b\\d{1,9}") && files.list(TxnIds.dir(txid) + "/" + b).isEmpty()) {
-          files.deleteRecursively(TxnIds.dir(txid) + "/" + b);
+      for (var e : byBucket.entrySet()) {
+        lease.ensureHeld();
+        if (e.getValue().size() == inBucket.get(e.getKey())) {
+          files.deletePrefix(prefix + e.getKey() + "/");  // the whole bucket directory, in one listing
+        } else {
+          for (String part : e.getValue()) {
+            files.deletePrefix(prefix + part + "/");
+          }
         }
       }
-      if (TxnIds.isBulk(txid) && r.published() && merged && old && files.list(TxnIds.dir(txid)).equals(
-          List.of("record"))) {
+      if (TxnIds.isBulk(txid) && r.published() && merged && old && left == 0 && !others) {
         // the bulk path's own transactions are never published again by anyone: their records can go
         lease.ensureHeld();
-        files.deleteRecursively(TxnIds.dir(txid));
+        files.deletePrefix(prefix);
       }
     }
     return new long[] {parts, bytes};

@@ -3,7 +3,6 @@ package io.lancecontext.core.internal.maintenance;
 import io.lancecontext.core.internal.io.StoreFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.NoSuchFileException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -39,13 +38,11 @@ final class GcLedger {
 
   static GcLedger read(StoreFiles files) throws IOException {
     GcLedger ledger = new GcLedger();
-    byte[] content;
-    try {
-      content = files.read(PATH);
-    } catch (NoSuchFileException e) {
+    java.util.Optional<byte[]> content = files.readIfPresent(PATH);
+    if (content.isEmpty()) {
       return ledger;
     }
-    for (String line : new String(content, StandardCharsets.UTF_8).split("\n")) {
+    for (String line : new String(content.get(), StandardCharsets.UTF_8).split("\n")) {
       String[] p = line.trim().split(" ");
       if (p.length != 4) {
         continue;

@@ -7,6 +7,7 @@ import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.session.LanceRuntime;
+import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.BucketWriter;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
@@ -20,13 +21,16 @@ import io.lancecontext.core.schema.SchemaSpec;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.BufferAllocator;
+import org.lance.Dataset;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -92,6 +96,10 @@ public final class Maintenance implements AutoCloseable {
   private final AtomicLong compactions = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
   private final AtomicReference<MergeResult> lastMerge = new AtomicReference<>();
+  /** Commit times of unmerged flushed generations, by "shard path"; see {@link #generationMade}. */
+  private final Map<String, Instant> generationMade = new ConcurrentHashMap<>();
+  /** The newest manifest seen of each shard; see {@link #manifest}. */
+  private final Map<String, ShardManifest> manifests = new ConcurrentHashMap<>();
 
   public Maintenance(Host host) {
     this.host = host;
@@ -156,13 +164,15 @@ public final class Maintenance implements AutoCloseable {
       int unmerged = 0;
       for (String shard : ShardIds.all(host.shards())) {
         long w = base.watermark(shard);
-        for (ShardManifest.FlushedGeneration g : ShardManifests.latest(host.files(), shard).flushed()) {
+        for (ShardManifest.FlushedGeneration g : manifest(shard).flushed()) {
           if (g.generation() > w) {
             unmerged++;
-            Instant made = host.files().modified(ShardLayout.generationDir(shard, g.path()));
+            Instant made = generationMade(config, shard, g.path());
             if (made != null && made.isBefore(ageCutoff)) {
               return true;
             }
+          } else {
+            generationMade.remove(shard + " " + g.path());
           }
         }
       }
@@ -183,6 +193,51 @@ public final class Maintenance implements AutoCloseable {
       throw LanceErrors.translate("check the merge triggers", e);
     } finally {
       base.release();
+    }
+  }
+
+  /**
+   * The newest manifest of a shard, kept between ticks: versions are written once, consecutively, and
+   * garbage collection removes only old ones, so one existence check of the next version (one request on
+   * an object store) finds out whether it changed; only a changed one is read.
+   */
+  private ShardManifest manifest(String shard) throws IOException {
+    ShardManifest known = manifests.get(shard);
+    if (known == null || known.version() == 0) {
+      known = ShardManifests.latest(host.files(), shard);
+    } else {
+      long v = known.version();
+      while (ShardManifests.exists(host.files(), shard, v + 1)) {
+        v++;
+      }
+      if (v != known.version()) {
+        known = ShardManifests.read(host.files(), shard, v);
+      }
+    }
+    manifests.put(shard, known);
+    return known;
+  }
+
+  /**
+   * When a flushed generation was made: the commit time lance-core wrote into the generation's own manifest
+   * when it flushed it (never a file or directory time). A generation never changes, so this is read once
+   * (one dataset open) and kept until the generation is merged; null if it cannot be read now (gone, or the
+   * store unreachable: the age trigger then waits for the next tick).
+   */
+  private Instant generationMade(StoreConfig config, String shard, String path) {
+    String key = shard + " " + path;
+    Instant known = generationMade.get(key);
+    if (known != null) {
+      return known;
+    }
+    String uri = config.uri() + "/" + ShardLayout.generationDir(shard, path);
+    try (Dataset generation = StoreDatasets.open(uri, config, host.allocator())) {
+      Instant made = generation.getVersion().getDataTime().toInstant();
+      generationMade.put(key, made);
+      return made;
+    } catch (RuntimeException e) {
+      LOG.debug("{}: no commit time for generation {} of shard {} yet: {}", host.name(), path, shard, e.toString());
+      return null;
     }
   }
 

@@ -5,7 +5,6 @@ import io.lancecontext.core.internal.io.StoreFiles;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.NoSuchFileException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -137,11 +136,7 @@ final class MaintenanceLock implements AutoCloseable {
     if (n == 0) {
       return Optional.empty();
     }
-    try {
-      return Optional.of(Lease.decode(files.read(path(n))));
-    } catch (NoSuchFileException e) {
-      return Optional.empty();
-    }
+    return files.readIfPresent(path(n)).map(Lease::decode);
   }
 
   /** Takes the lease for {@code lease} (renewed while held), or returns empty if a live holder has it. */
@@ -149,13 +144,11 @@ final class MaintenanceLock implements AutoCloseable {
     String holder = ManagementFactory.getRuntimeMXBean().getName() + "/" + UUID.randomUUID();
     long newest = newest(files);
     if (newest > 0) {
-      Lease existing;
-      try {
-        existing = Lease.decode(files.read(path(newest)));
-      } catch (NoSuchFileException e) {
+      Optional<byte[]> content = files.readIfPresent(path(newest));
+      if (content.isEmpty()) {
         return Optional.empty();  // a listing older than the lease files' cleanup: somebody else is active
       }
-      if (existing.liveAt(System.currentTimeMillis())) {
+      if (Lease.decode(content.get()).liveAt(System.currentTimeMillis())) {
         return Optional.empty();
       }
     }
@@ -212,7 +205,7 @@ final class MaintenanceLock implements AutoCloseable {
     try {
       if (files.objectExists(path(number + 1))) {
         lost = "another process took it over";
-      } else if (!holder.equals(Lease.decode(files.read(path(number))).holder())) {
+      } else if (!files.readIfPresent(path(number)).map(l -> holder.equals(Lease.decode(l).holder())).orElse(false)) {
         lost = "its file was replaced";
       } else if (System.currentTimeMillis() >= expiresMillis) {
         lost = "it expired before it could be renewed";
@@ -252,12 +245,9 @@ final class MaintenanceLock implements AutoCloseable {
     if (lost != null || files.objectExists(path(number + 1))) {
       return;
     }
-    try {
-      if (holder.equals(Lease.decode(files.read(path(number))).holder())) {
-        files.overwrite(path(number), new Lease(holder, System.currentTimeMillis(), true).encode());
-      }
-    } catch (NoSuchFileException e) {
-      // cleaned up by a later holder
+    Optional<byte[]> content = files.readIfPresent(path(number));  // empty: cleaned up by a later holder
+    if (content.isPresent() && holder.equals(Lease.decode(content.get()).holder())) {
+      files.overwrite(path(number), new Lease(holder, System.currentTimeMillis(), true).encode());
     }
   }
 }

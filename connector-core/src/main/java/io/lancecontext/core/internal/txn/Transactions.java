@@ -46,12 +46,11 @@ public final class Transactions {
       return Optional.of(r);
     }
     try {
-      if (!files.exists(TxnIds.record(txid))) {
+      Optional<byte[]> content = files.readIfPresent(TxnIds.record(txid));
+      if (content.isEmpty()) {
         return Optional.empty();
       }
-      r = TxnRecord.fromBytes(files.read(TxnIds.record(txid)));
-    } catch (java.nio.file.NoSuchFileException e) {
-      return Optional.empty();
+      r = TxnRecord.fromBytes(content.get());
     } catch (IOException e) {
       throw LanceErrors.translate("read the record of transaction " + txid, e);
     }
@@ -66,7 +65,7 @@ public final class Transactions {
    */
   public TxnRecord decide(TxnRecord record) {
     try {
-      if (files.createExclusive(TxnIds.record(record.txid()), record.toBytes())) {
+      if (files.createIfAbsent(TxnIds.record(record.txid()), record.toBytes())) {
         records.put(record.txid(), record);
         return record;
       }

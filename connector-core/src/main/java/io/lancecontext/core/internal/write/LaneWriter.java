@@ -55,6 +55,13 @@ final class LaneWriter {
   private static final Logger LOG = LoggerFactory.getLogger(LaneWriter.class);
   private static final long FIRST_WAIT_MILLIS = 2;
   private static final long POLL_MILLIS = 10;
+  /**
+   * A put in flight is polled for fencing (a fenced put may hang) only once it has run this long: each poll
+   * is a request on an object store, and a put that completes is checked once after it anyway.
+   */
+  private static final long POLL_AFTER_MILLIS = 500;
+  /** A put right after a successful fencing check (of the previous put) skips the check before it. */
+  private static final long RECHECK_BEFORE_PUT_MILLIS = 1_000;
 
   private final BucketWriter.Host host;
   private final int bucket;
@@ -74,6 +81,8 @@ final class LaneWriter {
   private long memtableRows;
   private long firstPutNanos;
   private long lastUseNanos = System.nanoTime();
+  /** When fencing was last checked successfully (an hour before construction: never). */
+  private long lastCheckedNanos = System.nanoTime() - TimeUnit.HOURS.toNanos(1);
   private long reclaimAtNanos;
   private boolean fencedRecently;
   private boolean batchHeldByNative;
@@ -224,14 +233,21 @@ final class LaneWriter {
     }
   }
 
-  /** One try: (re-)claim the shard if needed, check fencing, put, check fencing again. */
+  /**
+   * One try: (re-)claim the shard if needed, check fencing unless it was checked within
+   * {@link #RECHECK_BEFORE_PUT_MILLIS}, put, check fencing again. Only the check after the put decides
+   * the acknowledgement (another writer may claim the shard right after any check before it); the one
+   * before only spares a put to a writer fenced while it was idle.
+   */
   private void attempt(VectorSchemaRoot batch, Collection<String> keys, long deadline) throws IOException {
     lastUseNanos = System.nanoTime();
     if (writer == null) {
       backOffAfterFencing(deadline);
       openLocked(deadline);
     }
-    checkFenced();
+    if (System.nanoTime() - lastCheckedNanos > TimeUnit.MILLISECONDS.toNanos(RECHECK_BEFORE_PUT_MILLIS)) {
+      checkFenced();
+    }
     long bytes = bytes(batch);
     BufferAllocator allocator = host.allocator();
     ShardWriter w = writer;
@@ -474,6 +490,7 @@ final class LaneWriter {
   private void checkFenced() throws IOException {
     try {
       guard.check();
+      lastCheckedNanos = System.nanoTime();
     } catch (FencedWriterException e) {
       abandon("fenced");
       throw e;
@@ -487,6 +504,7 @@ final class LaneWriter {
    */
   private <T> T runOnWriterThread(String what, Callable<T> call, boolean pollFencing, long deadline) throws IOException {
     Future<T> future = thread.submit(call);
+    long pollFrom = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(POLL_AFTER_MILLIS);
     try {
       try {
         return getUninterruptibly(future, Math.min(TimeUnit.MILLISECONDS.toNanos(FIRST_WAIT_MILLIS),
@@ -495,6 +513,14 @@ final class LaneWriter {
         // slow path below
       }
       while (true) {
+        long untilPolling = pollFrom - System.nanoTime();
+        if (pollFencing && untilPolling > 0 && deadline - System.nanoTime() > 0) {
+          try {
+            return getUninterruptibly(future, Math.min(untilPolling, deadline - System.nanoTime()));
+          } catch (TimeoutException ignored) {
+            continue;
+          }
+        }
         if (pollFencing && guard != null && guard.isFenced()) {
           batchHeldByNative = true;
           abandon("fenced while a put was in flight");

@@ -267,7 +267,6 @@ class S3StoreFilesTest {
     costs.put("objectExists (present)", cost(files, () -> files.objectExists("wal/1")));
     costs.put("objectExists (absent)", cost(files, () -> files.objectExists("wal/x")));
     costs.put("prefixExists", cost(files, () -> files.prefixExists("wal/")));
-    costs.put("exists (deprecated, absent)", cost(files, () -> deprecatedExists(files, "wal/x")));
     costs.put("createIfAbsent (new)", cost(files, () -> files.createIfAbsent("lease/1", new byte[] {1})));
     costs.put("createIfAbsent (taken)", cost(files, () -> files.createIfAbsent("lease/1", new byte[] {2})));
     costs.put("overwrite", cost(files, () -> {
@@ -280,7 +279,9 @@ class S3StoreFilesTest {
     }));
     costs.put("list (1,001 names)", cost(files, () -> files.list("wal")));
     costs.put("listPrefix (1,001 objects)", cost(files, () -> files.listPrefix("wal/")));
-    costs.put("deletePrefix (1,001 objects)", cost(files, () -> files.deletePrefix("wal/")));
+    List<String> some = StoreFiles.paths(files.listPrefix("wal/")).subList(0, 3);
+    costs.put("deleteAll (3 objects)", cost(files, () -> files.deleteAll(some)));
+    costs.put("deletePrefix (998 objects)", cost(files, () -> files.deletePrefix("wal/")));
     costs.forEach((op, c) -> System.out.println("S3 requests: " + op + " = " + c));
 
     assertEquals(Map.of("GetObject", 1L), costs.get("read"));
@@ -290,19 +291,14 @@ class S3StoreFilesTest {
     assertEquals(Map.of("HeadObject", 1L), costs.get("objectExists (present)"));
     assertEquals(Map.of("HeadObject", 1L), costs.get("objectExists (absent)"));
     assertEquals(Map.of("ListObjectsV2", 1L), costs.get("prefixExists"));
-    assertEquals(Map.of("HeadObject", 1L, "ListObjectsV2", 1L), costs.get("exists (deprecated, absent)"));
     assertEquals(Map.of("PutObject", 1L), costs.get("createIfAbsent (new)"));
     assertEquals(Map.of("PutObject", 1L), costs.get("createIfAbsent (taken)"));
     assertEquals(Map.of("PutObject", 1L), costs.get("overwrite"));
     assertEquals(Map.of("DeleteObject", 1L), costs.get("delete"));
     assertEquals(Map.of("ListObjectsV2", 2L), costs.get("list (1,001 names)"));
     assertEquals(Map.of("ListObjectsV2", 2L), costs.get("listPrefix (1,001 objects)"));
-    assertEquals(Map.of("ListObjectsV2", 2L, "DeleteObjects", 2L), costs.get("deletePrefix (1,001 objects)"));
-  }
-
-  @SuppressWarnings("deprecation")
-  private static boolean deprecatedExists(StoreFiles files, String path) throws IOException {
-    return files.exists(path);
+    assertEquals(Map.of("DeleteObjects", 1L), costs.get("deleteAll (3 objects)"));
+    assertEquals(Map.of("ListObjectsV2", 1L, "DeleteObjects", 1L), costs.get("deletePrefix (998 objects)"));
   }
 
   private interface Op {

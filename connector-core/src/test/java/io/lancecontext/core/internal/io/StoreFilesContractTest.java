@@ -117,16 +117,6 @@ abstract class StoreFilesContractTest {
   }
 
   @Test
-  @SuppressWarnings("deprecation")
-  void theDeprecatedExistsSeesAnObjectOrADirectory() throws Exception {
-    files.overwrite("_versions/1.manifest", bytes("m"));
-    assertTrue(files.exists("_versions/1.manifest"));
-    assertTrue(files.exists("_versions"));
-    assertFalse(files.exists("_versions/2.manifest"));
-    assertFalse(files.exists("_vers"), "a directory is matched at a '/' boundary only");
-  }
-
-  @Test
   void createIfAbsentSucceedsForExactlyOneOfEightRacingThreads() throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(8);
     try {
@@ -164,7 +154,6 @@ abstract class StoreFilesContractTest {
     assertTrue(files.createIfAbsent("_lc/quarantine/s/1.arrow", bytes("first")));
     assertFalse(files.createIfAbsent("_lc/quarantine/s/1.arrow", bytes("second")));
     assertEquals("first", new String(files.read("_lc/quarantine/s/1.arrow"), UTF_8));
-    assertFalse(files.createExclusive("_lc/quarantine/s/1.arrow", bytes("third")), "the deprecated name still works");
   }
 
   @Test
@@ -254,22 +243,13 @@ abstract class StoreFilesContractTest {
   }
 
   @Test
-  @SuppressWarnings("deprecation")
-  void theLocalOnlyAdaptersKeepTheirMeaning() throws Exception {
-    Instant before = Instant.now();
-    files.overwrite("_mem_wal/s/gen_1/data/0.lance", bytes("aa"));
-    files.overwrite("_mem_wal/s/gen_1/_versions/1.manifest", bytes("b"));
-    files.overwrite("_mem_wal/s/wal/1.arrow", bytes("c"));
-    Instant made = files.modified("_mem_wal/s/gen_1");
-    assertTrue(made != null && !made.isBefore(before.minus(CLOCK_SLACK)), "a prefix's time is its objects' " + made);
-    assertEquals(files.stat("_mem_wal/s/wal/1.arrow").orElseThrow().storeTime().orElseThrow(),
-        files.modified("_mem_wal/s/wal/1.arrow"));
-    assertNull(files.modified("_mem_wal/s/gen_2"));
-    files.deleteRecursively("_mem_wal/s/gen_1");
-    files.deleteRecursively("_mem_wal/s/wal/1.arrow");
-    files.deleteRecursively("_mem_wal/s/absent");
-    assertEquals(List.of(), files.listPrefix("_mem_wal/"));
-    assertThrows(IllegalArgumentException.class, () -> files.deleteRecursively(""));
+  void deleteAllDeletesExactlyTheGivenObjectsAndIgnoresAbsentOnes() throws Exception {
+    files.overwrite("_mem_wal/s/wal/1.arrow", bytes("a"));
+    files.overwrite("_mem_wal/s/wal/2.arrow", bytes("b"));
+    files.overwrite("_mem_wal/s/wal/3.arrow", bytes("c"));
+    assertEquals(3, files.deleteAll(List.of("_mem_wal/s/wal/1.arrow", "_mem_wal/s/wal/3.arrow", "_mem_wal/s/wal/9.arrow")));
+    assertEquals(List.of("_mem_wal/s/wal/2.arrow"), StoreFiles.paths(files.listPrefix("_mem_wal/")));
+    assertEquals(0, files.deleteAll(List.of()));
   }
 
   @Test

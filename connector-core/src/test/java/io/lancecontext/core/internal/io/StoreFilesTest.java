@@ -19,7 +19,7 @@ class StoreFilesTest {
   Path dir;
 
   @Test
-  void totalBytesAndDeleteRecursively() throws Exception {
+  void totalBytesAndDeletePrefix() throws Exception {
     StoreFiles files = StoreFiles.forUri(dir.toString());
     Files.createDirectories(dir.resolve("a/b"));
     Files.write(dir.resolve("a/one"), new byte[10]);
@@ -27,11 +27,11 @@ class StoreFilesTest {
     assertEquals(42, files.totalBytes(""));
     assertEquals(32, files.totalBytes("a/b"));
     assertEquals(0, files.totalBytes("missing"));
-    files.deleteRecursively("a/one");
+    files.delete("a/one");
     assertFalse(Files.exists(dir.resolve("a/one")));
-    files.deleteRecursively("a");
-    files.deleteRecursively("a");
-    assertFalse(Files.exists(dir.resolve("a")));
+    files.deletePrefix("a/");
+    files.deletePrefix("a/");
+    assertFalse(Files.exists(dir.resolve("a")), "emptied directories go with their files");
   }
 
   /** Stats walk the store while garbage collection deletes in it (seen in the soak benchmark). */
@@ -48,7 +48,7 @@ class StoreFilesTest {
             Files.createDirectories(dir.resolve(d + "/data"));
             Files.write(dir.resolve(d + "/data/" + f), new byte[100]);
           }
-          files.deleteRecursively(d);
+          files.deletePrefix(d + "/");
         }
       } catch (Throwable t) {
         failure.set(t);
@@ -73,7 +73,7 @@ class StoreFilesTest {
   }
 
   @Test
-  void createExclusiveSucceedsOnceAmongRacingThreads() throws Exception {
+  void createIfAbsentSucceedsOnceAmongRacingThreads() throws Exception {
     StoreFiles files = StoreFiles.forUri(dir.toString());
     for (int round = 0; round < 20; round++) {
       String path = "lease/" + round;
@@ -85,7 +85,7 @@ class StoreFilesTest {
         Thread thread = new Thread(() -> {
           try {
             start.await();
-            if (files.createExclusive(path, content)) {
+            if (files.createIfAbsent(path, content)) {
               won.incrementAndGet();
             }
           } catch (Exception e) {

@@ -125,7 +125,7 @@ class MaintenanceLeaseTest {
   void aHolderWhoseLeaseWasTakenOverFailsBeforeCommitting() throws Exception {
     StoreFiles files = StoreFiles.forUri(dir.toString());
     try (MaintenanceLock lock = MaintenanceLock.tryAcquire(files, Duration.ofMinutes(1)).orElseThrow()) {
-      assertTrue(files.createExclusive(MaintenanceLock.path(lock.number() + 1),
+      assertTrue(files.createIfAbsent(MaintenanceLock.path(lock.number() + 1),
           new MaintenanceLock.Lease("usurper", System.currentTimeMillis() + 60_000, false).encode()));
       StorageException e = assertThrows(StorageException.class, lock::ensureHeld);
       assertTrue(e.getMessage().contains("another process took it over"), e.getMessage());
