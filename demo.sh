@@ -40,4 +40,15 @@ demo_core() {
   run_module examples io.lancecontext.examples.QuickstartDemo "$store_root"
 }
 
+# Spark's JVM needs these opened (Arrow's java.nio is opened for every step)
+SPARK_JVM_FLAGS="--add-opens=java.base/java.lang.invoke=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED"
+
+demo_spark() {
+  echo "== spark: a local Spark job writes 200,000 rollouts, Spark SQL summarises them =="
+  build_module examples/spark
+  SPARK_LOCAL_IP=127.0.0.1 DEMO_JVM_FLAGS="$SPARK_JVM_FLAGS" \
+    run_module examples/spark io.lancecontext.examples.spark.SparkRolloutDemo "$store_root-spark" 200000
+}
+
 demo_core
+demo_spark
