@@ -89,6 +89,15 @@ public final class SparkWriteReadBenchmark {
         return "bytes=" + du(lc);
       });
 
+      // profile of the write: the same job with staged parts of 16x the default write.batch-rows (8192)
+      String lcLarge = data.resolve("rollouts-lancecontext-large-parts").toString();
+      time("write lancecontext (write.batch-rows=131072)", 1, () -> {
+        gen.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "64")
+            .option("write.batch-rows", "131072").mode("append").save(lcLarge);
+        return "bytes=" + du(lcLarge);
+      });
+      stats("after the write (as the scans below find it)", lc);
+
       List<String> keys = new ArrayList<>();
       for (int k = 0; k < 10; k++) {
         keys.add(md5(Long.toString((k * 99_991L + 12_345L) % n)));
@@ -101,6 +110,15 @@ public final class SparkWriteReadBenchmark {
       double countLc = best("count lancecontext", reps, () -> count(l, n));
       double lookupParquet = best("10 key lookups parquet", reps, () -> lookups(p, keys));
       double lookupLc = best("10 key lookups lancecontext", reps, () -> lookups(l, keys));
+      stats("after the reads", lc);
+      // profile of the scan: the same scan once everything is merged into the base table
+      time("flush lancecontext (fresh tier into the base)", 1, () -> {
+        try (ContextStore store = ContextStore.open(java.util.Map.of("path", lc))) {
+          return store.flush().toString();
+        }
+      });
+      stats("after flush", lc);
+      double scanLcFlushed = best("full scan lancecontext after flush", reps, () -> scan(l));
 
       // upserts: every (n / upserts)-th existing key gets a new reward
       long step = Math.max(1, n / upserts);
@@ -124,7 +142,8 @@ public final class SparkWriteReadBenchmark {
 
       System.out.printf(Locale.ROOT, "write rows/s: parquet %.0f, fragment-append %.0f, lancecontext %.0f (noop floor %.0f)%n",
           n / writeParquet, n / writeFragments, n / writeLc, n / noop);
-      System.out.printf(Locale.ROOT, "scan ratio %.2f, count ratio %.2f%n", scanParquet / scanLc, countParquet / countLc);
+      System.out.printf(Locale.ROOT, "scan ratio %.2f, count ratio %.2f, scan ratio after flush %.2f%n", scanParquet / scanLc,
+          countParquet / countLc, scanParquet / scanLcFlushed);
       System.out.printf(Locale.ROOT, "load at end: %s%n", load());
       System.out.printf(Locale.ROOT,
           "RESULT spark write_vs_parquet=%.2f write_vs_fragment_append=%.2f scan_vs_parquet=%.2f lookup_speedup_vs_parquet=%.2f"
@@ -159,6 +178,15 @@ public final class SparkWriteReadBenchmark {
     }
     exprs.add(emb.append(") AS embedding").toString());
     return spark.range(0, count).selectExpr("id * " + step + " + " + first + " AS n").selectExpr(exprs.toArray(new String[0]));
+  }
+
+  private static void stats(String when, String path) {
+    try (ContextStore store = ContextStore.open(java.util.Map.of("path", path))) {
+      io.lancecontext.core.result.StoreStats st = store.stats();
+      System.out.printf(Locale.ROOT, "  store %s: base rows %d in %d fragments, fresh rows %d, unmerged generations/parts %d,"
+          + " merges %d%n", when, st.baseRows(), st.fragments(), st.freshRows(), st.unmergedGenerations(),
+          st.maintenance().merges());
+    }
   }
 
   private static String scan(Dataset<Row> df) {
