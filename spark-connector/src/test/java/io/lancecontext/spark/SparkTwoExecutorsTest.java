@@ -60,6 +60,8 @@ class SparkTwoExecutorsTest {
         classPath));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
     pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+    // the Worker keeps its executors' work directories (logs, fetched files) under SPARK_HOME/work
+    pb.environment().put("SPARK_HOME", Files.createDirectories(dir.resolve("spark-home")).toString());
     Process driver = pb.start();
     List<String> out = new ArrayList<>();
     try (BufferedReader r = new BufferedReader(new InputStreamReader(driver.getInputStream(), StandardCharsets.UTF_8))) {
