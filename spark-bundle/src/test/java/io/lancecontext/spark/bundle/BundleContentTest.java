@@ -49,7 +49,7 @@ class BundleContentTest {
 
   @Test
   void packagingSnippetsNameThisBundleAndVersion() throws IOException {
-    String doc = Files.readString(Path.of("..", "docs", "spark.md"));
+    String doc = Files.readString(Path.of(System.getProperty("lancecontext.docs"), "spark.md"));
     Matcher block = Pattern.compile("```\\n(.*?)```", Pattern.DOTALL).matcher(doc);
     List<String> submits = new ArrayList<>();
     while (block.find()) {
