@@ -1,0 +1,77 @@
+package io.lancecontext.spark.bundle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The bundle jar (run after the shade, in the package phase): everything the connector needs that Spark 4.1 does
+ * not ship, nothing Spark ships (one Arrow per JVM), the data source registered; and the packaging snippets of
+ * docs/spark.md name this jar and this version.
+ */
+class BundleContentTest {
+  static final String VERSION = System.getProperty("lancecontext.version");
+  static final Path JAR = Path.of(System.getProperty("lancecontext.bundle.jar"));
+
+  @Test
+  void bundleHoldsTheConnectorAndLanceButNothingSparkShips() throws IOException {
+    try (ZipFile jar = new ZipFile(JAR.toFile())) {
+      for (String needed : List.of("io/lancecontext/spark/LanceContextDataSource.class",
+          "io/lancecontext/core/ContextStore.class", "org/lance/Dataset.class", "nativelib/linux-x86-64/liblance_jni.so",
+          "org/apache/arrow/c/Data.class", "com/github/benmanes/caffeine/cache/Caffeine.class",
+          "software/amazon/awssdk/services/s3/S3Client.class")) {
+        assertNotNull(jar.getEntry(needed), "the bundle holds " + needed);
+      }
+      for (String spark : List.of("org/apache/spark/SparkContext.class", "org/apache/arrow/vector/FieldVector.class",
+          "org/apache/arrow/memory/BufferAllocator.class", "scala/Option.class",
+          "com/fasterxml/jackson/databind/ObjectMapper.class", "io/netty/buffer/ByteBuf.class", "org/slf4j/Logger.class")) {
+        assertNull(jar.getEntry(spark), "Spark 4.1.3 ships " + spark + ": the bundle must not");
+      }
+      ZipEntry services = jar.getEntry("META-INF/services/org.apache.spark.sql.sources.DataSourceRegister");
+      assertNotNull(services, "format(\"lancecontext\") is registered");
+      String registered = new String(jar.getInputStream(services).readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(registered.contains("io.lancecontext.spark.LanceContextDataSource"), registered);
+    }
+  }
+
+  @Test
+  void packagingSnippetsNameThisBundleAndVersion() throws IOException {
+    String doc = Files.readString(Path.of(System.getProperty("lancecontext.docs"), "spark.md"));
+    Matcher block = Pattern.compile("```\\n(.*?)```", Pattern.DOTALL).matcher(doc);
+    List<String> submits = new ArrayList<>();
+    while (block.find()) {
+      if (block.group(1).contains("spark-submit")) {
+        submits.add(block.group(1));
+      }
+    }
+    assertTrue(submits.size() >= 2, "docs/spark.md shows spark-submit with the bundle");
+    String jarName = JAR.getFileName().toString();
+    assertEquals("lancecontext-spark-bundle-" + VERSION + ".jar", jarName);
+    for (String s : submits) {
+      Matcher jars = Pattern.compile("lancecontext-spark-bundle-[^ /\\\\]*?\\.jar").matcher(s);
+      int named = 0;
+      while (jars.find()) {
+        assertEquals(jarName, jars.group(), s);
+        named++;
+      }
+      assertTrue(named >= 2, "the bundle on the driver's and the executors' class path:\n" + s);
+      assertTrue(s.contains("spark.driver.extraClassPath=") && s.contains("spark.executor.extraClassPath="),
+          "lance-core must be on the system class path:\n" + s);
+    }
+    assertTrue(doc.contains("io.lancecontext:lancecontext-spark-bundle:<version>"), "the --packages coordinates");
+    assertTrue(doc.contains("spark-bundle/target/lancecontext-spark-bundle-<version>.jar"), "where the build puts it");
+  }
+}
