@@ -2,7 +2,6 @@ package io.lancecontext.core.internal.txn;
 
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceErrors;
-import io.lancecontext.core.internal.lance.SingleBatchReader;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.WriteSummary;
 import java.io.IOException;
@@ -110,11 +109,19 @@ public final class Transactions {
    * dataset, in one data file so that a row's offset is its place in the part. Does not close {@code rows}.
    */
   public void writePart(String txid, int bucket, String name, VectorSchemaRoot rows) {
+    writePart(txid, bucket, name, List.of(rows));
+  }
+
+  /**
+   * As {@link #writePart(String, int, String, VectorSchemaRoot)}, from several batches of one schema,
+   * stored in their order. Does not close them.
+   */
+  public void writePart(String txid, int bucket, String name, List<VectorSchemaRoot> batches) {
     String uri = config.uri() + "/" + TxnIds.partDir(txid, bucket, name);
     WriteParams params = new WriteParams.Builder().withMode(WriteParams.WriteMode.CREATE)
         .withMaxRowsPerFile(Integer.MAX_VALUE).withStorageOptions(config.storageOptions()).build();
     try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator);
-        SingleBatchReader reader = new SingleBatchReader(rows, allocator)) {
+        BatchListReader reader = new BatchListReader(batches, allocator)) {
       Data.exportArrayStream(allocator, reader, stream);
       try (Dataset ds = LanceErrors.call("stage a part of transaction " + txid,
           () -> Dataset.create(allocator, stream, uri, params))) {
@@ -122,6 +129,46 @@ public final class Transactions {
       }
     } catch (IOException e) {
       throw LanceErrors.translate("stage a part of transaction " + txid, e);
+    }
+  }
+
+  /** Yields existing batches of one schema in order, sharing their buffers; they must outlive the reader. */
+  private static final class BatchListReader extends org.apache.arrow.vector.ipc.ArrowReader {
+    private final List<VectorSchemaRoot> batches;
+    private int next;
+
+    BatchListReader(List<VectorSchemaRoot> batches, BufferAllocator allocator) {
+      super(allocator);
+      if (batches.isEmpty()) {
+        throw new IllegalArgumentException("a staged part needs rows");
+      }
+      this.batches = batches;
+    }
+
+    @Override
+    public boolean loadNextBatch() throws IOException {
+      ensureInitialized();
+      if (next >= batches.size()) {
+        return false;
+      }
+      try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch b =
+          new org.apache.arrow.vector.VectorUnloader(batches.get(next++)).getRecordBatch()) {
+        loadRecordBatch(b);
+      }
+      return true;
+    }
+
+    @Override
+    public long bytesRead() {
+      return 0;
+    }
+
+    @Override
+    protected void closeReadSource() {}
+
+    @Override
+    protected org.apache.arrow.vector.types.pojo.Schema readSchema() {
+      return batches.get(0).getSchema();
     }
   }
 }
