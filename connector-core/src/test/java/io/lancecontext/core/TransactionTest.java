@@ -183,6 +183,31 @@ class TransactionTest extends StoreTest {
   }
 
   @Test
+  void readsListTheTransactionsAgainOnlyAfterAPublishChangedItsMarker() throws Exception {
+    try (ContextStore store = ContextStore.open(options())) {
+      store.publish("a", List.of(stage(store, "a", "p", 0, 10, 1)));
+      String marker = Files.readString(dir.resolve("s/_lc/txn-published"));
+      assertEquals(10, store.count());
+      long listings = store.resident().transactions().listings();
+      for (int i = 0; i < 20; i++) {
+        assertEquals(10, store.count());
+        assertEquals(1, store.get("k3").orElseThrow().get("token_count"));
+      }
+      assertEquals(listings, store.resident().transactions().listings(), "reads without a publish list nothing");
+      WriteSummary b = stage(store, "b", "p", 5, 15, 2);
+      store.publish("b", List.of(b));
+      assertFalse(marker.equals(Files.readString(dir.resolve("s/_lc/txn-published"))), "a publish changes the marker");
+      assertEquals(15, store.count());
+      assertEquals(2, store.get("k7").orElseThrow().get("token_count"));
+      assertEquals(listings + 1, store.resident().transactions().listings());
+      marker = Files.readString(dir.resolve("s/_lc/txn-published"));
+      assertTrue(store.publish("b", List.of(b)).alreadyPublished());
+      assertFalse(marker.equals(Files.readString(dir.resolve("s/_lc/txn-published"))),
+          "a replayed publish changes it too (its first publisher may have died before writing it)");
+    }
+  }
+
+  @Test
   void publishingAPublishedTransactionAgainChangesNothingAndSaysSo() {
     try (ContextStore store = ContextStore.open(options())) {
       WriteSummary a = stage(store, "tx", "a", 0, 10, 1);

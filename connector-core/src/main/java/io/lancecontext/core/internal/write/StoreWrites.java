@@ -322,6 +322,7 @@ public final class StoreWrites {
       throw new TransactionAbortedException("transaction " + r.txid() + " of " + uri + " was aborted; it cannot be "
           + "published");
     }
+    transactions.markPublished();
     return result(r, true, started);
   }
 
