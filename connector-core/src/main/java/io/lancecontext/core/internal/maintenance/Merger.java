@@ -57,10 +57,11 @@ import org.lance.merge.MergeInsertResult;
  * lance-core's merge-insert); memory holds one entry per merged key. {@code merge.max-bytes} and
  * {@code merge.max-inputs} bound one merge (lance-core 7.0.0's merge-insert fails with "Resources exhausted
  * ... HashJoinInput" above about 100 MB of input): whole buckets (both lanes and their transaction parts) are
- * taken in bucket order while they fit; the first bucket that does not fit is taken as a prefix in
- * write-sequence order ({@link #sequencePrefix}, at least one input) when nothing was taken before it, and
- * the rest is left for the next merge. A prefix, not any subset: the fresh tier wins over the base, so a key
- * merged from one input while an older row of it stayed unmerged in another would read as the older row.
+ * taken while they fit, in bucket order from a bucket that turns with the base version; a bucket that does
+ * not fit is taken as a prefix in write-sequence order ({@link #sequencePrefix}, at least one input) when
+ * nothing was taken before it, and the rest is left for the next merge. A prefix, not any subset: the
+ * fresh tier wins over the base, so a key merged from one input while an older row of it stayed unmerged in
+ * another would read as the older row.
  *
  * <p>Safe while writers keep writing; callers hold the {@link MaintenanceLock}, so the watermark read here
  * cannot be stale.
@@ -185,7 +186,11 @@ final class Merger {
       long bytes = 0;
       int remaining = 0;
       boolean full = false;
-      for (int bucket = 0; bucket < shards; bucket++) {
+      // the first bucket turns with the base version, so that one bucket with more than a merge's bounds
+      // of unmerged data does not hold the others back
+      int first = (int) Math.floorMod(base.version(), (long) shards);
+      for (int k = 0; k < shards; k++) {
+        int bucket = (first + k) % shards;
         List<Candidate> candidates = new ArrayList<>();
         long txnWatermark = watermarks.getOrDefault(TxnIds.txnShardId(bucket), 0L);
         List<PublishedPart> parts = published.getOrDefault(bucket, List.of()).stream()
@@ -219,7 +224,6 @@ final class Merger {
         List<Candidate> taken = candidates;
         if (bytes + bucketBytes > maxBytes || inputs.size() + candidates.size() > maxInputs) {
           if (!inputs.isEmpty()) {
-            full = true;
             remaining += candidates.size();
             continue;
           }
