@@ -170,10 +170,14 @@ public final class ContextStore implements AutoCloseable {
     return new StoreWriter(this, options);
   }
 
-  /** The staging buffer of an atomic write handle, bounded by {@code write.batch-bytes}. */
+  /**
+   * The staging buffer of an atomic write handle, bounded by {@code write.batch-bytes}, its parts by
+   * {@code merge.max-bytes}.
+   */
   io.lancecontext.core.internal.write.StagingBuffer stagingBuffer(String txid, String partId) {
     check();
-    return store.writes().stagingBuffer(txid, partId, config().get(StoreOptions.BATCH_BYTES));
+    return store.writes().stagingBuffer(txid, partId, config().get(StoreOptions.BATCH_BYTES),
+        config().get(StoreOptions.MERGE_MAX_BYTES));
   }
 
   /** Stages a batch in the dataset schema through an atomic handle's buffer (null batch: flush it). */

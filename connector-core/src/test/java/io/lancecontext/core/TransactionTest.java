@@ -171,6 +171,19 @@ class TransactionTest extends StoreTest {
   }
 
   @Test
+  void aHandleWritesABucketsRowsAsAPartOnceTheyReachMergeMaxBytes() {
+    // every part must fit in one merge: under a 1-byte merge cap each flush writes its buckets at once
+    try (ContextStore store = ContextStore.open(options("write.batch-rows", "10", "merge.max-bytes", "1",
+        "shards", "4"))) {
+      WriteSummary a = stage(store, "tx", "a", 0, 40, 1);
+      assertTrue(a.staged().size() > 4, a.staged().toString());
+      assertTrue(a.staged().stream().allMatch(p -> p.rows() <= 10), a.staged().toString());
+      store.publish("tx", List.of(a));
+      assertEquals(40, store.count());
+    }
+  }
+
+  @Test
   void aHandleClosedWithoutCommitLeavesNothingBufferedOrVisible() {
     try (ContextStore store = ContextStore.open(options("write.batch-rows", "10"))) {
       try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction("tx", "a").build())) {

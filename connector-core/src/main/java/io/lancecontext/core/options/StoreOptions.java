@@ -76,11 +76,12 @@ public final class StoreOptions {
   public static final ConfigOption<Duration> MERGE_INTERVAL = ConfigOption.of("merge.trigger.interval", "60s",
       OptionParsers::positiveDuration, Scope.RESIDENT, "Merge unmerged generations at least this often.");
 
-  public static final ConfigOption<Long> MERGE_MAX_BYTES = ConfigOption.of("merge.max-bytes", "64MiB", OptionParsers::bytes,
+  public static final ConfigOption<Long> MERGE_MAX_BYTES = ConfigOption.of("merge.max-bytes", "32MiB", OptionParsers::bytes,
       Scope.RESIDENT, "Generation and transaction-part bytes one merge folds into the base table at most (at least one "
           + "input): whole buckets while they fit, then the oldest rows of one bucket (a write-sequence prefix); the "
-          + "rest is left to the next merge. Bounds a merge's memory: lance-core 7.0.0's merge-insert fails above "
-          + "about 100 MB of input (its hash-join pool).");
+          + "rest is left to the next merge. Also the size at which an atomic handle writes a bucket's staged rows "
+          + "as a part. Bounds a merge's memory: lance-core 7.0.0's merge-insert fails above about 100 MB of input "
+          + "rows in memory (its hash-join pool), and rows take more memory than their files.");
 
   public static final ConfigOption<Integer> MERGE_MAX_INPUTS = ConfigOption.of("merge.max-inputs", "64",
       OptionParsers::positiveInt, Scope.RESIDENT, "Generations and transaction parts one merge takes at most (chosen "

@@ -15,8 +15,9 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * The rows one atomic write handle staged and has not yet written as parts, by bucket. Each added batch is
  * validated, deduplicated by key and split by bucket at once (bad input is refused whole, before anything
  * of it is kept); a bucket's rows are written as one part (one Lance dataset, one create and one commit)
- * only when the buffer holds more than {@code maxBytes} (the largest bucket goes first), when a key comes
- * again in a bucket (a part holds one row per key), or on {@link #flush()}. So a handle writes parts of
+ * only when the buffer holds more than {@code maxBytes} (the largest bucket goes first), when the bucket
+ * holds {@code maxPartBytes} (a part must fit in one merge: {@code merge.max-bytes}), when a key comes again
+ * in a bucket (a part holds one row per key), or on {@link #flush()}. So a handle writes parts of
  * about {@code maxBytes / buckets} or more instead of one per bucket and flush, and its memory stays
  * bounded by {@code maxBytes} (plus one batch) however many rows stream through it.
  *
@@ -30,6 +31,7 @@ public final class StagingBuffer implements AutoCloseable {
   private final String txid;
   private final String partId;
   private final long maxBytes;
+  private final long maxPartBytes;
   private final Map<Integer, Pending> pending = new TreeMap<>();
   private long bytes;
   private int nextIndex;
@@ -42,12 +44,13 @@ public final class StagingBuffer implements AutoCloseable {
     long bytes;
   }
 
-  StagingBuffer(StoreWrites writes, String txid, String partId, int firstIndex, long maxBytes) {
+  StagingBuffer(StoreWrites writes, String txid, String partId, int firstIndex, long maxBytes, long maxPartBytes) {
     this.writes = writes;
     this.txid = txid;
     this.partId = partId;
     this.nextIndex = firstIndex;
     this.maxBytes = maxBytes;
+    this.maxPartBytes = maxPartBytes;
   }
 
   /**
@@ -83,6 +86,9 @@ public final class StagingBuffer implements AutoCloseable {
         p.bytes += size;
         bytes += size;
         taken++;
+        if (p.bytes >= maxPartBytes) {
+          written.add(write(b.bucket()));
+        }
       }
       while (!pending.isEmpty() && bytes > maxBytes) {
         int largest = pending.entrySet().stream().max(java.util.Comparator.comparingLong(e -> e.getValue().bytes))

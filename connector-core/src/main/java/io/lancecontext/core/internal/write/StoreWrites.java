@@ -165,7 +165,7 @@ public final class StoreWrites {
    * of it is visible until the transaction is published naming these parts. Does not close {@code batch}.
    */
   public Staged stage(VectorSchemaRoot batch, boolean owned, String txid, String partId, int index) {
-    try (StagingBuffer buffer = new StagingBuffer(this, txid, partId, index, 0)) {
+    try (StagingBuffer buffer = new StagingBuffer(this, txid, partId, index, 0, Long.MAX_VALUE)) {
       Staged added = buffer.add(batch, owned);
       Staged flushed = buffer.flush();
       List<WriteSummary.StagedPart> parts = new ArrayList<>(added.parts());
@@ -176,11 +176,11 @@ public final class StoreWrites {
 
   /**
    * A staging buffer of one atomic write handle of transaction {@code txid}: it keeps each bucket's rows
-   * until the buffer holds about {@code maxBytes}, so that a handle writes few, large parts (see
-   * {@link StagingBuffer}).
+   * until the buffer holds about {@code maxBytes} or the bucket {@code maxPartBytes}, so that a handle writes
+   * few, large parts (see {@link StagingBuffer}).
    */
-  public StagingBuffer stagingBuffer(String txid, String partId, long maxBytes) {
-    return new StagingBuffer(this, txid, partId, 0, maxBytes);
+  public StagingBuffer stagingBuffer(String txid, String partId, long maxBytes, long maxPartBytes) {
+    return new StagingBuffer(this, txid, partId, 0, maxBytes, maxPartBytes);
   }
 
   /** One bucket's rows of a staged batch (after dedupe), the caller owns {@code rows}. */
