@@ -73,8 +73,10 @@ public final class MergeScalingBenchmark {
   /** @return merge seconds, peak RSS MiB during the merge, base write seconds */
   static double[] run(int baseRows) throws Exception {
     Path dir = Bench.scratch("merge-" + baseRows);
+    // merge.max-bytes as before issue 9's bound (1 GiB): the 50,000 rows (about 30 MB of files) are one merge
     Map<String, String> options = Map.of("path", dir.toString(), "schema", "rollout", "schema.embedding-dim",
-        Integer.toString(DIM), "shards", "4", "merge.trigger.generations", "1000", "merge.trigger.interval", "1h");
+        Integer.toString(DIM), "shards", "4", "merge.trigger.generations", "1000", "merge.trigger.interval", "1h",
+        "merge.max-bytes", "1GiB");
     try {
       SchemaSpec spec = SchemaPresets.rollout(DIM);
       try (ContextStore created = ContextStore.open(options)) {

@@ -173,10 +173,21 @@ public final class ContextStore implements AutoCloseable {
     return new StoreWriter(this, options);
   }
 
-  /** Stages a batch in the dataset schema for an atomic write handle (see {@link StoreWrites#stage}). */
-  StoreWrites.Staged stage(VectorSchemaRoot batch, boolean owned, String txid, String partId, int index) {
+  /**
+   * The staging buffer of an atomic write handle, bounded by {@code write.batch-bytes}, its parts by
+   * {@code merge.max-bytes}.
+   */
+  io.lancecontext.core.internal.write.StagingBuffer stagingBuffer(String txid, String partId) {
     check();
-    return store.operation("stage rows", () -> store.writes().stage(batch, owned, txid, partId, index));
+    return store.writes().stagingBuffer(txid, partId, config().get(StoreOptions.BATCH_BYTES),
+        config().get(StoreOptions.MERGE_MAX_BYTES));
+  }
+
+  /** Stages a batch in the dataset schema through an atomic handle's buffer (null batch: flush it). */
+  StoreWrites.Staged stage(io.lancecontext.core.internal.write.StagingBuffer buffer, VectorSchemaRoot batch,
+      boolean owned) {
+    check();
+    return store.operation("stage rows", () -> batch == null ? buffer.flush() : buffer.add(batch, owned));
   }
 
   // ---------------------------------------------------------------- transactions

@@ -53,9 +53,11 @@ import org.apache.arrow.vector.ipc.ArrowReader;
  *
  * <p><b>Atomic mode.</b> A handle made with {@link WriterOptions.Builder#transaction} (or on a store whose
  * {@code write.commit} is {@code atomic}) stages instead of putting: every flush of its buffer (at
- * {@code write.batch-rows} rows or about {@code write.batch-bytes}, so memory stays bounded however many rows
- * a task streams through it) and every Arrow batch is deduplicated by key, split by bucket and written once
- * as Lance data under the transaction; nothing of it is visible. {@link #commit()} then returns a summary
+ * {@code write.batch-rows} rows or about {@code write.batch-bytes}) and every Arrow batch is deduplicated by
+ * key and split by bucket, and each bucket's rows are kept until the handle holds about
+ * {@code write.batch-bytes} of staged rows, then written once as Lance data (one part per bucket) under the
+ * transaction, so a handle holds at most about twice {@code write.batch-bytes} however many rows a task
+ * streams through it; nothing of it is visible. {@link #commit()} then returns a summary
  * naming the parts staged since the previous commit, and the rows become visible when
  * {@link ContextStore#publish} is called with the summaries of the transaction's handles. Capability
  * {@code unique-ids} takes immediate writes only.
@@ -79,7 +81,7 @@ public final class StoreWriter implements AutoCloseable {
   /** The transaction of an atomic handle (null: immediate). */
   private final String transactionId;
   private final String partId;
-  private int stagedFlushes;
+  private final io.lancecontext.core.internal.write.StagingBuffer stager;
   private final List<WriteSummary.StagedPart> staged = new ArrayList<>();
 
   StoreWriter(ContextStore store, WriterOptions options) {
@@ -96,6 +98,7 @@ public final class StoreWriter implements AutoCloseable {
     }
     this.transactionId = atomic ? options.transactionId().get() : null;
     this.partId = atomic ? options.partId().get() : null;
+    this.stager = atomic ? store.stagingBuffer(transactionId, partId) : null;
     this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
     this.batchBytes = store.config().get(StoreOptions.BATCH_BYTES);
     KeyIds ids = KeyIds.seeded(options.idSeed().orElse(null));
@@ -186,6 +189,9 @@ public final class StoreWriter implements AutoCloseable {
     check();
     requireNoOpenRow();
     flush();
+    if (stager != null) {
+      stage(null, false);
+    }
     List<WriteSummary.ShardPuts> shards = new ArrayList<>();
     for (Span s : spans.values()) {
       shards.add(new WriteSummary.ShardPuts(s.bucket, s.lane, s.shardId, s.epoch, s.first, s.last, s.puts));
@@ -232,17 +238,7 @@ public final class StoreWriter implements AutoCloseable {
 
   private void put(VectorSchemaRoot rows, boolean owned) {
     if (transactionId != null) {
-      StoreWrites.Staged outcome;
-      try {
-        outcome = store.stage(rows, owned, transactionId, partId, stagedFlushes++);
-      } catch (RuntimeException e) {
-        failure = e;
-        buffer.close();
-        throw e;
-      }
-      rowsWritten += outcome.rows();
-      keysDeleted += outcome.deletes();
-      staged.addAll(outcome.parts());
+      stage(rows, owned);
       return;
     }
     StoreWrites.Outcome outcome;
@@ -258,6 +254,22 @@ public final class StoreWriter implements AutoCloseable {
     for (PutReceipt r : outcome.puts()) {
       spans.computeIfAbsent(r.shardId() + "@" + r.epoch(), k -> new Span(r)).add(r.walPosition());
     }
+  }
+
+  /** Stages through the handle's buffer ({@code rows} null: writes out what it holds). */
+  private void stage(VectorSchemaRoot rows, boolean owned) {
+    StoreWrites.Staged outcome;
+    try {
+      outcome = store.stage(stager, rows, owned);
+    } catch (RuntimeException e) {
+      failure = e;
+      buffer.close();
+      stager.close();
+      throw e;
+    }
+    rowsWritten += outcome.rows();
+    keysDeleted += outcome.deletes();
+    staged.addAll(outcome.parts());
   }
 
   private void requireNoOpenRow() {
@@ -284,6 +296,9 @@ public final class StoreWriter implements AutoCloseable {
       closed = true;
       if (failure == null) {
         buffer.close();
+        if (stager != null) {
+          stager.close();
+        }
       }
     }
   }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.testing.ChildJvm;
 import io.lancecontext.core.testing.StoreProcess;
 import io.lancecontext.core.testing.StoreTest;
@@ -29,7 +30,7 @@ import org.lance.Dataset;
 import org.lance.ipc.LanceScanner;
 import org.lance.ipc.ScanOptions;
 
-/** Merges: deletions commit with the data, and {@code merge.max-bytes} splits work only between buckets. */
+/** Merges: deletions commit with the data, and {@code merge.max-bytes} / {@code merge.max-inputs} bound one merge, oldest rows first. */
 class MergeTest extends StoreTest {
   private Map<String, String> options(String name, String... more) {
     Map<String, String> o = new HashMap<>();
@@ -193,11 +194,12 @@ class MergeTest extends StoreTest {
   }
 
   @Test
-  void aMergeCappedByMaxBytesTakesWholeBucketsAndLeavesTheRestToTheNextMerge() throws Exception {
+  void aMergeCappedByMaxBytesTakesTheOldestRowsOfABucketAndLeavesTheRestToTheNextMerge() throws Exception {
     Map<String, String> o = options("capped", "merge.max-bytes", "1");
     try (ContextStore store = ContextStore.open(o)) {
       store.add(rows("a", 0, 400, 1));
       store.add(rows("a", 0, 200, 2));  // repeated keys: the bucket moves to its other lane
+      store.add(rows("a", 100, 300, 3));
       int merges = 0;
       while (true) {
         MergeResult r = store.merge();
@@ -214,21 +216,52 @@ class MergeTest extends StoreTest {
           }
         }
         assertEquals(1, buckets.size(), "one bucket per merge under a 1-byte cap: " + r);
-        int bucket = buckets.iterator().next();
-        int lanesWithData = 0;
-        for (String shard : ShardIds.forBucket(bucket)) {
-          lanesWithData += r.generations().getOrDefault(shard, 0) > 0 ? 1 : 0;
-        }
-        assertEquals(2, lanesWithData, "both lanes of the bucket merge together: " + r);
         assertEquals(400, store.count());
-        for (Map<String, Object> rec : store.get(List.of("a0", "a150", "a250", "a399"))) {
+        for (Map<String, Object> rec : store.get(List.of("a0", "a150", "a250", "a399", "a120", "a99", "a299"))) {
           int i = Integer.parseInt(((String) rec.get("id")).substring(1));
-          assertEquals(i < 200 ? 2 : 1, rec.get("token_count"), "newest row of " + rec.get("id") + " after merge " + merges);
+          int expected = i >= 100 && i < 300 ? 3 : i < 200 ? 2 : 1;
+          assertEquals(expected, rec.get("token_count"), "newest row of " + rec.get("id") + " after merge " + merges);
         }
-        assertTrue(merges <= 4, "at most one merge per bucket");
+        assertTrue(merges <= 12, "at most one merge per generation");
       }
-      assertEquals(4, merges);
+      assertTrue(merges > 4, "the buckets' generations merged in several steps: " + merges);
       assertEquals(0, store.stats().freshRows());
+    }
+  }
+
+  @Test
+  void manyTinyTransactionPartsMergeInStepsOfMergeMaxInputsAndReadTheSameAfterEach() throws Exception {
+    Map<String, String> o = options("tiny", "merge.max-inputs", "3");
+    try (ContextStore store = ContextStore.open(o)) {
+      for (int t = 0; t < 10; t++) {
+        WriteSummary w;
+        try (StoreWriter writer = store.newWriter(WriterOptions.builder().transaction("tx" + t, "a").build())) {
+          writer.write(rows("k", 0, 30, t));
+          w = writer.commit();
+        }
+        store.publish("tx" + t, List.of(w));
+        store.add(List.of(row("k5", 100 + t)));  // a generation newer than the part
+      }
+      int merges = 0;
+      while (true) {
+        MergeResult r = store.merge();
+        if (!r.merged()) {
+          break;
+        }
+        merges++;
+        int taken = r.generations().values().stream().mapToInt(Integer::intValue).sum();
+        assertTrue(taken <= 3, "merge " + merges + " took " + taken + " inputs: " + r);
+        Map<String, Object> view = StoreTestSupport.view(store, "token_count");
+        assertEquals(30, view.size());
+        for (var e : view.entrySet()) {
+          assertEquals(e.getKey().equals("k5") ? 109 : 9, e.getValue(), e.getKey() + " after merge " + merges);
+        }
+        assertTrue(merges < 100);
+      }
+      assertTrue(merges >= 7, "10 parts and 10 generations in steps of 3: " + merges);
+      assertEquals(0, store.stats().freshRows());
+      assertEquals(9, store.get("k0").orElseThrow().get("token_count"));
+      assertEquals(109, store.get("k5").orElseThrow().get("token_count"));
     }
   }
 }

@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       {@code t} stages keys {@code k<from + (proc*threads + t)*stride> ..} ({@code rows} of them) as part
  *       {@code <proc>/<t>}, in flushes of 100 rows, commits and writes the summary's bytes to
  *       {@code <outDir>/<proc>-<t>.bin}; prints {@code staged <file>} per thread, then {@code done}.</li>
- *   <li>{@code endless-stager <path> <txid>}: stages 100-row flushes until killed, printing
- *       {@code staging} after the first.</li>
+ *   <li>{@code endless-stager <path> <txid>}: stages 100-row flushes until killed (a 16 KiB
+ *       staging bound), printing {@code staging} once a part of it is on disk.</li>
  *   <li>{@code publisher <path> <txid> <summary files...>}: prints {@code publishing}, publishes, prints
  *       {@code published <alreadyPublished>}.</li>
  *   <li>{@code poller <path>}: prints {@code ready}, then, until stdin says anything, reads the whole view
@@ -79,12 +79,16 @@ public final class TransactionProcess {
         Runtime.getRuntime().halt(0);
       }
       case "endless-stager" -> {
-        ContextStore store = ContextStore.open(options);
+        // a small staging bound: parts reach the disk while the handle streams, not only at commit
+        ContextStore store = ContextStore.open(Map.of("path", args[1], "write.batch-rows", "100",
+            "write.batch-bytes", "16KiB"));
         StoreWriter w = store.newWriter(WriterOptions.builder().transaction(args[2], "0").build());
+        boolean said = false;
         for (int i = 0; ; i++) {
           w.write(row(100_000 + i, 2));
-          if (i == 150) {
+          if (!said && i >= 150 && Files.isDirectory(Path.of(args[1], "_lc", "txn", args[2]))) {
             out.println("staging");
+            said = true;
           }
         }
       }

@@ -125,6 +125,102 @@ class TransactionTest extends StoreTest {
   }
 
   @Test
+  void aHandleStagesOnePartPerBucketNotOnePerBucketAndFlush() {
+    try (ContextStore store = ContextStore.open(options("write.batch-rows", "10", "shards", "4"))) {
+      WriteSummary a = stage(store, "tx", "a", 0, 200, 1);  // 20 flushes of its buffer
+      assertEquals(200, a.rowsWritten());
+      assertEquals(4, a.staged().size(), a.staged().toString());
+      assertEquals(List.of(0, 1, 2, 3), a.staged().stream().map(WriteSummary.StagedPart::bucket).sorted().toList());
+      store.publish("tx", List.of(a));
+      assertEquals(200, store.count());
+    }
+  }
+
+  @Test
+  void aKeyWrittenAgainInOneHandleStartsANewPartAndTheLastRowWins() {
+    try (ContextStore store = ContextStore.open(options("write.batch-rows", "10", "shards", "4"))) {
+      WriteSummary a;
+      try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction("tx", "a").build())) {
+        for (int round = 1; round <= 3; round++) {
+          for (int i = 0; i < 40; i++) {
+            w.write(row("k" + i, round));
+          }
+        }
+        a = w.commit();
+      }
+      assertTrue(a.staged().size() >= 12, "each bucket's repeated keys start new parts: " + a.staged());
+      store.publish("tx", List.of(a));
+      StoreTestSupport.inEveryTier(store, () -> {
+        Map<String, Object> view = StoreTestSupport.view(store, "token_count");
+        assertEquals(40, view.size());
+        assertTrue(view.values().stream().allMatch(v -> v.equals(3)), view.toString());
+      });
+    }
+  }
+
+  @Test
+  void aHandlesStagedRowsStayBoundedByBatchBytes() {
+    // a 1-byte bound: every flush of the handle's buffer is written out at once, one part per bucket
+    try (ContextStore store = ContextStore.open(options("write.batch-rows", "10", "write.batch-bytes", "1",
+        "shards", "4"))) {
+      WriteSummary a = stage(store, "tx", "a", 0, 40, 1);
+      assertTrue(a.staged().size() >= 8, a.staged().toString());
+      store.publish("tx", List.of(a));
+      assertEquals(40, store.count());
+    }
+  }
+
+  @Test
+  void aHandleWritesABucketsRowsAsAPartOnceTheyReachMergeMaxBytes() {
+    // every part must fit in one merge: under a 1-byte merge cap each flush writes its buckets at once
+    try (ContextStore store = ContextStore.open(options("write.batch-rows", "10", "merge.max-bytes", "1",
+        "shards", "4"))) {
+      WriteSummary a = stage(store, "tx", "a", 0, 40, 1);
+      assertTrue(a.staged().size() > 4, a.staged().toString());
+      assertTrue(a.staged().stream().allMatch(p -> p.rows() <= 10), a.staged().toString());
+      store.publish("tx", List.of(a));
+      assertEquals(40, store.count());
+    }
+  }
+
+  @Test
+  void aHandleClosedWithoutCommitLeavesNothingBufferedOrVisible() {
+    try (ContextStore store = ContextStore.open(options("write.batch-rows", "10"))) {
+      try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction("tx", "a").build())) {
+        for (int i = 0; i < 35; i++) {
+          w.write(row("k" + i, 1));
+        }
+      }
+      assertEquals(0, store.count());
+    }
+  }
+
+  @Test
+  void readsListTheTransactionsAgainOnlyAfterAPublishChangedItsMarker() throws Exception {
+    try (ContextStore store = ContextStore.open(options())) {
+      store.publish("a", List.of(stage(store, "a", "p", 0, 10, 1)));
+      String marker = Files.readString(dir.resolve("s/_lc/txn-published"));
+      assertEquals(10, store.count());
+      long listings = store.resident().transactions().listings();
+      for (int i = 0; i < 20; i++) {
+        assertEquals(10, store.count());
+        assertEquals(1, store.get("k3").orElseThrow().get("token_count"));
+      }
+      assertEquals(listings, store.resident().transactions().listings(), "reads without a publish list nothing");
+      WriteSummary b = stage(store, "b", "p", 5, 15, 2);
+      store.publish("b", List.of(b));
+      assertFalse(marker.equals(Files.readString(dir.resolve("s/_lc/txn-published"))), "a publish changes the marker");
+      assertEquals(15, store.count());
+      assertEquals(2, store.get("k7").orElseThrow().get("token_count"));
+      assertEquals(listings + 1, store.resident().transactions().listings());
+      marker = Files.readString(dir.resolve("s/_lc/txn-published"));
+      assertTrue(store.publish("b", List.of(b)).alreadyPublished());
+      assertFalse(marker.equals(Files.readString(dir.resolve("s/_lc/txn-published"))),
+          "a replayed publish changes it too (its first publisher may have died before writing it)");
+    }
+  }
+
+  @Test
   void publishingAPublishedTransactionAgainChangesNothingAndSaysSo() {
     try (ContextStore store = ContextStore.open(options())) {
       WriteSummary a = stage(store, "tx", "a", 0, 10, 1);

@@ -76,9 +76,16 @@ public final class StoreOptions {
   public static final ConfigOption<Duration> MERGE_INTERVAL = ConfigOption.of("merge.trigger.interval", "60s",
       OptionParsers::positiveDuration, Scope.RESIDENT, "Merge unmerged generations at least this often.");
 
-  public static final ConfigOption<Long> MERGE_MAX_BYTES = ConfigOption.of("merge.max-bytes", "1GiB", OptionParsers::bytes,
-      Scope.RESIDENT, "Generation bytes one merge folds into the base table at most: whole buckets are taken until "
-          + "this is reached (at least one), the rest is left to the next merge. Bounds a merge's memory and commit size.");
+  public static final ConfigOption<Long> MERGE_MAX_BYTES = ConfigOption.of("merge.max-bytes", "32MiB", OptionParsers::bytes,
+      Scope.RESIDENT, "Generation and transaction-part bytes one merge folds into the base table at most (at least one "
+          + "input): whole buckets while they fit, then the oldest rows of one bucket (a write-sequence prefix); the "
+          + "rest is left to the next merge. Also the size at which an atomic handle writes a bucket's staged rows "
+          + "as a part. Bounds a merge's memory: lance-core 7.0.0's merge-insert fails above about 100 MB of input "
+          + "rows in memory (its hash-join pool), and rows take more memory than their files.");
+
+  public static final ConfigOption<Integer> MERGE_MAX_INPUTS = ConfigOption.of("merge.max-inputs", "64",
+      OptionParsers::positiveInt, Scope.RESIDENT, "Generations and transaction parts one merge takes at most (chosen "
+          + "as for merge.max-bytes); the rest is left to the next merge.");
 
   public static final ConfigOption<Duration> FLUSH_TIMEOUT = ConfigOption.of("merge.flush-timeout", "10min",
       OptionParsers::positiveDuration, Scope.RESIDENT, "How long ContextStore.flush() keeps sealing and merging before "
@@ -105,6 +112,6 @@ public final class StoreOptions {
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
       PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, WRITE_COMMIT, BULK_ROWS, MERGE_GENERATIONS, MERGE_INTERVAL,
-      MERGE_MAX_BYTES, FLUSH_TIMEOUT, GC_GRACE,
+      MERGE_MAX_BYTES, MERGE_MAX_INPUTS, FLUSH_TIMEOUT, GC_GRACE,
       COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
 }

@@ -45,8 +45,8 @@ public final class WriteSummary implements Serializable {
   }
 
   /**
-   * One part an atomic handle staged: the rows of one bucket written once, as a small Lance dataset
-   * named {@code name}, by writer {@code partId} as its {@code index}-th flush (0, 1, ...). Within a
+   * One part an atomic handle staged: the rows of one bucket written once, as a Lance dataset named
+   * {@code name}, by writer {@code partId} as the {@code index}-th part it wrote (0, 1, ...). Within a
    * transaction a key's row in the part of the greater {@code (partId, index)} wins.
    */
   public record StagedPart(int bucket, String name, String partId, int index, long rows, long deletes)

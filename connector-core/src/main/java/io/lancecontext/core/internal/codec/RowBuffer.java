@@ -34,6 +34,7 @@ public final class RowBuffer implements AutoCloseable {
   private final BufferAllocator allocator;
   private final KeyIds ids;
   private final List<ColumnSpec> columns;
+  private final java.util.Map<String, Integer> indexByName = new java.util.HashMap<>();
   private final int keyColumn;
   private final boolean[] set;
   private VectorSchemaRoot root;
@@ -51,6 +52,9 @@ public final class RowBuffer implements AutoCloseable {
     this.allocator = allocator;
     this.ids = ids;
     this.columns = spec.columns();
+    for (int i = 0; i < columns.size(); i++) {
+      indexByName.putIfAbsent(columns.get(i).name(), i);
+    }
     this.keyColumn = columns.indexOf(spec.column(spec.key()));
     this.set = new boolean[columns.size()];
     allocate();
@@ -77,6 +81,10 @@ public final class RowBuffer implements AutoCloseable {
    * @throws SchemaException for a system column (the store sets those) or a column the store lacks
    */
   public int column(String name) {
+    Integer index = name == null ? null : indexByName.get(name);
+    if (index != null) {
+      return index;
+    }
     ColumnSpec c = spec.column(name);
     if (c == null) {
       if (name != null && name.toLowerCase(java.util.Locale.ROOT).startsWith(SystemColumns.SYSTEM_PREFIX)) {

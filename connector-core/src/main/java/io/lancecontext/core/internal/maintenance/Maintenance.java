@@ -471,7 +471,7 @@ public final class Maintenance implements AutoCloseable {
         lastMerge.set(r);
         LOG.info("{}: merged {} generations ({} rows, {} deletions) into base version {} in {} ms{}", host.name(),
             r.generationCount(), r.rows(), r.tombstones(), r.baseVersion(), r.millis(),
-            r.remaining() > 0 ? "; " + r.remaining() + " generations left for the next merge (merge.max-bytes)" : "");
+            r.remaining() > 0 ? "; " + r.remaining() + " generations left for the next merge (merge.max-bytes, merge.max-inputs)" : "");
       }
       return r;
     });

@@ -54,11 +54,14 @@ import org.lance.merge.MergeInsertResult;
  * are removed from the base later ({@link #purgeTombstones}), which hides nothing more.
  *
  * <p>Cost: the inputs are read twice (keys and write sequences, then the winning rows, streamed into
- * lance-core's merge-insert); memory holds one entry per merged key. {@code merge.max-bytes} caps the
- * generation bytes of one merge: whole buckets (both lanes) are taken in bucket order until the cap is
- * reached (always at least one), and the rest are left for the next merge. A bucket is never split: its
- * two lanes interleave in time, and a key merged from one lane while an older row of it stayed unmerged
- * in the other would read as the older row (the fresh tier wins over the base).
+ * lance-core's merge-insert); memory holds one entry per merged key. {@code merge.max-bytes} and
+ * {@code merge.max-inputs} bound one merge (lance-core 7.0.0's merge-insert fails with "Resources exhausted
+ * ... HashJoinInput" above about 100 MB of input): whole buckets (both lanes and their transaction parts) are
+ * taken while they fit, in bucket order from a bucket that turns with the base version; a bucket that does
+ * not fit is taken as a prefix in write-sequence order ({@link #sequencePrefix}, at least one input) when
+ * nothing was taken before it, and the rest is left for the next merge. A prefix, not any subset: the
+ * fresh tier wins over the base, so a key merged from one input while an older row of it stayed unmerged in
+ * another would read as the older row.
  *
  * <p>Safe while writers keep writing; callers hold the {@link MaintenanceLock}, so the watermark read here
  * cannot be stale.
@@ -73,7 +76,86 @@ final class Merger {
     }
   }
 
-  private record Candidate(String shardId, long generation, String path) {}
+  /** A generation ({@code sequence} -1) or a published part (its publish sequence) a merge may take. */
+  private record Candidate(String shardId, long generation, String path, long bytes, long sequence) {}
+
+  /**
+   * The inputs of one bucket a merge under {@code maxBytes} and {@code maxInputs} takes when the whole
+   * bucket does not fit: a prefix in write-sequence order, at least one input, closed so that every input
+   * left behind holds only rows newer than every row taken (the fresh tier wins over the base, so an older
+   * row of a key must never stay unmerged above a newer one merged), which also keeps each lane's merged
+   * generations a prefix of its generations and a transaction's parts of one bucket together.
+   */
+  private static List<Candidate> sequencePrefix(StoreConfig config, BufferAllocator allocator,
+      List<Candidate> candidates, long maxBytes, int maxInputs) throws IOException {
+    record Ranged(Candidate c, long min, long max) {}
+    List<Ranged> ranged = new ArrayList<>();
+    for (Candidate c : candidates) {
+      if (c.sequence() >= 0) {
+        ranged.add(new Ranged(c, c.sequence(), c.sequence()));
+      } else {
+        long[] range = sequenceRange(config, allocator, c);
+        ranged.add(new Ranged(c, range[0], range[1]));
+      }
+    }
+    ranged.sort(java.util.Comparator.comparingLong(Ranged::min).thenComparingLong(Ranged::max)
+        .thenComparing(r -> r.c().shardId()).thenComparingLong(r -> r.c().generation()));
+    List<Ranged> taken = new ArrayList<>();
+    long bytes = 0;
+    int i = 0;
+    for (; i < ranged.size(); i++) {
+      Ranged r = ranged.get(i);
+      if (!taken.isEmpty() && (bytes + r.c().bytes() > maxBytes || taken.size() >= maxInputs)) {
+        break;
+      }
+      taken.add(r);
+      bytes += r.c().bytes();
+    }
+    List<Ranged> left = new ArrayList<>(ranged.subList(i, ranged.size()));
+    boolean grew = true;
+    while (grew) {
+      grew = false;
+      long highest = taken.stream().mapToLong(Ranged::max).max().orElse(Long.MIN_VALUE);
+      Map<String, Long> laneTop = new HashMap<>();
+      for (Ranged r : taken) {
+        if (r.c().sequence() < 0) {
+          laneTop.merge(r.c().shardId(), r.c().generation(), Math::max);
+        }
+      }
+      for (var it = left.iterator(); it.hasNext(); ) {
+        Ranged r = it.next();
+        Long top = r.c().sequence() < 0 ? laneTop.get(r.c().shardId()) : null;
+        if (r.min() <= highest || (top != null && r.c().generation() < top)) {
+          taken.add(r);
+          it.remove();
+          grew = true;
+        }
+      }
+    }
+    return taken.stream().map(Ranged::c).toList();
+  }
+
+  /** The lowest and highest write sequence of a generation's rows (a missing stamp reads as 0). */
+  private static long[] sequenceRange(StoreConfig config, BufferAllocator allocator, Candidate c) {
+    String uri = config.uri() + "/" + ShardLayout.generationDir(c.shardId(), c.path());
+    long min = Long.MAX_VALUE;
+    long max = Long.MIN_VALUE;
+    ScanOptions options = new ScanOptions.Builder().columns(List.of(SystemColumns.SEQUENCE)).build();
+    try (Dataset ds = StoreDatasets.open(uri, config, allocator); ScanHandle scan = ScanHandle.open(ds, options)) {
+      ArrowReader reader = scan.reader();
+      while (reader.loadNextBatch()) {
+        BigIntVector seq = (BigIntVector) reader.getVectorSchemaRoot().getVector(SystemColumns.SEQUENCE);
+        for (int r = 0; r < seq.getValueCount(); r++) {
+          long q = seq.isNull(r) ? 0L : seq.get(r);
+          min = Math.min(min, q);
+          max = Math.max(max, q);
+        }
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("read the write sequences of generation " + c.path(), e);
+    }
+    return min == Long.MAX_VALUE ? new long[] {0, 0} : new long[] {min, max};
+  }
 
   static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
       MaintenanceLock lease) throws IOException {
@@ -96,15 +178,20 @@ final class Merger {
     Map<Integer, List<PublishedPart>> published = transactions == null ? Map.of() : transactions.publishedParts();
     long started = System.nanoTime();
     long maxBytes = config.get(StoreOptions.MERGE_MAX_BYTES);
+    int maxInputs = config.get(StoreOptions.MERGE_MAX_INPUTS);
     List<Input> inputs = new ArrayList<>();
     try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
       Map<String, Long> watermarks = MergedWatermarks.read(base);
       Map<String, Integer> perShard = new LinkedHashMap<>();
       long bytes = 0;
       int remaining = 0;
-      for (int bucket = 0; bucket < shards; bucket++) {
+      boolean full = false;
+      // the first bucket turns with the base version, so that one bucket with more than a merge's bounds
+      // of unmerged data does not hold the others back
+      int first = (int) Math.floorMod(base.version(), (long) shards);
+      for (int k = 0; k < shards; k++) {
+        int bucket = (first + k) % shards;
         List<Candidate> candidates = new ArrayList<>();
-        long bucketBytes = 0;
         long txnWatermark = watermarks.getOrDefault(TxnIds.txnShardId(bucket), 0L);
         List<PublishedPart> parts = published.getOrDefault(bucket, List.of()).stream()
             .filter(p -> p.sequence() > txnWatermark).toList();
@@ -114,40 +201,61 @@ final class Merger {
           ShardManifest manifest = ShardManifests.latest(files, shardId);
           for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
             if (g.generation() > w) {
-              candidates.add(new Candidate(shardId, g.generation(), g.path()));
-              bucketBytes += files.totalBytes(ShardLayout.generationDir(shardId, g.path()));
+              candidates.add(new Candidate(shardId, g.generation(), g.path(),
+                  files.totalBytes(ShardLayout.generationDir(shardId, g.path())), -1));
             }
           }
           if (!parts.isEmpty()) {
             lowestTail = Math.min(lowestTail, lowestTailSequence(files, shardId, manifest.replayAfter(), allocator));
           }
         }
-        if (candidates.isEmpty() && parts.isEmpty()) {
-          continue;
-        }
-        if (!parts.isEmpty() && lowestTail < parts.get(parts.size() - 1).sequence()) {
-          remaining += candidates.size() + parts.size();  // sealed later (age, idle, flush), then merged
-          continue;
-        }
+        String txnShard = TxnIds.txnShardId(bucket);
         for (PublishedPart p : parts) {
-          bucketBytes += files.totalBytes(p.path());
+          candidates.add(new Candidate(txnShard, p.sequence(), p.path(), files.totalBytes(p.path()), p.sequence()));
         }
-        if (!inputs.isEmpty() && bytes + bucketBytes > maxBytes) {
+        if (candidates.isEmpty()) {
+          continue;
+        }
+        if (full) {
           remaining += candidates.size();
           continue;
         }
-        bytes += bucketBytes;
-        candidates.sort(java.util.Comparator.comparing(Candidate::shardId).thenComparingLong(Candidate::generation));
-        for (Candidate c : candidates) {
+        long bucketBytes = candidates.stream().mapToLong(Candidate::bytes).sum();
+        List<Candidate> taken = candidates;
+        if (bytes + bucketBytes > maxBytes || inputs.size() + candidates.size() > maxInputs) {
+          if (!inputs.isEmpty()) {
+            remaining += candidates.size();
+            continue;
+          }
+          taken = sequencePrefix(config, allocator, candidates, maxBytes, maxInputs);
+          full = true;
+        }
+        long highestPart = taken.stream().mapToLong(Candidate::sequence).max().orElse(-1);
+        if (highestPart >= 0 && lowestTail < highestPart) {
+          remaining += candidates.size();  // sealed later (age, idle, flush), then merged
+          continue;
+        }
+        remaining += candidates.size() - taken.size();
+        java.util.Set<Candidate> chosen = new java.util.HashSet<>(taken);
+        List<Candidate> ordered = new ArrayList<>(candidates.stream().filter(chosen::contains).toList());
+        ordered.sort(java.util.Comparator.comparing((Candidate c) -> c.sequence() >= 0)
+            .thenComparing(c -> c.sequence() >= 0 ? "" : c.shardId())
+            .thenComparingLong(c -> c.sequence() >= 0 ? 0 : c.generation()));  // stable: parts keep their order
+        for (Candidate c : ordered) {
+          bytes += c.bytes();
+          if (c.sequence() >= 0) {
+            continue;
+          }
           String uri = config.uri() + "/" + ShardLayout.generationDir(c.shardId(), c.path());
           inputs.add(new Input(c.shardId(), c.generation(), c.path(), StoreDatasets.open(uri, config, allocator)));
           perShard.merge(c.shardId(), 1, Integer::sum);
         }
-        String txnShard = TxnIds.txnShardId(bucket);
-        for (PublishedPart p : parts) {
-          inputs.add(new Input(txnShard, p.sequence(), p.path(),
-              StoreDatasets.open(config.uri() + "/" + p.path(), config, allocator), p.sequence()));
-          perShard.merge(txnShard, 1, Integer::sum);
+        for (Candidate c : ordered) {
+          if (c.sequence() >= 0) {
+            inputs.add(new Input(c.shardId(), c.sequence(), c.path(),
+                StoreDatasets.open(config.uri() + "/" + c.path(), config, allocator), c.sequence()));
+            perShard.merge(c.shardId(), 1, Integer::sum);
+          }
         }
       }
       if (inputs.isEmpty()) {

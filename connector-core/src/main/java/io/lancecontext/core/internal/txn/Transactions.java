@@ -2,7 +2,6 @@ package io.lancecontext.core.internal.txn;
 
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceErrors;
-import io.lancecontext.core.internal.lance.SingleBatchReader;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.WriteSummary;
 import java.io.IOException;
@@ -22,17 +21,39 @@ import org.lance.WriteParams;
 /**
  * The transactions of one store as this JVM sees them: staged parts are written here, and the records
  * that decide them are read here (and cached: a record never changes once written). Thread-safe.
+ *
+ * <p>Finding published transactions without listing {@code _lc/txn} on every read: every publish, after
+ * its record is written and before it returns, overwrites the marker {@link TxnIds#PUBLISHED_MARKER} with a
+ * value never written before. {@link #publishedParts()} reads the marker first and lists the transactions
+ * again only when the marker changed since its last listing (or {@link #RELIST_NANOS} passed, which bounds
+ * how long a record whose publisher died before the marker write stays unseen): a publish that returned
+ * before the marker was read changed it, and a listing made after the marker read holds every record
+ * written before it.
  */
 public final class Transactions {
+  /** The longest a cached listing of published transactions is used without listing again. */
+  static final long RELIST_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+
   private final StoreConfig config;
   private final StoreFiles files;
   private final BufferAllocator allocator;
   private final Map<String, TxnRecord> records = new ConcurrentHashMap<>();
+  private final Object listing = new Object();
+  private Listing listed;
+  private final java.util.concurrent.atomic.AtomicLong listings = new java.util.concurrent.atomic.AtomicLong();
+
+  /** The published parts as of one marker value. */
+  private record Listing(String marker, long atNanos, Map<Integer, List<PublishedPart>> parts) {}
 
   public Transactions(StoreConfig config, StoreFiles files, BufferAllocator allocator) {
     this.config = config;
     this.files = files;
     this.allocator = allocator;
+  }
+
+  /** Listings of {@code _lc/txn} made by {@link #publishedParts()} so far (for tests and stats). */
+  public long listings() {
+    return listings.get();
   }
 
   public StoreFiles files() {
@@ -67,13 +88,47 @@ public final class Transactions {
     try {
       if (files.createIfAbsent(TxnIds.record(record.txid()), record.toBytes())) {
         records.put(record.txid(), record);
+        if (record.published()) {
+          markPublished();
+        }
         return record;
       }
     } catch (IOException e) {
       throw LanceErrors.translate("write the record of transaction " + record.txid(), e);
     }
-    return record(record.txid()).orElseThrow(() -> new IllegalStateException("the record of transaction "
+    TxnRecord decided = record(record.txid()).orElseThrow(() -> new IllegalStateException("the record of transaction "
         + record.txid() + " exists and does not"));
+    if (decided.published()) {
+      markPublished();  // a replay: its first publisher may have died before the marker write
+    }
+    return decided;
+  }
+
+  /**
+   * Changes the publish marker (a value never written before) and drops this JVM's cached listing; called
+   * for every publish, a replay of a published transaction included (its first publisher may have died
+   * between its record and the marker).
+   */
+  public void markPublished() {
+    String value = java.util.UUID.randomUUID() + " " + System.currentTimeMillis();
+    try {
+      files.overwrite(TxnIds.PUBLISHED_MARKER, value.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      throw LanceErrors.translate("mark a transaction published", e);
+    }
+    synchronized (listing) {
+      listed = null;
+    }
+  }
+
+  private String marker() {
+    try {
+      return new String(files.read(TxnIds.PUBLISHED_MARKER), java.nio.charset.StandardCharsets.UTF_8);
+    } catch (java.nio.file.NoSuchFileException e) {
+      return "";
+    } catch (IOException e) {
+      throw LanceErrors.translate("read the transactions' publish marker", e);
+    }
   }
 
   /** Every transaction id with a directory under {@code _lc/txn}. */
@@ -87,6 +142,23 @@ public final class Transactions {
 
   /** The visible parts of every published transaction, by bucket, each bucket's in {@link PublishedPart#ORDER}. */
   public Map<Integer, List<PublishedPart>> publishedParts() {
+    String marker = marker();
+    long now = System.nanoTime();
+    synchronized (listing) {
+      Listing l = listed;
+      if (l != null && l.marker().equals(marker) && now - l.atNanos() < RELIST_NANOS) {
+        return l.parts();
+      }
+    }
+    Map<Integer, List<PublishedPart>> parts = listPublishedParts();
+    synchronized (listing) {
+      listed = new Listing(marker, now, parts);
+    }
+    return parts;
+  }
+
+  private Map<Integer, List<PublishedPart>> listPublishedParts() {
+    listings.incrementAndGet();
     Map<Integer, List<PublishedPart>> out = new HashMap<>();
     for (String txid : transactionIds()) {
       Optional<TxnRecord> r = record(txid);
@@ -100,8 +172,11 @@ public final class Transactions {
             TxnIds.partDir(txid, p.bucket(), p.name()), seq, order++, p.rows()));
       }
     }
-    out.values().forEach(l -> l.sort(PublishedPart.ORDER));
-    return out;
+    out.replaceAll((b, l) -> {
+      l.sort(PublishedPart.ORDER);
+      return List.copyOf(l);
+    });
+    return Map.copyOf(out);
   }
 
   /**
@@ -109,11 +184,19 @@ public final class Transactions {
    * dataset, in one data file so that a row's offset is its place in the part. Does not close {@code rows}.
    */
   public void writePart(String txid, int bucket, String name, VectorSchemaRoot rows) {
+    writePart(txid, bucket, name, List.of(rows));
+  }
+
+  /**
+   * As {@link #writePart(String, int, String, VectorSchemaRoot)}, from several batches of one schema,
+   * stored in their order. Does not close them.
+   */
+  public void writePart(String txid, int bucket, String name, List<VectorSchemaRoot> batches) {
     String uri = config.uri() + "/" + TxnIds.partDir(txid, bucket, name);
     WriteParams params = new WriteParams.Builder().withMode(WriteParams.WriteMode.CREATE)
         .withMaxRowsPerFile(Integer.MAX_VALUE).withStorageOptions(config.storageOptions()).build();
     try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator);
-        SingleBatchReader reader = new SingleBatchReader(rows, allocator)) {
+        BatchListReader reader = new BatchListReader(batches, allocator)) {
       Data.exportArrayStream(allocator, reader, stream);
       try (Dataset ds = LanceErrors.call("stage a part of transaction " + txid,
           () -> Dataset.create(allocator, stream, uri, params))) {
@@ -121,6 +204,46 @@ public final class Transactions {
       }
     } catch (IOException e) {
       throw LanceErrors.translate("stage a part of transaction " + txid, e);
+    }
+  }
+
+  /** Yields existing batches of one schema in order, sharing their buffers; they must outlive the reader. */
+  private static final class BatchListReader extends org.apache.arrow.vector.ipc.ArrowReader {
+    private final List<VectorSchemaRoot> batches;
+    private int next;
+
+    BatchListReader(List<VectorSchemaRoot> batches, BufferAllocator allocator) {
+      super(allocator);
+      if (batches.isEmpty()) {
+        throw new IllegalArgumentException("a staged part needs rows");
+      }
+      this.batches = batches;
+    }
+
+    @Override
+    public boolean loadNextBatch() throws IOException {
+      ensureInitialized();
+      if (next >= batches.size()) {
+        return false;
+      }
+      try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch b =
+          new org.apache.arrow.vector.VectorUnloader(batches.get(next++)).getRecordBatch()) {
+        loadRecordBatch(b);
+      }
+      return true;
+    }
+
+    @Override
+    public long bytesRead() {
+      return 0;
+    }
+
+    @Override
+    protected void closeReadSource() {}
+
+    @Override
+    protected org.apache.arrow.vector.types.pojo.Schema readSchema() {
+      return batches.get(0).getSchema();
     }
   }
 }

@@ -15,6 +15,9 @@ public final class TxnIds {
   private TxnIds() {}
 
   public static final String ROOT = "_lc/txn";
+
+  /** Overwritten by every publish (see {@link Transactions}); outside {@link #ROOT}, which holds transactions only. */
+  public static final String PUBLISHED_MARKER = "_lc/txn-published";
   private static final Pattern VALID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
   private static final Pattern PART = Pattern.compile("p(\\d{13})-[0-9a-f]{8}-\\d+-[0-9a-f]{8}");
 

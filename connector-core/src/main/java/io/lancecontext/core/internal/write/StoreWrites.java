@@ -165,10 +165,36 @@ public final class StoreWrites {
    * of it is visible until the transaction is published naming these parts. Does not close {@code batch}.
    */
   public Staged stage(VectorSchemaRoot batch, boolean owned, String txid, String partId, int index) {
+    try (StagingBuffer buffer = new StagingBuffer(this, txid, partId, index, 0, Long.MAX_VALUE)) {
+      Staged added = buffer.add(batch, owned);
+      Staged flushed = buffer.flush();
+      List<WriteSummary.StagedPart> parts = new ArrayList<>(added.parts());
+      parts.addAll(flushed.parts());
+      return new Staged(added.rows(), added.deletes(), parts);
+    }
+  }
+
+  /**
+   * A staging buffer of one atomic write handle of transaction {@code txid}: it keeps each bucket's rows
+   * until the buffer holds about {@code maxBytes} or the bucket {@code maxPartBytes}, so that a handle writes
+   * few, large parts (see {@link StagingBuffer}).
+   */
+  public StagingBuffer stagingBuffer(String txid, String partId, long maxBytes, long maxPartBytes) {
+    return new StagingBuffer(this, txid, partId, 0, maxBytes, maxPartBytes);
+  }
+
+  /** One bucket's rows of a staged batch (after dedupe), the caller owns {@code rows}. */
+  record BucketRows(int bucket, VectorSchemaRoot rows, int deletes, List<String> keys) {}
+
+  /**
+   * Validates {@code batch} and splits it by bucket, deduplicated by key (the last row wins), each bucket's
+   * rows in batch order; the caller closes the roots. Does not close {@code batch}.
+   */
+  List<BucketRows> splitForStaging(VectorSchemaRoot batch, boolean owned) {
     BatchValidator.validate(spec, batch);
     int n = batch.getRowCount();
     if (n == 0) {
-      return new Staged(0, 0, List.of());
+      return List.of();
     }
     VarCharVector keys = (VarCharVector) batch.getVector(spec.key());
     BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
@@ -178,6 +204,7 @@ public final class StoreWrites {
     }
     Map<Integer, List<Integer>> rowsByBucket = new HashMap<>();
     Map<Integer, Integer> deletesByBucket = new HashMap<>();
+    Map<Integer, List<String>> keysByBucket = new HashMap<>();
     for (var e : last.entrySet()) {
       int b = bucketOf(e.getKey());
       rowsByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(e.getValue());
@@ -187,22 +214,25 @@ public final class StoreWrites {
     }
     rowsByBucket.values().forEach(java.util.Collections::sort);
     List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
-    List<VectorSchemaRoot> parts = parts(batch, owned, buckets, rowsByBucket);
-    List<WriteSummary.StagedPart> staged = new ArrayList<>();
-    int deletes = 0;
-    try {
-      for (int i = 0; i < buckets.size(); i++) {
-        int b = buckets.get(i);
-        String partName = TxnIds.newPartName(partId, index, System.currentTimeMillis());
-        transactions.writePart(txid, b, partName, parts.get(i));
-        int d = deletesByBucket.getOrDefault(b, 0);
-        deletes += d;
-        staged.add(new WriteSummary.StagedPart(b, partName, partId, index, parts.get(i).getRowCount() - d, d));
+    for (int b : buckets) {
+      List<String> ks = new ArrayList<>(rowsByBucket.get(b).size());
+      for (int r : rowsByBucket.get(b)) {
+        ks.add(new String(keys.get(r), StandardCharsets.UTF_8));
       }
-    } finally {
-      parts.forEach(VectorSchemaRoot::close);
+      keysByBucket.put(b, ks);
     }
-    return new Staged(last.size() - deletes, deletes, staged);
+    List<VectorSchemaRoot> parts = parts(batch, owned, buckets, rowsByBucket);
+    List<BucketRows> out = new ArrayList<>(buckets.size());
+    for (int i = 0; i < buckets.size(); i++) {
+      int b = buckets.get(i);
+      out.add(new BucketRows(b, parts.get(i), deletesByBucket.getOrDefault(b, 0), keysByBucket.get(b)));
+    }
+    return out;
+  }
+
+  /** Writes one part of {@code txid} from {@code batches} (one bucket's rows, one row per key, in order). */
+  void writePart(String txid, int bucket, String partName, List<VectorSchemaRoot> batches) {
+    transactions.writePart(txid, bucket, partName, batches);
   }
 
   /**
@@ -292,6 +322,7 @@ public final class StoreWrites {
       throw new TransactionAbortedException("transaction " + r.txid() + " of " + uri + " was aborted; it cannot be "
           + "published");
     }
+    transactions.markPublished();
     return result(r, true, started);
   }
 
