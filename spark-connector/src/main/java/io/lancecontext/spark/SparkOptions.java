@@ -1,6 +1,7 @@
 package io.lancecontext.spark;
 
 import io.lancecontext.core.error.BadOptionException;
+import io.lancecontext.core.options.ConfigOption;
 import io.lancecontext.core.options.OptionParsers;
 import io.lancecontext.core.options.StoreConfig;
 import java.util.LinkedHashMap;
@@ -8,7 +9,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
 
 /**
  * Spark's options for a store, mapped onto core's {@link StoreConfig}: the same keys as in core and Flink
@@ -21,30 +21,15 @@ import java.util.function.Function;
 public final class SparkOptions {
   private SparkOptions() {}
 
-  /**
-   * An option only the Spark connector reads: key, default (text; empty: none), parser, description.
-   * A bad value fails with {@link BadOptionException} naming the key.
-   */
-  public record SparkOption<T>(String key, String defaultText, Function<String, T> parser, String description) {
-    public T parse(String value) {
-      try {
-        return parser.apply(value.trim());
-      } catch (BadOptionException e) {
-        throw e;
-      } catch (RuntimeException e) {
-        throw new BadOptionException(key, "cannot parse '" + value + "': " + e.getMessage());
-      }
-    }
-  }
-
   /** Number of write tasks; default: one per shard for clustered writes, Spark's own partitioning otherwise. */
-  public static final SparkOption<Integer> WRITE_TASKS = new SparkOption<>("write.tasks", "", OptionParsers::positiveInt,
+  public static final ConfigOption<Integer> WRITE_TASKS = ConfigOption.optional("write.tasks", OptionParsers::positiveInt,
+      ConfigOption.Scope.HANDLE,
       "Spark only: the number of tasks a batch or streaming write runs (rows are clustered by key bucket "
           + "into that many tasks). Default: the store's shard count when the write is clustered (catalog and path writes), "
           + "else the DataFrame's partitioning.");
 
   /** Whether writes are clustered by key bucket ({@code bucket}, the default) or left as the DataFrame is ({@code none}). */
-  public static final SparkOption<Boolean> WRITE_DISTRIBUTION = new SparkOption<>("write.distribution", "bucket", v -> {
+  public static final ConfigOption<Boolean> WRITE_DISTRIBUTION = ConfigOption.of("write.distribution", "bucket", v -> {
     switch (v.toLowerCase(Locale.ROOT)) {
       case "bucket":
         return true;
@@ -53,14 +38,14 @@ public final class SparkOptions {
       default:
         throw new BadOptionException("write.distribution", "must be 'bucket' or 'none', not '" + v + "'");
     }
-  }, "Spark only: 'bucket' clusters a batch write's rows by bucket(shards, key) (a shuffle) so each task writes whole "
+  }, ConfigOption.Scope.HANDLE, "Spark only: 'bucket' clusters a batch write's rows by bucket(shards, key) (a shuffle) so each task writes whole "
       + "buckets; 'none' writes the DataFrame's partitions as they are (no shuffle; each task may write every bucket).");
 
   /** Prefix of the options that declare a derived schema's vector columns ({@code vector.<col>.dim|metric}). */
   public static final String VECTOR_PREFIX = "vector.";
 
   /** The options only the Spark connector reads (not core's), with their defaults and descriptions. */
-  public static final List<SparkOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION);
+  public static final List<ConfigOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION);
 
   /** Keys Spark adds to a source's options itself; they are not store options. */
   private static final List<String> SPARK_KEYS = List.of("checkpointlocation", "queryname", "__checkpointlocation");
@@ -88,7 +73,7 @@ public final class SparkOptions {
   }
 
   /** The value of a Spark-only option in {@code options} (keys matched case-insensitively), parsed. */
-  public static <T> Optional<T> get(Map<String, String> options, SparkOption<T> option) {
+  public static <T> Optional<T> get(Map<String, String> options, ConfigOption<T> option) {
     for (Map.Entry<String, String> e : options.entrySet()) {
       if (e.getKey().equalsIgnoreCase(option.key())) {
         return Optional.of(option.parse(e.getValue()));

@@ -56,7 +56,12 @@ public final class ConfigOption<T> {
     this.scope = scope;
   }
 
-  static <T> ConfigOption<T> of(String key, String defaultText, Function<String, T> parser, Scope scope,
+  /**
+   * An option with a default, parsed by {@code parser} (which throws on a bad value). Core's options are the
+   * constants of {@link StoreOptions}; adapters declare their engine-only options with this too, so every
+   * option of the project parses, fails and is documented the same way.
+   */
+  public static <T> ConfigOption<T> of(String key, String defaultText, Function<String, T> parser, Scope scope,
       String description) {
     return new ConfigOption<>(key, parser.apply(defaultText), defaultText, description, parser, false, scope);
   }
@@ -65,7 +70,8 @@ public final class ConfigOption<T> {
     return new ConfigOption<>(key, null, null, description, parser, true, scope);
   }
 
-  static <T> ConfigOption<T> optional(String key, Function<String, T> parser, Scope scope, String description) {
+  /** An option without a default ({@link #defaultValue()} and {@link #defaultText()} are null); see {@link #of}. */
+  public static <T> ConfigOption<T> optional(String key, Function<String, T> parser, Scope scope, String description) {
     return new ConfigOption<>(key, null, null, description, parser, false, scope);
   }
 
