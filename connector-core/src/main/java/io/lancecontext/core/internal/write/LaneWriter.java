@@ -185,7 +185,7 @@ final class LaneWriter {
   void put(VectorSchemaRoot batch, Collection<String> keys, boolean reclaim) {
     batchHeldByNative = false;
     try {
-      withShard(deadline -> attempt(batch, keys, deadline), reclaim);
+      withShard(deadline -> attempt(batch, keys, deadline, !reclaim), reclaim);
     } finally {
       if (!batchHeldByNative) {
         batch.close();
@@ -235,17 +235,21 @@ final class LaneWriter {
 
   /**
    * One try: (re-)claim the shard if needed, check fencing unless it was checked within
-   * {@link #RECHECK_BEFORE_PUT_MILLIS}, put, check fencing again. Only the check after the put decides
-   * the acknowledgement (another writer may claim the shard right after any check before it); the one
-   * before only spares a put to a writer fenced while it was idle.
+   * {@link #RECHECK_BEFORE_PUT_MILLIS} (or always, with {@code alwaysCheck}), put, check fencing again. For
+   * a plain put only the check after it decides the acknowledgement (another writer may claim the shard
+   * right after any check before it); the one before spares a put to a writer fenced while it was idle. A
+   * put whose keys were checked against the store (unique-ids) always checks before: its caller took this
+   * lane's epoch as the one the keys were checked under, and a stale writer's put must not become durable
+   * under it (two racing writers could then both find the other's unacknowledged row).
    */
-  private void attempt(VectorSchemaRoot batch, Collection<String> keys, long deadline) throws IOException {
+  private void attempt(VectorSchemaRoot batch, Collection<String> keys, long deadline, boolean alwaysCheck)
+      throws IOException {
     lastUseNanos = System.nanoTime();
     if (writer == null) {
       backOffAfterFencing(deadline);
       openLocked(deadline);
     }
-    if (System.nanoTime() - lastCheckedNanos > TimeUnit.MILLISECONDS.toNanos(RECHECK_BEFORE_PUT_MILLIS)) {
+    if (alwaysCheck || System.nanoTime() - lastCheckedNanos > TimeUnit.MILLISECONDS.toNanos(RECHECK_BEFORE_PUT_MILLIS)) {
       checkFenced();
     }
     long bytes = bytes(batch);
