@@ -142,6 +142,16 @@ public final class FlinkIngestBenchmark {
           + "(buckets per writer subtask: %d/%d); rate runs at %,.0f rows/s%s%n", rows, PARALLELISM, shards, split[0], split[1],
           rate, EXTRA_OPTIONS.isEmpty() ? "" : "; table options " + EXTRA_OPTIONS);
 
+      String only = System.getProperty("flink.bench.only", "");
+      if (!only.isEmpty()) {
+        // one sink, one unthrottled run after a warm-up: for profiling (-Dflink.bench.only=at-least-once|exactly-once)
+        bench.store("warmup-" + only, only, shards, Math.min(rows, 100_000), 0, false);
+        Run r = bench.store(only, only, shards, rows, 0, false);
+        System.out.printf(Locale.ROOT, "%s: %,d rows in %.2f s, %,.0f rows/s, %d checkpoints%n", only, rows, r.seconds,
+            r.rowsPerSecond(), r.checkpoints);
+        ContextStore.closeAllResident();
+        System.exit(0);
+      }
       long warm = Math.min(rows, 200_000);
       bench.baseline("warmup-baseline", warm, 0, false);
       bench.store("warmup-alo", "at-least-once", shards, warm, 0, false);
