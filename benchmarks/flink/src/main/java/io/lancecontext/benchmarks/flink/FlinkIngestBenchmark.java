@@ -65,7 +65,9 @@ import org.lance.Dataset;
  * <p>Usage: {@code FlinkIngestBenchmark [rows=1000000] [rate=50000] [dir=target/flink-ingest] [shards=4]}. The last line is
  * {@code RESULT flink throughput_vs_baseline=<x> freshness_p99_ms=<y> alo_freshness_p99_ms=<z> fragments=<n>
  * baseline_fragments=<m> partial_checkpoints_seen=<k>} ({@code n/a} for the exactly-once figures when it is
- * not available; {@code fragments} is then the at-least-once store's).
+ * not available; {@code fragments} is then the at-least-once store's). With
+ * {@code -Dflink.bench.only=at-least-once|exactly-once} it runs that sink alone (a warm-up of at most 100,000
+ * rows, then one unthrottled run of {@code rows}) and prints its rows/s, no RESULT line: for profiling.
  */
 @SuppressWarnings("deprecation") // Dataset.open(uri, allocator), as the baseline reads its dataset
 public final class FlinkIngestBenchmark {
