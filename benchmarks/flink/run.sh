@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 log=benchmarks/flink/target/build.log
 mkdir -p benchmarks/flink/target/tmp
-if ! mvn -B -ntp -Dstyle.color=never -pl benchmarks/flink -am package -DskipTests >"$log" 2>&1; then
+if ! mvn -B -ntp -o -Dstyle.color=never -pl benchmarks/flink -am package -DskipTests >"$log" 2>&1; then
   cat "$log"
   exit 1
 fi

@@ -95,6 +95,46 @@ class FlinkSinkTest {
     }
   }
 
+  /**
+   * At-least-once puts full buffers through the MemWAL: no bulk transaction (a Lance dataset and a publish per
+   * buffer) unless {@code write.bulk-rows} asks for one.
+   */
+  @Test
+  void atLeastOnceFullBuffersTakeTheWalPathUnlessBulkRowsIsSet() throws Exception {
+    assertEquals(0, bulkTransactionsAfterAtLeastOnce("alo-wal", Map.of()));
+    assertTrue(bulkTransactionsAfterAtLeastOnce("alo-bulk", Map.of("write.bulk-rows", "100")) > 0);
+  }
+
+  private static long bulkTransactionsAfterAtLeastOnce(String name, Map<String, String> extra) throws Exception {
+    String path = dir.resolve(name).toString();
+    Map<String, String> options = new java.util.HashMap<>(Map.of("path", path, "schema", "rollout", "shards", "2",
+        "write.batch-rows", "100"));
+    options.putAll(extra);
+    RowType type = RowType.of(new org.apache.flink.table.types.logical.LogicalType[] {
+        new VarCharType(false, VarCharType.MAX_LENGTH), new DoubleType()}, new String[] {"id", "reward"});
+    LanceContextSink<RowData> sink = LanceContextSink.builder().options(options)
+        .deliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).rowType(type).build();
+    List<RowData> rows = new ArrayList<>();
+    for (int i = 0; i < 1_000; i++) {
+      rows.add(GenericRowData.of(StringData.fromString("k" + i), (double) i));
+    }
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.setParallelism(1);
+    env.fromData(rows, InternalTypeInfo.of(type)).sinkTo(sink);
+    env.execute();
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      assertEquals(1_000, store.count());
+      assertEquals(42.0, store.get("k42").orElseThrow().get("reward"));
+    }
+    Path txns = Path.of(path, "_lc", "txn");
+    if (!java.nio.file.Files.isDirectory(txns)) {
+      return 0;
+    }
+    try (var names = java.nio.file.Files.list(txns)) {
+      return names.filter(n -> n.getFileName().toString().startsWith("bulk-")).count();
+    }
+  }
+
   @Test
   void committablesRoundTripVersionedAndCarryNoSecretOrLocation() throws Exception {
     String secret = "s3cr3t-sink-value";

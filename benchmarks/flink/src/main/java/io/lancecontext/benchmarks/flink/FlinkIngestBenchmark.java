@@ -65,7 +65,9 @@ import org.lance.Dataset;
  * <p>Usage: {@code FlinkIngestBenchmark [rows=1000000] [rate=50000] [dir=target/flink-ingest] [shards=4]}. The last line is
  * {@code RESULT flink throughput_vs_baseline=<x> freshness_p99_ms=<y> alo_freshness_p99_ms=<z> fragments=<n>
  * baseline_fragments=<m> partial_checkpoints_seen=<k>} ({@code n/a} for the exactly-once figures when it is
- * not available; {@code fragments} is then the at-least-once store's).
+ * not available; {@code fragments} is then the at-least-once store's). With
+ * {@code -Dflink.bench.only=at-least-once|exactly-once} it runs that sink alone (a warm-up of at most 100,000
+ * rows, then one unthrottled run of {@code rows}) and prints its rows/s, no RESULT line: for profiling.
  */
 @SuppressWarnings("deprecation") // Dataset.open(uri, allocator), as the baseline reads its dataset
 public final class FlinkIngestBenchmark {
@@ -142,6 +144,16 @@ public final class FlinkIngestBenchmark {
           + "(buckets per writer subtask: %d/%d); rate runs at %,.0f rows/s%s%n", rows, PARALLELISM, shards, split[0], split[1],
           rate, EXTRA_OPTIONS.isEmpty() ? "" : "; table options " + EXTRA_OPTIONS);
 
+      String only = System.getProperty("flink.bench.only", "");
+      if (!only.isEmpty()) {
+        // one sink, one unthrottled run after a warm-up: for profiling (-Dflink.bench.only=at-least-once|exactly-once)
+        bench.store("warmup-" + only, only, shards, Math.min(rows, 100_000), 0, false);
+        Run r = bench.store(only, only, shards, rows, 0, false);
+        System.out.printf(Locale.ROOT, "%s: %,d rows in %.2f s, %,.0f rows/s, %d checkpoints%n", only, rows, r.seconds,
+            r.rowsPerSecond(), r.checkpoints);
+        ContextStore.closeAllResident();
+        System.exit(0);
+      }
       long warm = Math.min(rows, 200_000);
       bench.baseline("warmup-baseline", warm, 0, false);
       bench.store("warmup-alo", "at-least-once", shards, warm, 0, false);

@@ -303,6 +303,7 @@ public final class BucketWriter implements AutoCloseable {
           WalRepair.beforeOpen(host.files(), lanes[l].shardId(), host.allocator(), host.name() + " bucket " + bucket);
           lanes[l].recover();
           ownEpochs[l] = lanes[l].epoch();
+          claimedSinceSeed = true;
         }
         epochs[l] = lanes[l].isOpen() ? lanes[l].epoch() : latestEpoch(l);
       }
@@ -477,6 +478,7 @@ public final class BucketWriter implements AutoCloseable {
       // no other writer held a lane of the bucket since this JVM seeded: every stamp in it is this JVM's
       return;
     }
+    claimedSinceSeed = false;
     long seed = Math.max(lastSequence, host.maxFreshSequence(bucket));
     // merged rows keep their stamps: a previous owner's clock may have run ahead of this one's
     seed = Math.max(seed, host.maxBaseSequence(Math.max(seed, clockMicros.getAsLong())));
@@ -585,6 +587,22 @@ public final class BucketWriter implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether this JVM claimed a lane from another writer after the write sequence was last raised above the
+   * bucket's fresh tier (that lane may hold the other writer's higher stamps).
+   */
+  private boolean claimedSinceSeed;
+
+  /** Whether another writer claimed any lane of the bucket since this JVM last held it (an open lane included). */
+  private boolean anyLaneHeldByAnother() throws java.io.IOException {
+    for (int l = 0; l < lanes.length; l++) {
+      if (heldByAnother(l)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The lane epochs a publish claimed the bucket with (null: no publish holds the bucket). */
   private long[] publishEpochs;
 
@@ -600,10 +618,18 @@ public final class BucketWriter implements AutoCloseable {
     lock.lock();
     try {
       long[] epochs = holdEveryLaneLocked(List.of());
-      // a lane claimed after the seed may hold puts of the writer it was claimed from
-      lastSequence = Math.max(lastSequence, host.maxFreshSequence(bucket));
+      if (claimedSinceSeed || anyLaneHeldByAnother()) {
+        // a lane claimed after the seed may hold puts of the writer it was claimed from. Otherwise every stamp
+        // of the bucket above the seed is this JVM's and below lastSequence: the fresh tier is not read (a
+        // snapshot of it costs in proportion to its size, on every publish of the bulk path)
+        lastSequence = Math.max(lastSequence, host.maxFreshSequence(bucket));
+        claimedSinceSeed = false;
+      }
       publishEpochs = epochs;
       return nextSequence();
+    } catch (java.io.IOException e) {
+      lock.unlock();
+      throw new StorageException(host.name() + " bucket " + bucket + ": reading its shard manifests", e);
     } catch (RuntimeException e) {
       lock.unlock();
       throw e;
