@@ -111,7 +111,8 @@ class S3StoreFilesTest {
     String secret = S3.secretKey();
     String wrongSecret = "wrong-secret-" + System.nanoTime();
     String token = "session-token-" + System.nanoTime();
-    List<String> lines = new ArrayList<>();
+    // the server's and the SDK's threads may still log while the test reads what was captured
+    List<String> lines = java.util.Collections.synchronizedList(new ArrayList<>());
     try (CapturedLogs logs = new CapturedLogs(lines)) {
       StoreFiles files = StoreFiles.forUri(S3.newUri("secrets"), S3.storageOptions());
       files.overwrite("x", "1".getBytes(UTF_8));
@@ -135,8 +136,12 @@ class S3StoreFilesTest {
       e.printStackTrace(new PrintWriter(trace));
       lines.add(trace.toString());
     }
-    assertTrue(lines.size() > 6, "the SDK's DEBUG log was captured: " + lines.size());
-    for (String line : lines) {
+    List<String> captured;
+    synchronized (lines) {
+      captured = new ArrayList<>(lines);
+    }
+    assertTrue(captured.size() > 6, "the SDK's DEBUG log was captured: " + captured.size());
+    for (String line : captured) {
       for (String s : List.of(secret, wrongSecret, token)) {
         assertFalse(line.contains(s), "a secret in: " + line);
       }
@@ -318,10 +323,15 @@ class S3StoreFilesTest {
     return delta;
   }
 
-  /** Every log event of every logger at DEBUG, formatted, while open. */
+  /**
+   * Every log event of every logger at DEBUG, formatted, while open; the loggers' own appenders (the
+   * console) are detached meanwhile, so the DEBUG flood of the S3 server and the SDK stays out of the build log.
+   */
   private static final class CapturedLogs extends AbstractAppender implements AutoCloseable {
     private final List<String> lines;
     private final Map<String, Level> previous = new HashMap<>();
+    private final Map<String, Map<String, org.apache.logging.log4j.core.Appender>> detached = new HashMap<>();
+    private final List<String> created = new java.util.ArrayList<>();
     private final LoggerContext context = (LoggerContext) LogManager.getContext(false);
 
     CapturedLogs(List<String> lines) {
@@ -335,8 +345,12 @@ class S3StoreFilesTest {
         if (!lc.getName().equals(name)) {
           lc = new LoggerConfig(name, Level.DEBUG, true);
           config.addLogger(name, lc);
+          created.add(name);
         }
         previous.put(name, lc.getLevel());
+        Map<String, org.apache.logging.log4j.core.Appender> own = new HashMap<>(lc.getAppenders());
+        detached.put(name, own);
+        own.keySet().forEach(lc::removeAppender);
         lc.setLevel(Level.DEBUG);
         lc.addAppender(this, Level.DEBUG, null);
       }
@@ -360,8 +374,10 @@ class S3StoreFilesTest {
       previous.forEach((name, level) -> {
         LoggerConfig lc = config.getLoggerConfig(name);
         lc.removeAppender(getName());
+        detached.getOrDefault(name, Map.of()).values().forEach(a -> lc.addAppender(a, null, null));
         lc.setLevel(level);
       });
+      created.forEach(config::removeLogger);
       context.updateLoggers();
       stop();
     }
