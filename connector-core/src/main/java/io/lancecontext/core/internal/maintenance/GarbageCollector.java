@@ -219,8 +219,12 @@ final class GarbageCollector {
    *       transaction watermark at the newest base version committed by {@code cutoff} reaches its publish
    *       sequence (merged at least {@code gc.grace} ago).</li>
    * </ul>
-   * Records are kept (a few hundred bytes each), so a replayed publish still finds its transaction decided;
-   * only the bulk path's own transactions (which nobody publishes again) lose theirs once merged.
+   * A published transaction whose named parts are all deleted that way (merged, at least {@code gc.grace}
+   * ago) and whose record is older than {@code cutoff} is folded into the compact {@link
+   * io.lancecontext.core.internal.txn.TxnLedger} and its directory, record included, is deleted, so the
+   * records under {@code _lc/txn} stay bounded by what is unmerged or younger than the grace; a replayed
+   * publish still finds it decided (through the ledger). The bulk path's own transactions (which nobody
+   * publishes again) are deleted without a ledger entry. Aborted transactions keep their records.
    *
    * @return part directories deleted, bytes freed
    */
@@ -228,6 +232,7 @@ final class GarbageCollector {
       long cutoff, MaintenanceLock lease) throws IOException {
     long parts = 0;
     long bytes = 0;
+    List<TxnRecord> compactable = new ArrayList<>();
     for (String txid : transactions.transactionIds()) {
       try {
         TxnIds.requireValid(txid);
@@ -239,15 +244,24 @@ final class GarbageCollector {
       Map<String, Long> staged = new java.util.TreeMap<>();  // "b<bucket>/<part name>" -> bytes
       long newest = -1;
       boolean others = false;  // objects of another kind: the transaction's directory is kept
+      boolean recordFile = false;
       String prefix = TxnIds.dir(txid) + "/";
       for (StoreFiles.Entry e : files.listPrefix(prefix)) {
         String[] p = e.path().substring(prefix.length()).split("/", 3);
         if (p.length == 3 && p[0].matches("b\\d{1,9}")) {
           staged.merge(p[0] + "/" + p[1], e.size(), Long::sum);
           newest = Math.max(newest, TxnIds.stagedAt(p[1]));
-        } else if (!e.path().equals(TxnIds.record(txid))) {
+        } else if (e.path().equals(TxnIds.record(txid))) {
+          recordFile = true;
+        } else {
           others = true;
         }
+      }
+      if (!recordFile && record.isPresent() && record.get().published() && !others) {
+        // compacted into the ledger by a collection that stopped before removing all of it
+        lease.ensureHeld();
+        files.deletePrefix(prefix);
+        continue;
       }
       if (record.isEmpty()) {
         if (newest < 0 || newest > cutoff) {
@@ -296,11 +310,30 @@ final class GarbageCollector {
           }
         }
       }
-      if (TxnIds.isBulk(txid) && r.published() && merged && old && left == 0 && !others) {
-        // the bulk path's own transactions are never published again by anyone: their records can go
-        lease.ensureHeld();
-        files.deletePrefix(prefix);
+      if (r.published() && merged && old && left == 0 && !others) {
+        if (TxnIds.isBulk(txid)) {
+          // the bulk path's own transactions are never published again by anyone: their records just go
+          lease.ensureHeld();
+          files.deletePrefix(prefix);
+        } else {
+          compactable.add(r);
+        }
       }
+    }
+    if (!compactable.isEmpty()) {
+      // the ledger version first, then the records: a record is gone only once the ledger names it
+      lease.ensureHeld();
+      if (transactions.compact(compactable)) {
+        for (TxnRecord r : compactable) {
+          lease.ensureHeld();
+          files.deletePrefix(TxnIds.dir(r.txid()) + "/");
+        }
+      }
+    }
+    List<String> superseded = transactions.supersededLedgerVersions();
+    if (!superseded.isEmpty()) {
+      lease.ensureHeld();
+      files.deleteAll(superseded);
     }
     return new long[] {parts, bytes};
   }
