@@ -69,6 +69,9 @@ final class GarbageCollector {
       MaintenanceLock lease, Transactions transactions) throws IOException {
     long now = System.currentTimeMillis();
     long cutoff = now - grace.toMillis();
+    // a shard view may use a manifest this much older than the newest (FreshCache.refresh): WAL entries and
+    // manifests stay that much longer, so a read planned at t still finds its files until t + gc.grace
+    long logCutoff = cutoff - io.lancecontext.core.internal.read.FreshCache.manifestRecheckNanos(grace) / 1_000_000;
     int gens = 0;
     int wal = 0;
     int manifests = 0;
@@ -116,7 +119,7 @@ final class GarbageCollector {
         for (StoreFiles.Entry e : files.listPrefix(ShardLayout.walDir(shard) + "/")) {
           long p = LogNames.number(e.name(), LogNames.WAL_SUFFIX);
           long since = p >= 0 && p <= manifest.replayAfter() ? ledger.walObsoleteSince(shard, p) : -1;
-          if (since >= 0 && since <= cutoff && e.path().equals(WalEntry.path(shard, p))) {
+          if (since >= 0 && since <= logCutoff && e.path().equals(WalEntry.path(shard, p))) {
             obsolete.add(e.path());
             bytes += e.size();
             wal++;
@@ -134,7 +137,7 @@ final class GarbageCollector {
         for (int i = 0; i < versionsStored.size() - KEEP_MANIFESTS; i++) {
           StoreFiles.Entry e = versionsStored.get(i);
           long since = ledger.manifestSupersededSince(shard, LogNames.number(e.name(), LogNames.MANIFEST_SUFFIX));
-          if (since >= 0 && since <= cutoff) {
+          if (since >= 0 && since <= logCutoff) {
             obsolete.add(e.path());
             bytes += e.size();
             manifests++;
@@ -150,7 +153,7 @@ final class GarbageCollector {
         gens += (int) removed[0];
         bytes += removed[1];
       }
-      ledger.prune(cutoff, orphansSeen);
+      ledger.prune(logCutoff, orphansSeen);
       lease.ensureHeld();
       ledger.write(files);
 
