@@ -308,7 +308,7 @@ public final class FreshCache implements AutoCloseable {
     }
   }
 
-  /** The longest a shard view uses a manifest without checking for a newer one (see {@link #manifestRecheck}). */
+  /** The longest a shard view uses a manifest without checking for a newer one (see {@link #manifestRecheckNanos}). */
   public static final java.time.Duration MANIFEST_RECHECK_MAX = java.time.Duration.ofSeconds(5);
 
   /**
@@ -330,8 +330,10 @@ public final class FreshCache implements AutoCloseable {
    * version is checked only when (a) that probe found a new entry (a new writer seals a replayed tail and
    * writes a new manifest before its first entry, so a new entry is the sign that a claim or seal may have
    * happened), (b) the base table's merged watermark of the shard moved since the check (a merge may have
-   * folded a generation this view has not seen: its rows must leave the fresh tier with it), (c) the view holds an incomplete WAL entry (the next writer moves it aside under a new
-   * manifest and may write a whole entry at its position) or (d) {@link #manifestRecheckNanos} passed. What a
+   * folded a generation this view has not seen: its rows must leave the fresh tier with it), (c) the view
+   * holds an incomplete WAL entry (the next writer moves it aside under a new manifest and may write a whole
+   * entry at its position) or (d) {@link #manifestRecheckNanos} passed, which also covers a reader idle for
+   * longer than that (entries it never saw may have been sealed and collected meanwhile). What a
    * view misses while it skips the check is only a seal without a new entry: the sealed rows are still read
    * from the WAL entries that hold them, which garbage collection keeps for {@code gc.grace} plus the
    * recheck interval after the seal.
