@@ -183,7 +183,8 @@ public final class ObjectStoreBenchmark {
 
   /** What one store run measured. */
   private record StoreRun(Bench.Latencies adds, Bench.Latencies gets, Bench.Latencies scans, long[] addRequests,
-      long[] getRequests, long[] scanRequests, long[] idleRequests, long idleMillis) {}
+      long[] getRequests, long[] scanRequests, long[] idleRequests, long idleMillis, Bench.Latencies counts,
+      long[] countRequests) {}
 
   private static void storeChild(String[] args) throws Exception {
     String endpoint = args[1];
@@ -217,11 +218,17 @@ public final class ObjectStoreBenchmark {
     row("add (10 rows)", local.adds(), s3.adds(), s3.addRequests(), adds);
     row("get", local.gets(), s3.gets(), s3.getRequests(), gets);
     row("full scan", local.scans(), s3.scans(), s3.scanRequests(), scans);
+    row("count (refresh only)", local.counts(), s3.counts(), s3.countRequests(), scans);
     Bench.log("idle writer JVM (background maintenance only, %d ms): %d requests (%d lancecontext, %d lance-core), "
         + "%.1f per second", s3.idleMillis(), s3.idleRequests()[0], s3.idleRequests()[1],
         s3.idleRequests()[0] - s3.idleRequests()[1], s3.idleRequests()[0] * 1000.0 / s3.idleMillis());
     double perAdd = s3.addRequests()[0] / (double) adds;
     double perScan = s3.scanRequests()[0] / (double) scans;
+    double idlePerMs = s3.idleRequests()[1] / (double) s3.idleMillis();
+    Bench.log("snapshot refresh, nothing changed: %.2f lancecontext requests per count(), of which about %.2f are the "
+        + "writing JVM's background maintenance meanwhile (%.1f per second idle x %.0f ms per count)",
+        s3.countRequests()[1] / (double) scans, idlePerMs * s3.counts().percentileMs(50), idlePerMs * 1000,
+        s3.counts().percentileMs(50));
     Bench.log("targets: <= 3 requests per add (measured %.2f), <= 2 + %d shards = %d per scan refresh when nothing "
         + "changed (measured %.2f per full scan, data reads included)", perAdd, shards, 2 + shards, perScan);
     Bench.log("RESULT s3 requests_per_add=%.2f requests_per_scan=%.2f add_p50_ratio_vs_local=%.2f", perAdd, perScan,
@@ -303,6 +310,17 @@ public final class ObjectStoreBenchmark {
         }
       }
       long[] r3 = requests(s3, parent);
+      // a snapshot refresh with nothing changed, and no data reads: count() over what the scans cached
+      Bench.Latencies countLatency = new Bench.Latencies();
+      for (int i = 0; i < scans; i++) {
+        long t = System.nanoTime();
+        long n = store.count();
+        countLatency.add(System.nanoTime() - t);
+        if (n != 10L * adds) {
+          throw new AssertionError("count() on " + where + " returned " + n + ", not " + 10L * adds);
+        }
+      }
+      long[] r3c = requests(s3, parent);
       long idleStart = System.nanoTime();
       Thread.sleep(3_000);
       long[] r4 = requests(s3, parent);
@@ -314,7 +332,7 @@ public final class ObjectStoreBenchmark {
             store.stats().summary());
       }
       return new StoreRun(addLatency, getLatency, scanLatency, since(r0, r1), since(r1, r2), since(r2, r3),
-          since(r3, r4), idleMillis);
+          since(r3c, r4), idleMillis, countLatency, since(r3, r3c));
     }
   }
 

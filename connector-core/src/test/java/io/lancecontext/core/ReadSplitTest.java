@@ -146,7 +146,9 @@ class ReadSplitTest extends StoreTest {
       assertEquals("ok " + SplitReaderProcess.render(expected), answer, "read after " + early);
 
       Map<String, Object> now = StoreTestSupport.view(store, "token_count");
-      long collectAfter = lastObsolete + graceSeconds * 1000 + 500;
+      // WAL entries and manifests are kept the shard views' manifest recheck interval longer than the grace
+      long collectAfter = lastObsolete + graceSeconds * 1000 + 500 + io.lancecontext.core.internal.read.FreshCache
+          .manifestRecheckNanos(Duration.ofSeconds(graceSeconds)) / 1_000_000;
       while (System.currentTimeMillis() < collectAfter) {
         Thread.sleep(100);
       }

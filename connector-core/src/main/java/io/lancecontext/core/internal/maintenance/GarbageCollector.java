@@ -69,6 +69,9 @@ final class GarbageCollector {
       MaintenanceLock lease, Transactions transactions) throws IOException {
     long now = System.currentTimeMillis();
     long cutoff = now - grace.toMillis();
+    // a shard view may use a manifest this much older than the newest (FreshCache.refresh): WAL entries and
+    // manifests stay that much longer, so a read planned at t still finds its files until t + gc.grace
+    long logCutoff = cutoff - io.lancecontext.core.internal.read.FreshCache.manifestRecheckNanos(grace) / 1_000_000;
     int gens = 0;
     int wal = 0;
     int manifests = 0;
@@ -116,7 +119,7 @@ final class GarbageCollector {
         for (StoreFiles.Entry e : files.listPrefix(ShardLayout.walDir(shard) + "/")) {
           long p = LogNames.number(e.name(), LogNames.WAL_SUFFIX);
           long since = p >= 0 && p <= manifest.replayAfter() ? ledger.walObsoleteSince(shard, p) : -1;
-          if (since >= 0 && since <= cutoff && e.path().equals(WalEntry.path(shard, p))) {
+          if (since >= 0 && since <= logCutoff && e.path().equals(WalEntry.path(shard, p))) {
             obsolete.add(e.path());
             bytes += e.size();
             wal++;
@@ -134,7 +137,7 @@ final class GarbageCollector {
         for (int i = 0; i < versionsStored.size() - KEEP_MANIFESTS; i++) {
           StoreFiles.Entry e = versionsStored.get(i);
           long since = ledger.manifestSupersededSince(shard, LogNames.number(e.name(), LogNames.MANIFEST_SUFFIX));
-          if (since >= 0 && since <= cutoff) {
+          if (since >= 0 && since <= logCutoff) {
             obsolete.add(e.path());
             bytes += e.size();
             manifests++;
@@ -150,7 +153,7 @@ final class GarbageCollector {
         gens += (int) removed[0];
         bytes += removed[1];
       }
-      ledger.prune(cutoff, orphansSeen);
+      ledger.prune(logCutoff, orphansSeen);
       lease.ensureHeld();
       ledger.write(files);
 
@@ -219,8 +222,12 @@ final class GarbageCollector {
    *       transaction watermark at the newest base version committed by {@code cutoff} reaches its publish
    *       sequence (merged at least {@code gc.grace} ago).</li>
    * </ul>
-   * Records are kept (a few hundred bytes each), so a replayed publish still finds its transaction decided;
-   * only the bulk path's own transactions (which nobody publishes again) lose theirs once merged.
+   * A published transaction whose named parts are all deleted that way (merged, at least {@code gc.grace}
+   * ago) and whose record is older than {@code cutoff} is folded into the compact {@link
+   * io.lancecontext.core.internal.txn.TxnLedger} and its directory, record included, is deleted, so the
+   * records under {@code _lc/txn} stay bounded by what is unmerged or younger than the grace; a replayed
+   * publish still finds it decided (through the ledger). The bulk path's own transactions (which nobody
+   * publishes again) are deleted without a ledger entry. Aborted transactions keep their records.
    *
    * @return part directories deleted, bytes freed
    */
@@ -228,6 +235,7 @@ final class GarbageCollector {
       long cutoff, MaintenanceLock lease) throws IOException {
     long parts = 0;
     long bytes = 0;
+    List<TxnRecord> compactable = new ArrayList<>();
     for (String txid : transactions.transactionIds()) {
       try {
         TxnIds.requireValid(txid);
@@ -239,15 +247,24 @@ final class GarbageCollector {
       Map<String, Long> staged = new java.util.TreeMap<>();  // "b<bucket>/<part name>" -> bytes
       long newest = -1;
       boolean others = false;  // objects of another kind: the transaction's directory is kept
+      boolean recordFile = false;
       String prefix = TxnIds.dir(txid) + "/";
       for (StoreFiles.Entry e : files.listPrefix(prefix)) {
         String[] p = e.path().substring(prefix.length()).split("/", 3);
         if (p.length == 3 && p[0].matches("b\\d{1,9}")) {
           staged.merge(p[0] + "/" + p[1], e.size(), Long::sum);
           newest = Math.max(newest, TxnIds.stagedAt(p[1]));
-        } else if (!e.path().equals(TxnIds.record(txid))) {
+        } else if (e.path().equals(TxnIds.record(txid))) {
+          recordFile = true;
+        } else {
           others = true;
         }
+      }
+      if (!recordFile && record.isPresent() && record.get().published() && !others) {
+        // compacted into the ledger by a collection that stopped before removing all of it
+        lease.ensureHeld();
+        files.deletePrefix(prefix);
+        continue;
       }
       if (record.isEmpty()) {
         if (newest < 0 || newest > cutoff) {
@@ -296,11 +313,30 @@ final class GarbageCollector {
           }
         }
       }
-      if (TxnIds.isBulk(txid) && r.published() && merged && old && left == 0 && !others) {
-        // the bulk path's own transactions are never published again by anyone: their records can go
-        lease.ensureHeld();
-        files.deletePrefix(prefix);
+      if (r.published() && merged && old && left == 0 && !others) {
+        if (TxnIds.isBulk(txid)) {
+          // the bulk path's own transactions are never published again by anyone: their records just go
+          lease.ensureHeld();
+          files.deletePrefix(prefix);
+        } else {
+          compactable.add(r);
+        }
       }
+    }
+    if (!compactable.isEmpty()) {
+      // the ledger version first, then the records: a record is gone only once the ledger names it
+      lease.ensureHeld();
+      if (transactions.compact(compactable)) {
+        for (TxnRecord r : compactable) {
+          lease.ensureHeld();
+          files.deletePrefix(TxnIds.dir(r.txid()) + "/");
+        }
+      }
+    }
+    List<String> superseded = transactions.supersededLedgerVersions();
+    if (!superseded.isEmpty()) {
+      lease.ensureHeld();
+      files.deleteAll(superseded);
     }
     return new long[] {parts, bytes};
   }

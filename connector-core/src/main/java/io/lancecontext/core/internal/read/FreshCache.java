@@ -59,6 +59,7 @@ public final class FreshCache implements AutoCloseable {
   private final Map<String, ShardCache> shards = new ConcurrentHashMap<>();
   /** Loaded sources by {@code <shard>/<source id>}; one reference each, released on removal. */
   private final Cache<String, FreshSource> sources;
+  private final long recheckNanos;
   private volatile boolean closed;
 
   public FreshCache(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator) {
@@ -66,6 +67,7 @@ public final class FreshCache implements AutoCloseable {
     this.spec = spec;
     this.files = files;
     this.allocator = allocator;
+    this.recheckNanos = manifestRecheckNanos(config.get(StoreOptions.GC_GRACE));
     this.sources = Caffeine.newBuilder()
         .maximumWeight(config.get(StoreOptions.FRESH_CACHE_BYTES))
         .weigher((String k, FreshSource v) -> (int) Math.min(Integer.MAX_VALUE, v.bytes()))
@@ -87,6 +89,10 @@ public final class FreshCache implements AutoCloseable {
     final Set<String> loaded = new HashSet<>();
     FreshShard current;
     ShardManifest manifest;
+    /** When {@link #manifest} was last found to be the newest version ({@link System#nanoTime()}). */
+    long manifestCheckedNanos;
+    /** The shard's merged watermark when {@link #manifest} was checked. */
+    long watermarkAtCheck = -1;
     final java.util.TreeSet<Long> positions = new java.util.TreeSet<>();
   }
 
@@ -150,7 +156,7 @@ public final class FreshCache implements AutoCloseable {
     List<FreshSource> acquired = new ArrayList<>();
     try {
       synchronized (cache) {
-        refresh(shardId, cache);
+        refresh(shardId, cache, watermark);
         ShardManifest manifest = cache.manifest;
         List<ShardManifest.FlushedGeneration> gens = new ArrayList<>();
         for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
@@ -302,13 +308,44 @@ public final class FreshCache implements AutoCloseable {
     }
   }
 
+  /** The longest a shard view uses a manifest without checking for a newer one (see {@link #manifestRecheckNanos}). */
+  public static final java.time.Duration MANIFEST_RECHECK_MAX = java.time.Duration.ofSeconds(5);
+
   /**
-   * Brings a shard's manifest and WAL positions up to date with a few existence checks: manifest
-   * versions and WAL positions are consecutive and only ever added above what is known (garbage
-   * collection removes only entries at or below the replay position). A changed manifest is read and the
-   * WAL directory listed in full.
+   * How long a view may use a shard manifest without checking for a newer one when nothing else says it
+   * changed: {@link #MANIFEST_RECHECK_MAX}, or half of {@code gc.grace} when that is shorter (0: every view
+   * checks). Garbage collection keeps WAL entries and manifests this much longer than {@code gc.grace}.
    */
-  private void refresh(String shardId, ShardCache cache) throws IOException {
+  public static long manifestRecheckNanos(java.time.Duration grace) {
+    return Math.min(MANIFEST_RECHECK_MAX.toNanos(), grace.toNanos() / 2);
+  }
+
+  /**
+   * Brings a shard's WAL positions, and when needed its manifest, up to date with as few requests as is
+   * safe: manifest versions and WAL positions are consecutive and only ever added above what is known
+   * (garbage collection removes only entries at or below the replay position). A changed manifest is read
+   * and the WAL directory listed in full.
+   *
+   * <p>When nothing changed this costs one existence check: the next WAL position. The next manifest
+   * version is checked only when (a) that probe found a new entry (a new writer seals a replayed tail and
+   * writes a new manifest before its first entry, so a new entry is the sign that a claim or seal may have
+   * happened), (b) the base table's merged watermark of the shard moved since the check (a merge may have
+   * folded a generation this view has not seen: its rows must leave the fresh tier with it), (c) the view
+   * holds an incomplete WAL entry (the next writer moves it aside under a new manifest and may write a whole
+   * entry at its position) or (d) {@link #manifestRecheckNanos} passed, which also covers a reader idle for
+   * longer than that (entries it never saw may have been sealed and collected meanwhile). What a
+   * view misses while it skips the check is only a seal without a new entry: the sealed rows are still read
+   * from the WAL entries that hold them, which garbage collection keeps for {@code gc.grace} plus the
+   * recheck interval after the seal.
+   */
+  private void refresh(String shardId, ShardCache cache, long watermark) throws IOException {
+    long now = System.nanoTime();
+    if (cache.manifest != null && !manifestCheckDue(cache, watermark, now)) {
+      long next = Math.max(cache.manifest.replayAfter(), cache.positions.isEmpty() ? 0 : cache.positions.last()) + 1;
+      if (!files.objectExists(WalEntry.path(shardId, next))) {
+        return;  // nothing new, and nothing that says the manifest changed
+      }
+    }
     boolean changed;
     if (cache.manifest == null || cache.manifest.version() == 0) {
       ShardManifest m = ShardManifests.latest(files, shardId);
@@ -324,6 +361,8 @@ public final class FreshCache implements AutoCloseable {
         cache.manifest = ShardManifests.read(files, shardId, v);
       }
     }
+    cache.manifestCheckedNanos = now;
+    cache.watermarkAtCheck = watermark;
     long replayAfter = cache.manifest.replayAfter();
     if (changed) {
       // an incomplete entry is moved aside by the next writer (a new manifest version), which may write a
@@ -347,6 +386,21 @@ public final class FreshCache implements AutoCloseable {
       cache.positions.add(next++);
     }
     requireConsecutive(shardId, cache);
+  }
+
+  private boolean manifestCheckDue(ShardCache cache, long watermark, long now) {
+    if (now - cache.manifestCheckedNanos >= recheckNanos) {
+      return true;
+    }
+    if (watermark != cache.watermarkAtCheck) {
+      return true;
+    }
+    for (String k : cache.loaded) {
+      if (sources.getIfPresent(k) instanceof WalSource w && w.incomplete()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

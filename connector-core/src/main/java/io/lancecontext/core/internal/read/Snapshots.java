@@ -51,6 +51,10 @@ public final class Snapshots implements AutoCloseable {
   private final SingleFlight<PinKey, Set<String>> pinnedFreshKeys = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
   private final SingleFlight<PinKey, Set<String>> pinnedSuperseded = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
   private volatile boolean closed;
+  private final BaseVersions versions;
+  /** How long an opened base table is trusted with next-version checks alone. */
+  private final long reopenNanos;
+  private volatile long openedNanos;
 
   /** What a pinned snapshot's shared sets depend on (not when it was planned). */
   private record PinKey(long baseVersion, Map<String, ReadSplit.PinnedShard> shards) {
@@ -77,20 +81,30 @@ public final class Snapshots implements AutoCloseable {
     this.transactions = transactions;
     this.txnBucket = txnBucket;
     this.fresh = new FreshCache(config, spec, files, allocator);
+    this.versions = new BaseVersions(files);
+    this.reopenNanos = Math.max(java.util.concurrent.TimeUnit.SECONDS.toNanos(1),
+        config.get(io.lancecontext.core.options.StoreOptions.GC_GRACE).toNanos() / 2);
   }
 
   public FreshCache freshCache() {
     return fresh;
   }
 
-  /** The latest base table, retained for the caller. */
+  /**
+   * The latest base table, retained for the caller. A newer version is detected with one existence check
+   * of the next version's manifest ({@link BaseVersions}); besides, the table is reopened at the latest
+   * version once {@link #reopenNanos} passed since it was opened, which catches what that check cannot:
+   * a reader idle for longer than {@code gc.grace} whose next version was cleaned up meanwhile (Lance's
+   * cleanup removes superseded versions), or a table whose manifests were migrated to the other naming
+   * scheme.
+   */
   public BaseTable base() {
     while (true) {
       ensureOpen();
       BaseTable seen = latest.get();
       boolean stale;
       try {
-        stale = seen == null || BaseVersions.exists(files, seen.version() + 1);
+        stale = seen == null || System.nanoTime() - openedNanos >= reopenNanos || versions.exists(seen.version() + 1);
       } catch (IOException e) {
         throw LanceErrors.translate("check the base table version", e);
       }
@@ -103,6 +117,16 @@ public final class Snapshots implements AutoCloseable {
       synchronized (opening) {
         if (latest.get() == seen) {
           BaseTable next = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator));
+          openedNanos = System.nanoTime();
+          try {
+            if (seen != null && next.version() > seen.version() + 1) {
+              versions.forget();  // versions the next-version check could not see: learn the scheme again
+            }
+            versions.learn(next.version());
+          } catch (IOException e) {
+            next.release();
+            throw LanceErrors.translate("check the base table version", e);
+          }
           latest.set(next);
           if (seen != null) {
             seen.release();

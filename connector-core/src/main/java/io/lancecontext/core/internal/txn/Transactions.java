@@ -40,6 +40,7 @@ public final class Transactions {
   private final Map<String, TxnRecord> records = new ConcurrentHashMap<>();
   private final Object listing = new Object();
   private Listing listed;
+  private volatile TxnLedger.Version ledger = TxnLedger.Version.NONE;
   private final java.util.concurrent.atomic.AtomicLong listings = new java.util.concurrent.atomic.AtomicLong();
 
   /** The published parts as of one marker value. */
@@ -60,7 +61,53 @@ public final class Transactions {
     return files;
   }
 
-  /** The record of {@code txid}, if it was published or aborted. */
+  /**
+   * The ledger entry of {@code txid}, if garbage collection compacted its record: the cached ledger version
+   * when it holds it, else the newest version (one listing and one read; only a missing record gets here).
+   */
+  private Optional<TxnRecord> compacted(String txid) throws IOException {
+    TxnLedger.Version v = ledger;
+    TxnRecord r = v.entries().get(txid);
+    if (r != null) {
+      return Optional.of(r);
+    }
+    v = TxnLedger.newest(files);
+    ledger = v;
+    return Optional.ofNullable(v.entries().get(txid));
+  }
+
+  /**
+   * Folds published, merged transactions into the compact ledger (a new version holding every earlier entry
+   * and these). Their records may be deleted once this returns true; called by the maintenance lease holder.
+   *
+   * @return false if another collector wrote the next version first (nothing may be deleted this time)
+   */
+  public boolean compact(java.util.Collection<TxnRecord> published) {
+    try {
+      TxnLedger.Version latest = TxnLedger.newest(files);
+      var written = TxnLedger.append(files, latest, published, System.currentTimeMillis());
+      ledger = written.orElse(latest);
+      return written.isPresent();
+    } catch (IOException e) {
+      throw LanceErrors.translate("write the transaction ledger", e);
+    }
+  }
+
+  /** Ledger versions older than the newest two (superseded; a reader that loses one lists again). */
+  public List<String> supersededLedgerVersions() {
+    try {
+      List<Long> numbers = TxnLedger.numbers(files);
+      List<String> out = new ArrayList<>();
+      for (int i = 0; i < numbers.size() - 2; i++) {
+        out.add(TxnLedger.path(numbers.get(i)));
+      }
+      return out;
+    } catch (IOException e) {
+      throw LanceErrors.translate("list the transaction ledger", e);
+    }
+  }
+
+  /** The record of {@code txid}, if it was published or aborted (also once its record was compacted). */
   public Optional<TxnRecord> record(String txid) {
     TxnRecord r = records.get(txid);
     if (r != null) {
@@ -69,9 +116,14 @@ public final class Transactions {
     try {
       Optional<byte[]> content = files.readIfPresent(TxnIds.record(txid));
       if (content.isEmpty()) {
-        return Optional.empty();
+        // read after the record: a record is deleted only once a ledger version holding it exists
+        r = compacted(txid).orElse(null);
+        if (r == null) {
+          return Optional.empty();
+        }
+      } else {
+        r = TxnRecord.fromBytes(content.get());
       }
-      r = TxnRecord.fromBytes(content.get());
     } catch (IOException e) {
       throw LanceErrors.translate("read the record of transaction " + txid, e);
     }
@@ -86,7 +138,21 @@ public final class Transactions {
    */
   public TxnRecord decide(TxnRecord record) {
     try {
+      if (!record.published()) {
+        Optional<TxnRecord> compacted = compacted(record.txid());
+        if (compacted.isPresent()) {
+          return cache(compacted.get());  // published, merged and compacted: its record is gone
+        }
+      }
       if (files.createIfAbsent(TxnIds.record(record.txid()), record.toBytes())) {
+        if (!record.published()) {
+          // compacted between the check above and the create: the ledger decides, the new record goes
+          Optional<TxnRecord> compacted = compacted(record.txid());
+          if (compacted.isPresent()) {
+            files.delete(TxnIds.record(record.txid()));
+            return cache(compacted.get());
+          }
+        }
         records.put(record.txid(), record);
         if (record.published()) {
           markPublished();
@@ -102,6 +168,11 @@ public final class Transactions {
       markPublished();  // a replay: its first publisher may have died before the marker write
     }
     return decided;
+  }
+
+  private TxnRecord cache(TxnRecord r) {
+    records.put(r.txid(), r);
+    return r;
   }
 
   /**
