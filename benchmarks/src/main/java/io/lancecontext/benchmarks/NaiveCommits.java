@@ -2,7 +2,7 @@ package io.lancecontext.benchmarks;
 
 import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.internal.lance.RowCopier;
-import io.lancecontext.core.internal.lance.SingleBatchReader;
+import io.lancecontext.core.internal.lance.BatchesReader;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +35,7 @@ final class NaiveCommits implements AutoCloseable {
     this.codec = new RecordCodec(spec);
     this.allocator = allocator;
     try (VectorSchemaRoot empty = VectorSchemaRoot.create(spec.toArrowSchema(), allocator);
-        ArrowReader r = new SingleBatchReader(empty, allocator);
+        ArrowReader r = new BatchesReader(empty, allocator);
         Dataset ignored = Dataset.write().allocator(allocator).reader(r).uri(uri).mode(WriteParams.WriteMode.CREATE)
             .execute()) {
       // created empty
@@ -52,7 +52,7 @@ final class NaiveCommits implements AutoCloseable {
   }
 
   private void append(VectorSchemaRoot batch) {
-    try (ArrowReader r = new SingleBatchReader(batch, allocator);
+    try (ArrowReader r = new BatchesReader(batch, allocator);
         Dataset ignored = Dataset.write().allocator(allocator).reader(r).uri(uri).mode(WriteParams.WriteMode.APPEND)
             .execute()) {
       // committed

@@ -1,6 +1,7 @@
 package io.lancecontext.core.internal.txn;
 
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.BatchesReader;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.WriteSummary;
@@ -267,7 +268,7 @@ public final class Transactions {
     WriteParams params = new WriteParams.Builder().withMode(WriteParams.WriteMode.CREATE)
         .withMaxRowsPerFile(Integer.MAX_VALUE).withStorageOptions(config.storageOptions()).build();
     try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator);
-        BatchListReader reader = new BatchListReader(batches, allocator)) {
+        BatchesReader reader = new BatchesReader(batches, allocator)) {
       Data.exportArrayStream(allocator, reader, stream);
       try (Dataset ds = LanceErrors.call("stage a part of transaction " + txid,
           () -> Dataset.create(allocator, stream, uri, params))) {
@@ -275,46 +276,6 @@ public final class Transactions {
       }
     } catch (IOException e) {
       throw LanceErrors.translate("stage a part of transaction " + txid, e);
-    }
-  }
-
-  /** Yields existing batches of one schema in order, sharing their buffers; they must outlive the reader. */
-  private static final class BatchListReader extends org.apache.arrow.vector.ipc.ArrowReader {
-    private final List<VectorSchemaRoot> batches;
-    private int next;
-
-    BatchListReader(List<VectorSchemaRoot> batches, BufferAllocator allocator) {
-      super(allocator);
-      if (batches.isEmpty()) {
-        throw new IllegalArgumentException("a staged part needs rows");
-      }
-      this.batches = batches;
-    }
-
-    @Override
-    public boolean loadNextBatch() throws IOException {
-      ensureInitialized();
-      if (next >= batches.size()) {
-        return false;
-      }
-      try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch b =
-          new org.apache.arrow.vector.VectorUnloader(batches.get(next++)).getRecordBatch()) {
-        loadRecordBatch(b);
-      }
-      return true;
-    }
-
-    @Override
-    public long bytesRead() {
-      return 0;
-    }
-
-    @Override
-    protected void closeReadSource() {}
-
-    @Override
-    protected org.apache.arrow.vector.types.pojo.Schema readSchema() {
-      return batches.get(0).getSchema();
     }
   }
 }

@@ -5,7 +5,7 @@ import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.error.WriteTimeoutException;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.ShardManifests;
-import io.lancecontext.core.internal.lance.SingleBatchReader;
+import io.lancecontext.core.internal.lance.BatchesReader;
 import io.lancecontext.core.internal.lance.WalEntry;
 import java.io.IOException;
 import java.util.Collection;
@@ -256,7 +256,7 @@ final class LaneWriter {
     BufferAllocator allocator = host.allocator();
     ShardWriter w = writer;
     runOnWriterThread("put " + batch.getRowCount() + " rows", () -> {
-      try (ArrowReader reader = new SingleBatchReader(batch, allocator)) {
+      try (ArrowReader reader = new BatchesReader(batch, allocator)) {
         w.put(reader);
       }
       return null;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.lancecontext.core.error.InvalidRecordException;
-import io.lancecontext.core.internal.lance.SingleBatchReader;
+import io.lancecontext.core.internal.lance.BatchesReader;
 import io.lancecontext.core.internal.read.BlobMaterializer;
 import io.lancecontext.core.schema.SchemaPresets;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -99,7 +99,7 @@ class LanceRoundTripTest {
 
   private void write(RecordCodec codec, List<Map<String, Object>> records, String uri, WriteParams.WriteMode mode) {
     try (VectorSchemaRoot root = codec.encode(records, arrow.allocator());
-        ArrowReader reader = new SingleBatchReader(root, arrow.allocator());
+        ArrowReader reader = new BatchesReader(root, arrow.allocator());
         Dataset ignored = Dataset.write().allocator(arrow.allocator()).reader(reader).uri(uri).mode(mode).execute()) {
       // written
     } catch (java.io.IOException e) {
