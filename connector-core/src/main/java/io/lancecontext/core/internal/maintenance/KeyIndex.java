@@ -5,7 +5,19 @@ import io.lancecontext.core.options.KeyIndexType;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.internal.lance.LanceSql;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.UInt8Vector;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.lance.MetadataColumns;
+import org.lance.ipc.ScanOptions;
 import java.util.Optional;
 import org.lance.Dataset;
 import org.lance.index.IndexParams;
@@ -76,5 +88,43 @@ public final class KeyIndex {
       return ensure(ds, spec, config, true);
     }
     return false;
+  }
+  /** Keys per filter when {@link #rowOffsets} looks keys up (one indexed {@code IN} list each). */
+  static final int LOOKUP_CHUNK = 4096;
+
+  /**
+   * Where the base rows of {@code keys} are: fragment id → row offsets in it, ascending. Looked up through
+   * the key index in chunks of {@value #LOOKUP_CHUNK} keys (fragments the index does not cover are
+   * scanned), so the cost follows the number of keys, not the base. Every key must be
+   * {@link LanceSql#passable}.
+   */
+  static Map<Integer, List<Integer>> rowOffsets(Dataset ds, SchemaSpec spec, Collection<String> keys) {
+    Map<Integer, List<Integer>> found = new TreeMap<>();
+    List<String> all = new ArrayList<>(keys);
+    String column = LanceSql.column(spec.key());
+    for (int from = 0; from < all.size(); from += LOOKUP_CHUNK) {
+      StringBuilder filter = new StringBuilder(column).append(" IN (");
+      List<String> chunk = all.subList(from, Math.min(all.size(), from + LOOKUP_CHUNK));
+      for (int k = 0; k < chunk.size(); k++) {
+        filter.append(k == 0 ? "" : ", ").append(LanceSql.string(chunk.get(k)));
+      }
+      filter.append(')');
+      ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key())).filter(filter.toString())
+          .withRowAddress(true).build();
+      try (ScanHandle scan = ScanHandle.open(ds, options)) {
+        ArrowReader reader = scan.reader();
+        while (reader.loadNextBatch()) {
+          FieldVector addresses = reader.getVectorSchemaRoot().getVector(MetadataColumns.ROWADDR);
+          for (int r = 0; r < addresses.getValueCount(); r++) {
+            long address = addresses instanceof UInt8Vector u ? u.get(r) : ((Number) addresses.getObject(r)).longValue();
+            found.computeIfAbsent((int) (address >>> 32), f -> new ArrayList<>()).add((int) address);
+          }
+        }
+      } catch (Exception e) {
+        throw LanceErrors.translate("look up the base rows of " + chunk.size() + " merged keys", e);
+      }
+    }
+    found.values().forEach(Collections::sort);
+    return found;
   }
 }
