@@ -44,6 +44,10 @@ public final class MergeScalingBenchmark {
   static final int BATCH = 10_000;
 
   public static void main(String[] args) throws Exception {
+    // the merger's phase timings (look-up, write, delete, commits, key index) go to the console
+    Class.forName("org.apache.logging.log4j.core.config.Configurator").getMethod("setLevel", String.class,
+        org.apache.logging.log4j.Level.class).invoke(null, "io.lancecontext.core.internal.maintenance.Merger",
+        org.apache.logging.log4j.Level.DEBUG);
     String sizesText = args.length > 0 ? args[0] : System.getProperty("sizes", "100000,1000000,3000000");
     List<Integer> sizes = new ArrayList<>();
     for (String s : sizesText.split(",")) {

@@ -51,6 +51,8 @@ import org.lance.ipc.ScanOptions;
 import org.lance.memwal.MergedGeneration;
 import org.lance.merge.MergeInsertParams;
 import org.lance.merge.MergeInsertResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Folds flushed generations into the base table in one commit: the generations above each shard's merged
@@ -73,6 +75,8 @@ import org.lance.merge.MergeInsertResult;
  * cannot be stale.
  */
 final class Merger {
+  private static final Logger LOG = LoggerFactory.getLogger(Merger.class);
+
   private Merger() {}
 
   /** A generation, or a published transaction part ({@code sequence} >= 0: every row reads as it). */
@@ -329,7 +333,9 @@ final class Merger {
       java.util.Set<String> keys, List<MergedGeneration> marked, BufferAllocator allocator, MaintenanceLock lease)
       throws IOException {
     long readVersion = base.version();
+    long t0 = System.nanoTime();
     Map<Integer, List<Integer>> doomed = KeyIndex.rowOffsets(base, spec, keys);
+    long t1 = System.nanoTime();
     List<FragmentMetadata> written;
     try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
       Data.exportArrayStream(allocator, source, stream);
@@ -337,6 +343,7 @@ final class Merger {
           () -> Fragment.write().datasetUri(config.uri()).allocator(allocator).data(stream)
               .storageOptions(config.storageOptions()).execute());
     }
+    long t2 = System.nanoTime();
     List<Long> removed = new ArrayList<>();
     List<FragmentMetadata> updated = new ArrayList<>();
     for (Map.Entry<Integer, List<Integer>> e : doomed.entrySet()) {
@@ -348,6 +355,7 @@ final class Merger {
         updated.add(after);
       }
     }
+    long t3 = System.nanoTime();
     Update update = Update.builder().removedFragmentIds(removed).updatedFragments(updated).newFragments(written)
         .fieldsModified(new long[0]).build();
     MergeInsertParams mark = new MergeInsertParams(List.of(spec.key())).withMatchedUpdateAll()
@@ -356,11 +364,20 @@ final class Merger {
     lease.ensureHeld();
     try (Transaction txn = new Transaction(readVersion, update);
         Dataset replaced = LanceErrors.call("commit the merged rows", () -> base.commitTransaction(txn))) {
+      long t4 = System.nanoTime();
       lease.ensureHeld();
       try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
         Data.exportArrayStream(allocator, new MergeSource(spec, base.getSchema(), List.of(), Map.of(), allocator), stream);
         MergeInsertResult result = LanceErrors.call("mark the merged generations", () -> replaced.mergeInsert(mark, stream));
-        return refreshed(result, spec, config);
+        long t5 = System.nanoTime();
+        long version = refreshed(result, spec, config);
+        if (LOG.isDebugEnabled()) {
+          LOG.debug("merge of {} keys: look up {} base rows {} ms, write the rows {} ms, delete {} ms, commit {} ms, "
+              + "mark merged {} ms, key index {} ms", keys.size(), doomed.values().stream().mapToInt(List::size).sum(),
+              (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000,
+              (t5 - t4) / 1_000_000, (System.nanoTime() - t5) / 1_000_000);
+        }
+        return version;
       }
     }
   }
