@@ -90,17 +90,20 @@ public final class KeyIndex {
     return false;
   }
   /** Keys per filter when {@link #rowOffsets} looks keys up (one indexed {@code IN} list each). */
-  static final int LOOKUP_CHUNK = 4096;
+  static final int LOOKUP_CHUNK = 512;
 
   /**
    * Where the base rows of {@code keys} are: fragment id → row offsets in it, ascending. Looked up through
-   * the key index in chunks of {@value #LOOKUP_CHUNK} keys (fragments the index does not cover are
-   * scanned), so the cost follows the number of keys, not the base. Every key must be
-   * {@link LanceSql#passable}.
+   * the key index in sorted chunks of {@value #LOOKUP_CHUNK} keys (fragments the index does not cover are
+   * scanned), so the cost follows the number of keys, not the base: a chunk of sorted keys touches a few
+   * neighbouring index pages, where a chunk of keys spread over the key space touches most of them
+   * (25,000 keys in a 1 M-row base: 0.3 s sorted in chunks of 512, 8–14 s unsorted in chunks of 4096).
+   * Every key must be {@link LanceSql#passable}.
    */
   static Map<Integer, List<Integer>> rowOffsets(Dataset ds, SchemaSpec spec, Collection<String> keys) {
     Map<Integer, List<Integer>> found = new TreeMap<>();
     List<String> all = new ArrayList<>(keys);
+    Collections.sort(all);
     String column = LanceSql.column(spec.key());
     for (int from = 0; from < all.size(); from += LOOKUP_CHUNK) {
       StringBuilder filter = new StringBuilder(column).append(" IN (");
