@@ -55,9 +55,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Folds flushed generations into the base table in one commit: the generations above each shard's merged
- * watermark, deduplicated across all of them (the newest row of each key wins), merge-inserted on the key
- * and marked merged atomically with the data. A tombstone replaces its key's row in the same commit
+ * Folds flushed generations into the base table: the generations above each shard's merged watermark,
+ * deduplicated across all of them (the newest row of each key wins). With the key index, in two commits
+ * whose cost follows the rows merged ({@link #replaceAndMark}): the merged keys' base rows are deleted and
+ * the winning rows added in one commit, then the generations are marked merged; otherwise in one
+ * merge-insert on the key that also marks them ({@link #mergeInsert}). A tombstone replaces its key's row
  * (reads hide base rows that are tombstones), so no reader ever sees a deleted key again; tombstone rows
  * are removed from the base later ({@link #purgeTombstones}), which hides nothing more.
  *
