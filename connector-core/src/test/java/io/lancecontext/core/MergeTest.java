@@ -1,8 +1,10 @@
 package io.lancecontext.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lancecontext.core.internal.lance.MergedWatermarks;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.result.WriteSummary;
@@ -18,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -27,10 +30,11 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.junit.jupiter.api.Test;
 import org.lance.Dataset;
+import org.lance.ReadOptions;
 import org.lance.ipc.LanceScanner;
 import org.lance.ipc.ScanOptions;
 
-/** Merges: deletions commit with the data, and {@code merge.max-bytes} / {@code merge.max-inputs} bound one merge, oldest rows first. */
+/** Merges: deletions commit with the data (no base version shows a deleted key again or an updated key twice), and {@code merge.max-bytes} / {@code merge.max-inputs} bound one merge, oldest rows first. */
 class MergeTest extends StoreTest {
   private Map<String, String> options(String name, String... more) {
     Map<String, String> o = new HashMap<>();
@@ -82,8 +86,8 @@ class MergeTest extends StoreTest {
   }
 
   @Test
-  void aMergeCommitsDeletionsTogetherWithTheDataAndTheWatermarkInOneBaseVersion() throws Exception {
-    Map<String, String> o = options("one-commit");
+  void aMergeNeverCommitsABaseVersionInWhichADeletedKeyReappearsOrAnUpdatedKeyDoubles() throws Exception {
+    Map<String, String> o = options("two-commits");
     try (ContextStore store = ContextStore.open(o)) {
       store.add(rows("k", 0, 100, 1));
       store.merge();
@@ -93,17 +97,114 @@ class MergeTest extends StoreTest {
       MergeResult r = store.merge();
       assertTrue(r.merged(), r::toString);
       assertEquals(3, r.tombstones());
-      assertEquals(before + 1, r.baseVersion(), "data, deletions and watermark are one commit");
+      assertEquals(before + 2, r.baseVersion(), "rows and deletions in one commit, then the watermark");
+      try (BufferAllocator allocator = new RootAllocator();
+          Dataset prior = Dataset.open().allocator(allocator).uri(o.get("path"))
+              .readOptions(new ReadOptions.Builder().setVersion(before).build()).build();
+          Dataset rows = Dataset.open().allocator(allocator).uri(o.get("path"))
+              .readOptions(new ReadOptions.Builder().setVersion(before + 1).build()).build();
+          Dataset marked = Dataset.open().allocator(allocator).uri(o.get("path"))
+              .readOptions(new ReadOptions.Builder().setVersion(before + 2).build()).build()) {
+        assertEquals(MergedWatermarks.read(prior), MergedWatermarks.read(rows),
+            "the version holding the merged rows still leaves their generations in the fresh tier, which reads "
+                + "hide the base rows of");
+        assertNotEquals(MergedWatermarks.read(rows), MergedWatermarks.read(marked));
+        assertEquals(1, rows.countRows("id = 'k55'"), "an updated key has one base row");
+        assertEquals(1, rows.countRows("id = 'k1' AND _lc_tombstone = true"), "a deleted key's row is its tombstone");
+        assertEquals(100, rows.countRows());
+        assertEquals(marked.countRows(), rows.countRows(), "the watermark commit changes no rows");
+      }
       assertTrue(store.get(List.of("k1", "k2", "k3")).isEmpty());
       assertEquals(97, store.count());
       Map<String, Boolean> base = baseRows(o.get("path"));
-      assertEquals(Boolean.TRUE, base.get("k1"), "the deleted key's row is replaced by its tombstone in that commit");
+      assertEquals(Boolean.TRUE, base.get("k1"), "the deleted key's row is replaced by its tombstone");
 
       assertTrue(store.flush().complete());
       base = baseRows(o.get("path"));
       assertEquals(97, base.size(), "flush leaves no tombstone row for other Lance readers");
       assertTrue(base.values().stream().noneMatch(t -> t));
       assertEquals(97, store.count());
+    }
+  }
+
+  @Test
+  void readersPollingDuringMergesOfUpdatesNeverSeeADoubledMissingOrOlderKey() throws Exception {
+    Map<String, String> o = options("updates-poll");
+    try (ContextStore created = ContextStore.open(o)) {
+      created.add(rows("k", 0, 300, 0));
+      created.merge();
+    }
+    ContextStore.closeAllResident();
+    ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger acknowledged = new AtomicInteger();
+    AtomicLong threadReads = new AtomicLong();
+    AtomicLong childReads = new AtomicLong();
+    List<String> sample = List.of("k0", "k7", "k42", "k99", "k150", "k201", "k299");
+    try (ChildJvm child = ChildJvm.start(StoreProcess.class, dir.resolve("reader.log"), "reader", o.get("path"));
+        ContextStore store = ContextStore.open(o)) {
+      assertEquals("ready", child.readLine(), child::tail);
+      Thread poller = new Thread(() -> {
+        while (!stop.get()) {
+          int floor = acknowledged.get();
+          try {
+            List<Map<String, Object>> got = store.get(sample);
+            if (got.size() != sample.size()) {
+              failures.add("read " + got.size() + " of " + sample.size() + " keys: " + got);
+            }
+            for (Map<String, Object> r : got) {
+              if (((Number) r.get("token_count")).intValue() < floor) {
+                failures.add("read " + r.get("id") + " at " + r.get("token_count") + " after " + floor + " was acknowledged");
+              }
+            }
+            List<Map<String, Object>> all = store.scanRecords(io.lancecontext.core.read.ScanSpec.all());
+            long distinct = all.stream().map(r -> r.get("id")).distinct().count();
+            if (all.size() != 300 || distinct != 300) {
+              failures.add("a scan returned " + all.size() + " rows of " + distinct + " keys, not 300");
+            }
+          } catch (RuntimeException e) {
+            failures.add(e.toString());
+          }
+          threadReads.incrementAndGet();
+        }
+      });
+      Thread childPoller = new Thread(() -> {
+        while (!stop.get()) {
+          try {
+            String answer = child.ask("count");
+            if (!"300".equals(answer)) {
+              failures.add("the other process counted " + answer + " rows, not 300");
+            }
+          } catch (java.io.IOException e) {
+            failures.add(e.toString());
+            return;
+          }
+          childReads.incrementAndGet();
+        }
+      });
+      poller.start();
+      childPoller.start();
+      try {
+        for (int round = 1; round <= 8; round++) {
+          store.add(rows("k", 0, 300, round));
+          acknowledged.set(round);
+          MergeResult r = store.merge();
+          assertTrue(r.merged(), r::toString);
+        }
+        Thread.sleep(200);
+      } finally {
+        stop.set(true);
+        poller.join(60_000);
+        childPoller.join(60_000);
+      }
+      assertTrue(failures.isEmpty(), () -> failures.size() + " failures, first: " + failures.peek());
+      assertTrue(threadReads.get() > 8 && childReads.get() > 8,
+          "the readers polled during the merges: " + threadReads + " / " + childReads);
+      try (BufferAllocator allocator = new RootAllocator(); Dataset ds = Dataset.open(o.get("path"), allocator)) {
+        assertEquals(300, ds.countRows(), "the base holds one row per key after the merges");
+      }
+      child.send("exit");
+      assertEquals(0, child.waitFor(60), child::tail);
     }
   }
 

@@ -1,16 +1,33 @@
 package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceSql;
+import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.options.KeyIndexType;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.UInt8Vector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.ipc.ArrowReader;
 import org.lance.Dataset;
+import org.lance.Fragment;
+import org.lance.MetadataColumns;
 import org.lance.index.IndexParams;
 import org.lance.index.IndexType;
 import org.lance.index.scalar.ScalarIndexParams;
+import org.lance.ipc.ScanOptions;
 
 /** The scalar index on the key column (option {@code index.key}), used by point lookups and merges. */
 public final class KeyIndex {
@@ -76,5 +93,74 @@ public final class KeyIndex {
       return ensure(ds, spec, config, true);
     }
     return false;
+  }
+  /** Keys per filter when {@link #rowOffsets} looks keys up (one indexed {@code IN} list each). */
+  static final int LOOKUP_CHUNK = 512;
+
+  /**
+   * Where the base rows of {@code keys} are: fragment id → row offsets in it, ascending. The fragments the
+   * key index covers are searched through it in sorted chunks of {@value #LOOKUP_CHUNK} keys, so that cost
+   * follows the number of keys, not the base: a chunk of sorted keys touches a few neighbouring index
+   * pages, where a chunk of keys spread over the key space touches most of them (25,000 keys in a 1 M-row
+   * base: 0.3 s sorted in chunks of 512, 8–14 s unsorted in chunks of 4096). The fragments it does not cover
+   * (merges add them until {@link #refreshIfStale} rebuilds it) are scanned once, their keys checked in
+   * Java, not once per chunk. Every key must be {@link LanceSql#passable}.
+   */
+  static Map<Integer, List<Integer>> rowOffsets(Dataset ds, SchemaSpec spec, Collection<String> keys) {
+    Map<Integer, List<Integer>> found = new TreeMap<>();
+    Optional<List<Integer>> covered = ds.getIndexes().stream().filter(i -> i.name().equals(name(spec))).findFirst()
+        .map(i -> i.fragments().orElse(null));
+    List<Integer> indexed = new ArrayList<>();
+    List<Integer> unindexed = new ArrayList<>();
+    Set<Integer> coveredIds = covered.map(Set::copyOf).orElse(null);
+    for (Fragment f : ds.getFragments()) {
+      // an index that does not say what it covers: every fragment goes through the filter
+      (coveredIds == null || coveredIds.contains(f.getId()) ? indexed : unindexed).add(f.getId());
+    }
+    List<String> all = new ArrayList<>(keys);
+    Collections.sort(all);
+    String column = LanceSql.column(spec.key());
+    for (int from = 0; from < all.size() && !indexed.isEmpty(); from += LOOKUP_CHUNK) {
+      StringBuilder filter = new StringBuilder(column).append(" IN (");
+      List<String> chunk = all.subList(from, Math.min(all.size(), from + LOOKUP_CHUNK));
+      for (int k = 0; k < chunk.size(); k++) {
+        filter.append(k == 0 ? "" : ", ").append(LanceSql.string(chunk.get(k)));
+      }
+      filter.append(')');
+      ScanOptions.Builder options = new ScanOptions.Builder().columns(List.of(spec.key())).filter(filter.toString())
+          .withRowAddress(true);
+      if (!unindexed.isEmpty()) {
+        options.fragmentIds(indexed);
+      }
+      collect(ds, options.build(), spec, null, found, "look up the base rows of " + chunk.size() + " merged keys");
+    }
+    if (!unindexed.isEmpty()) {
+      ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key())).fragmentIds(unindexed)
+          .withRowAddress(true).build();
+      collect(ds, options, spec, new HashSet<>(keys), found, "scan the keys of " + unindexed.size() + " unindexed fragments");
+    }
+    found.values().forEach(Collections::sort);
+    return found;
+  }
+
+  /** Adds the row addresses a scan returns (of rows whose key is in {@code only}, unless null) to {@code found}. */
+  private static void collect(Dataset ds, ScanOptions options, SchemaSpec spec, Set<String> only,
+      Map<Integer, List<Integer>> found, String what) {
+    try (ScanHandle scan = ScanHandle.open(ds, options)) {
+      ArrowReader reader = scan.reader();
+      while (reader.loadNextBatch()) {
+        FieldVector addresses = reader.getVectorSchemaRoot().getVector(MetadataColumns.ROWADDR);
+        VarCharVector key = (VarCharVector) reader.getVectorSchemaRoot().getVector(spec.key());
+        for (int r = 0; r < addresses.getValueCount(); r++) {
+          if (only != null && !only.contains(new String(key.get(r), StandardCharsets.UTF_8))) {
+            continue;
+          }
+          long address = addresses instanceof UInt8Vector u ? u.get(r) : ((Number) addresses.getObject(r)).longValue();
+          found.computeIfAbsent((int) (address >>> 32), f -> new ArrayList<>()).add((int) address);
+        }
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate(what, e);
+    }
   }
 }

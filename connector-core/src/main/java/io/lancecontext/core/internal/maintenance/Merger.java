@@ -2,6 +2,7 @@ package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.MergedWatermarks;
 import io.lancecontext.core.internal.lance.RowCopier;
 import io.lancecontext.core.internal.lance.ScanHandle;
@@ -15,6 +16,7 @@ import io.lancecontext.core.internal.txn.Transactions;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.ShardIds;
+import io.lancecontext.core.options.KeyIndexType;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.MergeResult;
@@ -40,16 +42,24 @@ import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
+import org.lance.Fragment;
+import org.lance.FragmentMetadata;
 import org.lance.MetadataColumns;
+import org.lance.Transaction;
+import org.lance.operation.Update;
 import org.lance.ipc.ScanOptions;
 import org.lance.memwal.MergedGeneration;
 import org.lance.merge.MergeInsertParams;
 import org.lance.merge.MergeInsertResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Folds flushed generations into the base table in one commit: the generations above each shard's merged
- * watermark, deduplicated across all of them (the newest row of each key wins), merge-inserted on the key
- * and marked merged atomically with the data. A tombstone replaces its key's row in the same commit
+ * Folds flushed generations into the base table: the generations above each shard's merged watermark,
+ * deduplicated across all of them (the newest row of each key wins). With the key index, in two commits
+ * whose cost follows the rows merged ({@link #replaceAndMark}): the merged keys' base rows are deleted and
+ * the winning rows added in one commit, then the generations are marked merged; otherwise in one
+ * merge-insert on the key that also marks them ({@link #mergeInsert}). A tombstone replaces its key's row
  * (reads hide base rows that are tombstones), so no reader ever sees a deleted key again; tombstone rows
  * are removed from the base later ({@link #purgeTombstones}), which hides nothing more.
  *
@@ -67,6 +77,8 @@ import org.lance.merge.MergeInsertResult;
  * cannot be stale.
  */
 final class Merger {
+  private static final Logger LOG = LoggerFactory.getLogger(Merger.class);
+
   private Merger() {}
 
   /** A generation, or a published transaction part ({@code sequence} >= 0: every row reads as it). */
@@ -274,30 +286,111 @@ final class Merger {
       }
       txnMarks.forEach((shard, seq) -> marked.add(new MergedGeneration(shard, seq)));
       MergeSource source = new MergeSource(spec, base.getSchema(), inputs, winners, allocator);
-      // update unconditionally: generations reach the base in write order (a bucket's seals run one
-      // after another, a recovering writer seals the older lane first). A conditional update
-      // ("source._lc_seq > target._lc_seq") would be the safer rule, but lance-core 7.0.0 aborts the
-      // JVM evaluating it on a table with a blob column (it reads the target's blob descriptors)
-      MergeInsertParams params = new MergeInsertParams(List.of(spec.key())).withMatchedUpdateAll()
-          .withNotMatched(MergeInsertParams.WhenNotMatched.InsertAll).withConflictRetries(10)
-          .markGenerationsAsMerged(marked);
       long version;
-      lease.ensureHeld();
-      try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
-        Data.exportArrayStream(allocator, source, stream);
-        MergeInsertResult result = LanceErrors.call("merge " + inputs.size() + " generations into the base table",
-            () -> base.mergeInsert(params, stream));
-        try (Dataset merged = result.dataset()) {
-          if (KeyIndex.refreshIfStale(merged, spec, config)) {
-            merged.checkoutLatest();
-          }
-          version = merged.version();
-        }
+      if (config.get(StoreOptions.INDEX_KEY) != KeyIndexType.NONE && winners.keySet().stream().allMatch(LanceSql::passable)) {
+        version = replaceAndMark(config, spec, base, source, winners.keySet(), marked, allocator, lease);
+      } else {
+        version = mergeInsert(config, spec, base, source, marked, inputs.size(), allocator, lease);
       }
       return new MergeResult(true, "merged", perShard, winners.size(), source.tombstones, version,
           (System.nanoTime() - started) / 1_000_000, remaining);
     } finally {
       inputs.forEach(i -> i.dataset().close());
+    }
+  }
+
+  /**
+   * The merge as one lance-core merge-insert that also marks the generations merged (one commit). Its cost
+   * per matched key grows with the base (lance-core-7.md); used when the key index cannot find the matched
+   * rows ({@code index.key} = none, or a key that filter text cannot carry).
+   */
+  private static long mergeInsert(StoreConfig config, SchemaSpec spec, Dataset base, MergeSource source,
+      List<MergedGeneration> marked, int inputCount, BufferAllocator allocator, MaintenanceLock lease) {
+    // update unconditionally: generations reach the base in write order (a bucket's seals run one
+    // after another, a recovering writer seals the older lane first). A conditional update
+    // ("source._lc_seq > target._lc_seq") would be the safer rule, but lance-core 7.0.0 aborts the
+    // JVM evaluating it on a table with a blob column (it reads the target's blob descriptors)
+    MergeInsertParams params = new MergeInsertParams(List.of(spec.key())).withMatchedUpdateAll()
+        .withNotMatched(MergeInsertParams.WhenNotMatched.InsertAll).withConflictRetries(10)
+        .markGenerationsAsMerged(marked);
+    lease.ensureHeld();
+    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
+      Data.exportArrayStream(allocator, source, stream);
+      MergeInsertResult result = LanceErrors.call("merge " + inputCount + " generations into the base table",
+          () -> base.mergeInsert(params, stream));
+      return refreshed(result, spec, config);
+    }
+  }
+
+  /**
+   * The merge in two commits whose cost follows the rows merged, not the base (lance-core-7.md, "merges in
+   * two commits"): (1) one {@code Update} that deletes, by deletion vector, the base rows of every merged
+   * key (found through the key index) and adds the winning rows as new fragments; (2) an empty
+   * merge-insert that only marks the generations merged. Between the two the generations are still in
+   * the fresh tier, and reads exclude base rows of fresh keys, so a reader sees exactly what it saw before
+   * commit (1); after (2) it sees the same rows from the base. A crash between them leaves the generations
+   * unmerged: the next merge deletes the rows commit (1) added and adds the same rows again.
+   */
+  private static long replaceAndMark(StoreConfig config, SchemaSpec spec, Dataset base, MergeSource source,
+      java.util.Set<String> keys, List<MergedGeneration> marked, BufferAllocator allocator, MaintenanceLock lease)
+      throws IOException {
+    long readVersion = base.version();
+    long t0 = System.nanoTime();
+    Map<Integer, List<Integer>> doomed = KeyIndex.rowOffsets(base, spec, keys);
+    long t1 = System.nanoTime();
+    List<FragmentMetadata> written;
+    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
+      Data.exportArrayStream(allocator, source, stream);
+      written = LanceErrors.call("write the merged rows as fragments",
+          () -> Fragment.write().datasetUri(config.uri()).allocator(allocator).data(stream)
+              .storageOptions(config.storageOptions()).execute());
+    }
+    long t2 = System.nanoTime();
+    List<Long> removed = new ArrayList<>();
+    List<FragmentMetadata> updated = new ArrayList<>();
+    for (Map.Entry<Integer, List<Integer>> e : doomed.entrySet()) {
+      FragmentMetadata after = LanceErrors.call("delete the replaced rows of fragment " + e.getKey(),
+          () -> new Fragment(base, e.getKey()).deleteRows(e.getValue()));
+      if (after == null) {
+        removed.add((long) e.getKey());
+      } else {
+        updated.add(after);
+      }
+    }
+    long t3 = System.nanoTime();
+    Update update = Update.builder().removedFragmentIds(removed).updatedFragments(updated).newFragments(written)
+        .fieldsModified(new long[0]).build();
+    MergeInsertParams mark = new MergeInsertParams(List.of(spec.key())).withMatchedUpdateAll()
+        .withNotMatched(MergeInsertParams.WhenNotMatched.InsertAll).withConflictRetries(10)
+        .markGenerationsAsMerged(marked);
+    lease.ensureHeld();
+    try (Transaction txn = new Transaction(readVersion, update);
+        Dataset replaced = LanceErrors.call("commit the merged rows", () -> base.commitTransaction(txn))) {
+      long t4 = System.nanoTime();
+      lease.ensureHeld();
+      try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
+        Data.exportArrayStream(allocator, new MergeSource(spec, base.getSchema(), List.of(), Map.of(), allocator), stream);
+        MergeInsertResult result = LanceErrors.call("mark the merged generations", () -> replaced.mergeInsert(mark, stream));
+        long t5 = System.nanoTime();
+        long version = refreshed(result, spec, config);
+        if (LOG.isDebugEnabled()) {
+          LOG.debug("merge of {} keys: look up {} base rows {} ms, write the rows {} ms, delete {} ms, commit {} ms, "
+              + "mark merged {} ms, key index {} ms", keys.size(), doomed.values().stream().mapToInt(List::size).sum(),
+              (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000,
+              (t5 - t4) / 1_000_000, (System.nanoTime() - t5) / 1_000_000);
+        }
+        return version;
+      }
+    }
+  }
+
+  /** The version after a merge's last commit, once the key index is refreshed if it went stale. */
+  private static long refreshed(MergeInsertResult result, SchemaSpec spec, StoreConfig config) {
+    try (Dataset merged = result.dataset()) {
+      if (KeyIndex.refreshIfStale(merged, spec, config)) {
+        merged.checkoutLatest();
+      }
+      return merged.version();
     }
   }
 
