@@ -22,20 +22,25 @@ import org.junit.jupiter.api.Test;
 /** Atomic commits: staged rows are invisible until their transaction is published, then visible together. */
 class TransactionTest extends StoreTest {
   private Map<String, String> options(String... more) {
+    return transactionOptions(dir, more);
+  }
+
+  /** A {@code context} store {@code s} under {@code dir} that merges and collects only when a test asks. */
+  static Map<String, String> transactionOptions(java.nio.file.Path dir, String... more) {
     List<String> all = new ArrayList<>(List.of("merge.trigger.generations", "1000", "merge.trigger.interval", "1h",
         "write.idle-timeout", "1h", "gc.grace", "0s"));
     all.addAll(List.of(more));
     return StoreTestSupport.options(dir, "s", "context", all.toArray(new String[0]));
   }
 
-  private static Map<String, Object> row(String key, int value) {
+  static Map<String, Object> row(String key, int value) {
     Map<String, Object> r = new HashMap<>();
     r.put("id", key);
     r.put("token_count", value);
     return r;
   }
 
-  private static WriteSummary stage(ContextStore store, String txid, String part, int from, int to, int value) {
+  static WriteSummary stage(ContextStore store, String txid, String part, int from, int to, int value) {
     try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, part).build())) {
       for (int i = from; i < to; i++) {
         w.write(row("k" + i, value));

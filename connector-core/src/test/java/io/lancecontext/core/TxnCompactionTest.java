@@ -13,7 +13,6 @@ import io.lancecontext.core.testing.StoreTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -26,26 +25,15 @@ import org.junit.jupiter.api.Test;
  */
 class TxnCompactionTest extends StoreTest {
   private Map<String, String> options(String... more) {
-    List<String> all = new ArrayList<>(List.of("merge.trigger.generations", "1000", "merge.trigger.interval", "1h",
-        "write.idle-timeout", "1h", "gc.grace", "0s"));
-    all.addAll(List.of(more));
-    return StoreTestSupport.options(dir, "s", "context", all.toArray(new String[0]));
+    return TransactionTest.transactionOptions(dir, more);
   }
 
   private static Map<String, Object> row(String key, int value) {
-    Map<String, Object> r = new HashMap<>();
-    r.put("id", key);
-    r.put("token_count", value);
-    return r;
+    return TransactionTest.row(key, value);
   }
 
   private static WriteSummary stage(ContextStore store, String txid, int from, int to, int value) {
-    try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, "p").build())) {
-      for (int i = from; i < to; i++) {
-        w.write(row("k" + i, value));
-      }
-      return w.commit();
-    }
+    return TransactionTest.stage(store, txid, "p", from, to, value);
   }
 
   private List<String> transactionDirs() throws Exception {
