@@ -31,6 +31,10 @@ final class FreshScan implements AutoCloseable {
   /** Keys the filter confines the read to (read by key), or null. */
   private final List<String> keysToRead;
   private int keyIndex;
+  /** Keys read by key per round. */
+  static final int KEYS_PER_READ = 1_024;
+  /** Rows read by key and not yet emitted. */
+  private final List<VectorSchemaRoot> byKey = new ArrayList<>();
 
   private Iterator<FreshShard> shardIt;
   private FreshShard shard;
@@ -82,27 +86,38 @@ final class FreshScan implements AutoCloseable {
     }
   }
 
-  /** The fresh rows of the keys the filter names, looked up by key. */
+  /**
+   * The fresh rows of the keys the filter names, looked up by key: {@value #KEYS_PER_READ} keys at a time, each
+   * source's rows of them read in one call.
+   */
   private VectorSchemaRoot nextByKey() {
     try {
-      while (keyIndex < keysToRead.size()) {
-        String k = keysToRead.get(keyIndex++);
-        LsmSnapshot.Winner win = snapshot.winner(k);
-        if (win == null || win.ref().tombstone() || rules.superseded.contains(k)) {
-          continue;
-        }
-        try (VectorSchemaRoot row = PointLookup.fresh(rules.spec, win.shard(), win.ref(), rules.columns,
-            rules.freshFilter, allocator)) {
-          if (row == null) {
-            continue;
-          }
-          VectorSchemaRoot out = output.emit(row, new int[] {0}, 1, null, true);
-          if (out != null) {
-            return out;
+      while (true) {
+        while (!byKey.isEmpty()) {
+          try (VectorSchemaRoot rows = byKey.remove(0)) {
+            int[] all = new int[rows.getRowCount()];
+            for (int r = 0; r < all.length; r++) {
+              all[r] = r;
+            }
+            VectorSchemaRoot out = output.emit(rows, all, all.length, null, true);
+            if (out != null) {
+              return out;
+            }
           }
         }
+        if (keyIndex >= keysToRead.size()) {
+          return null;
+        }
+        List<LsmSnapshot.Winner> winners = new ArrayList<>();
+        for (int end = Math.min(keysToRead.size(), keyIndex + KEYS_PER_READ); keyIndex < end; keyIndex++) {
+          String k = keysToRead.get(keyIndex);
+          LsmSnapshot.Winner win = snapshot.winner(k);
+          if (win != null && !win.ref().tombstone() && !rules.superseded.contains(k)) {
+            winners.add(win);
+          }
+        }
+        byKey.addAll(PointLookup.fresh(rules.spec, winners, rules.columns, rules.freshFilter, allocator));
       }
-      return null;
     } catch (Exception e) {
       throw LanceErrors.translate("read the fresh tier by key", e);
     }
@@ -175,5 +190,7 @@ final class FreshScan implements AutoCloseable {
   @Override
   public void close() {
     closeGeneration();
+    byKey.forEach(VectorSchemaRoot::close);
+    byKey.clear();
   }
 }

@@ -15,6 +15,9 @@ public final class GenerationSource extends FreshSource {
   private final long[] sequences;
   private final boolean[] tombstones;
   private final io.lancecontext.core.internal.txn.PublishedPart part;
+  /** Each key's first row in offset order (its newest: see {@link FreshShard}). */
+  private final java.util.Map<String, Integer> firstRows;
+  private final long maxSequence;
 
   GenerationSource(String shardId, long generation, String path, Dataset dataset, String[] keys, long[] sequences,
       boolean[] tombstones) {
@@ -31,6 +34,33 @@ public final class GenerationSource extends FreshSource {
     this.keys = keys;
     this.sequences = sequences;
     this.tombstones = tombstones;
+    this.firstRows = new java.util.HashMap<>(keys.length * 4 / 3 + 1);
+    long max = 0;
+    for (int r = 0; r < keys.length; r++) {
+      firstRows.putIfAbsent(keys[r], r);
+      max = Math.max(max, sequences[r]);
+    }
+    this.maxSequence = max;
+  }
+
+  /**
+   * The first row of {@code key} in offset order, or -1. Inside one generation that is the key's newest row
+   * (lance-core writes a memtable out newest-first); lancecontext never writes a key twice into one
+   * generation or part, so this only matters for foreign writers.
+   */
+  int firstRow(String key) {
+    Integer r = firstRows.get(key);
+    return r == null ? -1 : r;
+  }
+
+  /** Each key with its {@link #firstRow}. */
+  java.util.Map<String, Integer> firstRows() {
+    return firstRows;
+  }
+
+  /** The highest write sequence of any row (0 if none). */
+  long maxSequence() {
+    return maxSequence;
   }
 
   /** The transaction part this source is (its rows read as its publish sequence), or null for a generation. */
@@ -74,14 +104,17 @@ public final class GenerationSource extends FreshSource {
     return keys.length;
   }
 
-  /** Keys (strings and array slots), sequences and flags, plus an allowance for the open dataset handle. */
+  /**
+   * Keys (strings and array slots), sequences and flags, the key index, plus an allowance for the open
+   * dataset handle.
+   */
   @Override
   public long bytes() {
     long n = 16 * 1024;
     for (String k : keys) {
       n += 56 + 2L * k.length();
     }
-    return n + 9L * keys.length;
+    return n + (9L + 64L) * keys.length;
   }
 
   @Override

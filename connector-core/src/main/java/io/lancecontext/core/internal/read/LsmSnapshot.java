@@ -96,7 +96,7 @@ public final class LsmSnapshot implements AutoCloseable {
     }
     Winner best = null;
     for (FreshShard s : shards.values()) {
-      FreshShard.RowRef ref = s.newest().get(key);
+      FreshShard.RowRef ref = s.ref(key);
       if (ref != null && (best == null || ref.sequence() >= best.ref().sequence())) {
         best = new Winner(s, ref);
       }

@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -46,6 +47,7 @@ public final class PointLookup {
     List<VectorSchemaRoot> out = new ArrayList<>();
     Set<String> fromBase = new LinkedHashSet<>();
     try {
+      List<LsmSnapshot.Winner> inFresh = new ArrayList<>();
       for (String key : new LinkedHashSet<>(keys)) {
         if (!Text.isText(key)) {
           continue;  // no stored key holds an unpaired surrogate (refused at add)
@@ -54,12 +56,10 @@ public final class PointLookup {
         if (w == null) {
           fromBase.add(key);
         } else if (!w.ref().tombstone()) {
-          VectorSchemaRoot row = fresh(spec, w.shard(), w.ref(), columns, visible, allocator);
-          if (row != null) {
-            out.add(row);
-          }
+          inFresh.add(w);
         }
       }
+      out.addAll(fresh(spec, inFresh, columns, visible, allocator));
       List<String> pending = new ArrayList<>(fromBase);
       for (int i = 0; i < pending.size(); i += MAX_KEYS_PER_QUERY) {
         List<String> chunk = pending.subList(i, Math.min(pending.size(), i + MAX_KEYS_PER_QUERY));
@@ -89,33 +89,116 @@ public final class PointLookup {
   }
 
   /**
-   * The fresh row {@code ref} of {@code shard} as a one-row batch of {@code columns} (blobs as bytes), or
-   * null if it does not match {@code visible}.
+   * The fresh rows {@code winners} (not tombstones) that match {@code visible}, as batches of {@code columns}
+   * (blobs as bytes) in no particular order: one batch per WAL batch and one per generation or staged part
+   * holding any of them, read with one {@code take} of all its rows (a take per row costs a native call and a
+   * file read each: a lookup of 200 keys that a checkpoint just published took 200 of them). The caller
+   * closes the batches.
    */
-  static VectorSchemaRoot fresh(SchemaSpec spec, FreshShard shard, FreshShard.RowRef ref, List<String> columns,
+  static List<VectorSchemaRoot> fresh(SchemaSpec spec, List<LsmSnapshot.Winner> winners, List<String> columns,
       Predicate visible, BufferAllocator allocator) throws Exception {
-    FreshSource source = shard.sources().get(ref.source());
-    if (source instanceof WalSource w) {
-      VectorSchemaRoot batch = w.entry().batches().get(ref.batch());
-      if (!new PredicateEvaluator(visible, batch).matches(ref.row())) {
-        return null;
+    // (shard, source, batch) -> rows, in the order sources were first met
+    Map<FreshShard, Map<Long, List<Integer>>> bySource = new java.util.IdentityHashMap<>();
+    List<FreshShard> shards = new ArrayList<>();
+    for (LsmSnapshot.Winner w : winners) {
+      Map<Long, List<Integer>> m = bySource.get(w.shard());
+      if (m == null) {
+        m = new java.util.LinkedHashMap<>();
+        bySource.put(w.shard(), m);
+        shards.add(w.shard());
       }
-      return RowCopier.copy(batch, columns, new int[] {ref.row()}, 1, allocator);
+      m.computeIfAbsent(((long) w.ref().source() << 32) | w.ref().batch(), k -> new ArrayList<>()).add(w.ref().row());
     }
-    GenerationSource g = (GenerationSource) source;
+    List<VectorSchemaRoot> out = new ArrayList<>();
+    try {
+      for (FreshShard shard : shards) {
+        for (Map.Entry<Long, List<Integer>> e : bySource.get(shard).entrySet()) {
+          FreshSource source = shard.sources().get((int) (e.getKey() >>> 32));
+          int[] rows = e.getValue().stream().mapToInt(Integer::intValue).sorted().toArray();
+          VectorSchemaRoot batch = source instanceof WalSource w
+              ? walRows(w.entry().batches().get((int) (e.getKey() & 0xffffffffL)), rows, columns, visible, allocator)
+              : generationRows(spec, (GenerationSource) source, rows, columns, visible, allocator);
+          if (batch != null) {
+            out.add(batch);
+          }
+        }
+      }
+      return out;
+    } catch (Exception | Error e) {
+      out.forEach(VectorSchemaRoot::close);
+      throw e;
+    }
+  }
+
+  private static VectorSchemaRoot walRows(VectorSchemaRoot batch, int[] rows, List<String> columns, Predicate visible,
+      BufferAllocator allocator) {
+    PredicateEvaluator eval = new PredicateEvaluator(visible, batch);
+    int[] kept = new int[rows.length];
+    int count = 0;
+    for (int r : rows) {
+      if (eval.matches(r)) {
+        kept[count++] = r;
+      }
+    }
+    return count == 0 ? null : RowCopier.copy(batch, columns, kept, count, allocator);
+  }
+
+  /** Rows {@code rows} (ascending offsets) of a generation or part, read with one take. */
+  private static VectorSchemaRoot generationRows(SchemaSpec spec, GenerationSource g, int[] rows, List<String> columns,
+      Predicate visible, BufferAllocator allocator) throws Exception {
     Set<String> cols = new LinkedHashSet<>(columns);
     cols.addAll(Predicates.topLevelColumns(visible));
-    try (ArrowReader reader = g.dataset().take(List.of((long) ref.row()), new ArrayList<>(cols))) {
-      if (!reader.loadNextBatch() || reader.getVectorSchemaRoot().getRowCount() == 0) {
-        throw new IllegalStateException("generation " + g.path() + " has no row " + ref.row());
+    List<Long> offsets = new ArrayList<>(rows.length);
+    for (int r : rows) {
+      offsets.add((long) r);
+    }
+    List<VectorSchemaRoot> parts = new ArrayList<>();
+    List<int[]> partRows = new ArrayList<>();
+    try (ArrowReader reader = g.dataset().take(offsets, new ArrayList<>(cols))) {
+      int seen = 0;
+      while (reader.loadNextBatch()) {
+        VectorSchemaRoot in = reader.getVectorSchemaRoot();
+        PredicateEvaluator eval = new PredicateEvaluator(visible, in);
+        int[] kept = new int[in.getRowCount()];
+        int[] offsetsKept = new int[in.getRowCount()];
+        int count = 0;
+        for (int r = 0; r < in.getRowCount(); r++) {
+          if (eval.matches(r)) {
+            offsetsKept[count] = rows[seen + r];
+            kept[count++] = r;
+          }
+        }
+        seen += in.getRowCount();
+        if (count > 0) {
+          parts.add(RowCopier.copy(in, columns, kept, count, allocator));
+          partRows.add(java.util.Arrays.copyOf(offsetsKept, count));
+        }
       }
-      VectorSchemaRoot in = reader.getVectorSchemaRoot();
-      if (!new PredicateEvaluator(visible, in).matches(0)) {
-        return null;
+      if (seen != rows.length) {
+        throw new IllegalStateException("generation " + g.path() + " returned " + seen + " of " + rows.length + " rows");
       }
-      try (VectorSchemaRoot picked = RowCopier.copy(in, columns, new int[] {0}, 1, allocator)) {
-        return BlobMaterializer.materialize(g.dataset(), spec, picked, columns, i -> ref.row(), allocator);
+    } catch (Exception | Error e) {
+      parts.forEach(VectorSchemaRoot::close);
+      throw e;
+    }
+    if (parts.isEmpty()) {
+      return null;
+    }
+    VectorSchemaRoot picked;
+    int[] pickedRows;
+    if (parts.size() == 1) {
+      picked = parts.get(0);
+      pickedRows = partRows.get(0);
+    } else {
+      try {
+        picked = RowCopier.concat(parts, allocator);
+      } finally {
+        parts.forEach(VectorSchemaRoot::close);
       }
+      pickedRows = partRows.stream().flatMapToInt(java.util.Arrays::stream).toArray();
+    }
+    try (picked) {
+      return BlobMaterializer.materialize(g.dataset(), spec, picked, columns, i -> pickedRows[i], allocator);
     }
   }
 

@@ -185,29 +185,84 @@ public final class Snapshots implements AutoCloseable {
   /** A live snapshot over the given shards (all when null). */
   public LsmSnapshot snapshot(Set<String> shardIds) {
     BaseTable b = base();
-    List<FreshShard> views = new ArrayList<>();
     try {
-      Map<Integer, List<io.lancecontext.core.internal.txn.PublishedPart>> parts = null;
-      for (String id : allShards) {
-        if (shardIds == null || shardIds.contains(id)) {
-          Integer bucket = txnBucket.apply(id);
-          if (bucket == null) {
-            views.add(fresh.view(id, b.watermark(id)));
-            continue;
-          }
-          if (parts == null) {
-            parts = transactions.publishedParts();
-          }
-          views.add(fresh.view(id, b.watermark(id), unmerged(parts.get(bucket), b, bucket)));
-        }
-      }
-      return new LsmSnapshot(b, views);
+      List<String> ids = allShards.stream().filter(id -> shardIds == null || shardIds.contains(id)).toList();
+      Map<Integer, List<io.lancecontext.core.internal.txn.PublishedPart>> parts =
+          ids.stream().anyMatch(id -> txnBucket.apply(id) != null) ? transactions.publishedParts() : Map.of();
+      return new LsmSnapshot(b, views(ids, id -> {
+        Integer bucket = txnBucket.apply(id);
+        return bucket == null ? fresh.view(id, b.watermark(id))
+            : fresh.view(id, b.watermark(id), unmerged(parts.get(bucket), b, bucket));
+      }));
     } catch (RuntimeException e) {
-      views.forEach(FreshShard::release);
       b.release();
       throw e;
     }
   }
+
+  /**
+   * Builds the views of several shards at once, which after a publish or a seal each load new sources
+   * (a part of 12,500 rows: 10–50 ms): the first on the calling thread, the others on a small pool shared by
+   * the JVM, or on the calling thread too when the pool is busy. Each shard has its own lock, so they never
+   * wait on each other. On failure every view built is released and the first failure thrown.
+   */
+  private static List<FreshShard> views(List<String> ids, Function<String, FreshShard> view) {
+    if (ids.size() <= 1) {
+      return ids.isEmpty() ? List.of() : List.of(view.apply(ids.get(0)));
+    }
+    List<java.util.concurrent.Future<FreshShard>> others = new ArrayList<>();
+    for (String id : ids.subList(1, ids.size())) {
+      others.add(VIEW_BUILDERS.submit(() -> view.apply(id)));
+    }
+    FreshShard[] out = new FreshShard[ids.size()];
+    RuntimeException failure = null;
+    try {
+      out[0] = view.apply(ids.get(0));
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    boolean interrupted = false;
+    for (int i = 0; i < others.size(); i++) {
+      while (true) {
+        try {
+          out[i + 1] = others.get(i).get();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;  // the view is being built and holds references: wait for it, then release it
+        } catch (java.util.concurrent.ExecutionException e) {
+          RuntimeException cause = e.getCause() instanceof RuntimeException r ? r
+              : new IllegalStateException("building a shard view failed", e.getCause());
+          if (failure == null) {
+            failure = cause;
+          } else {
+            failure.addSuppressed(cause);
+          }
+          break;
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    if (failure != null) {
+      for (FreshShard v : out) {
+        if (v != null) {
+          v.release();
+        }
+      }
+      throw failure;
+    }
+    return List.of(out);
+  }
+
+  /** Threads building shard views beside a reader's own (see {@link #views}); idle ones end after 30 s. */
+  private static final java.util.concurrent.ExecutorService VIEW_BUILDERS = new java.util.concurrent.ThreadPoolExecutor(0,
+      Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), 30, java.util.concurrent.TimeUnit.SECONDS,
+      new java.util.concurrent.SynchronousQueue<>(), r -> {
+        Thread t = new Thread(r, "lancecontext-shard-views");
+        t.setDaemon(true);
+        return t;
+      }, new java.util.concurrent.ThreadPoolExecutor.CallerRunsPolicy());
 
   /**
    * The snapshot a read split pinned, holding what that split reads: for a base split no shard views but
