@@ -40,7 +40,7 @@ public final class FlinkOptions {
           + "until all rows before it are durable, and a restored job replays rows, which upsert the same keys");
 
   public static final ConfigOption<Duration> BUFFER_FLUSH_INTERVAL = ConfigOptions.key("sink.buffer-flush.interval")
-      .durationType().defaultValue(Duration.ofSeconds(1))
+      .durationType().defaultValue(io.lancecontext.flink.sink.LanceContextSink.DEFAULT_FLUSH_INTERVAL)
       .withDescription("put buffered rows at least this often (0 s: only when a buffer is full and at checkpoints)");
 
   public static Set<ConfigOption<?>> required() {

@@ -105,6 +105,8 @@ public final class FlinkIngestBenchmark {
     long count;
     List<Double> emitToVisibleMs = new ArrayList<>();
     List<Double> checkpointToVisibleMs = new ArrayList<>();
+    /** How long the freshness reader's lookup calls took. */
+    List<Double> lookupCallMs = new ArrayList<>();
     int samplesWithoutCheckpoint;
     int samplesNeverSeen;
     int partialCheckpointsSeen = -1;
@@ -151,6 +153,16 @@ public final class FlinkIngestBenchmark {
         Run r = bench.store(only, only, shards, rows, 0, false);
         System.out.printf(Locale.ROOT, "%s: %,d rows in %.2f s, %,.0f rows/s, %d checkpoints%n", only, rows, r.seconds,
             r.rowsPerSecond(), r.checkpoints);
+        ContextStore.closeAllResident();
+        System.exit(0);
+      }
+      String rateOnly = System.getProperty("flink.bench.rate-only", "");
+      if (!rateOnly.isEmpty()) {
+        // one sink at the fixed rate after a warm-up: for profiling freshness (-Dflink.bench.rate-only=exactly-once)
+        bench.store("warmup-" + rateOnly, rateOnly, shards, Math.min(rows, 100_000), 0, false);
+        Run r = bench.store(rateOnly + "-rate", rateOnly, shards, rows, rate, false);
+        System.out.printf(Locale.ROOT, "%s at %,.0f rows/s: from emission %s; from checkpoint completion %s; lookup calls %s%n",
+            rateOnly, rate, stats(r.emitToVisibleMs), stats(r.checkpointToVisibleMs), stats(r.lookupCallMs));
         ContextStore.closeAllResident();
         System.exit(0);
       }
@@ -279,7 +291,10 @@ public final class FlinkIngestBenchmark {
       tables.executeSql("CREATE TABLE ctx (id STRING, session_id STRING, role STRING, text_payload STRING, token_count INT) "
           + "WITH (" + with + ")");
       tables.createTemporaryView("src", tables.fromDataStream(records(env, rows, rate, false)));
-      try (ContextStore store = ContextStore.open(options)) {
+      // the reader is a core store: the Flink connector's own options (sink.*, lookup.*) are not its options
+      Map<String, String> storeOptions = new LinkedHashMap<>(options);
+      storeOptions.keySet().removeIf(k -> k.startsWith("sink.") || k.startsWith("lookup."));
+      try (ContextStore store = ContextStore.open(storeOptions)) {
         Function<List<String>, Set<String>> lookup = keys -> {
           Set<String> found = new HashSet<>();
           for (Map<String, Object> r : store.lookup(keys, List.of("id"), false)) {
@@ -329,6 +344,9 @@ public final class FlinkIngestBenchmark {
 
       Map<Long, Long> ackMs = checkpointAcks(job.getJobID());
       run.checkpoints = ackMs.size();
+      if (Boolean.getBoolean("flink.bench.per-checkpoint")) {
+        printPerCheckpoint(ackMs);
+      }
       for (IngestRecords.Sample s : IngestRecords.SAMPLES) {
         if (s.visibleNanos < 0) {
           run.samplesNeverSeen++;
@@ -342,6 +360,7 @@ public final class FlinkIngestBenchmark {
           run.checkpointToVisibleMs.add((double) (s.visibleMs - ack));
         }
       }
+      run.lookupCallMs = new ArrayList<>(poller.lookupCallMs);
       if (count != null) {
         run.countPolls = poller.counts.size();
         run.partialCheckpointsSeen = partialCheckpoints(poller.counts, rows);
@@ -350,6 +369,25 @@ public final class FlinkIngestBenchmark {
           run.seconds, rows / run.seconds, run.checkpoints,
           lookup == null ? "" : String.format(Locale.ROOT, "; emit->visible %s", FlinkIngestBenchmark.stats(run.emitToVisibleMs)));
       return run;
+    }
+
+    /** Per checkpoint: its completion time and when the reader first and last found one of its samples. */
+    private static void printPerCheckpoint(Map<Long, Long> ackMs) {
+      java.time.format.DateTimeFormatter f = java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss.SSS")
+          .withZone(java.time.ZoneId.systemDefault());
+      new java.util.TreeMap<>(ackMs).forEach((cp, ack) -> {
+        long first = Long.MAX_VALUE;
+        long last = -1;
+        for (IngestRecords.Sample s : IngestRecords.SAMPLES) {
+          if (s.checkpoint == cp && s.visibleMs > 0) {
+            first = Math.min(first, s.visibleMs);
+            last = Math.max(last, s.visibleMs);
+          }
+        }
+        System.out.printf(Locale.ROOT, "    checkpoint %d completed %s; its samples found %s .. %s%n", cp,
+            f.format(java.time.Instant.ofEpochMilli(ack)), first == Long.MAX_VALUE ? "-" : f.format(java.time.Instant.ofEpochMilli(first)),
+            last < 0 ? "-" : f.format(java.time.Instant.ofEpochMilli(last)));
+      });
     }
 
     /** Per checkpoint, from its completion until the last committer's commit of it ended (visible to every reader). */
@@ -477,6 +515,7 @@ public final class FlinkIngestBenchmark {
     private final List<IngestRecords.Sample> pending = new ArrayList<>();
     private final Set<IngestRecords.Sample> taken = Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     final List<Long> counts = Collections.synchronizedList(new ArrayList<>());
+    final List<Double> lookupCallMs = Collections.synchronizedList(new ArrayList<>());
     volatile boolean running = true;
     volatile Throwable failure;
 
@@ -525,8 +564,10 @@ public final class FlinkIngestBenchmark {
       List<IngestRecords.Sample> batch = new ArrayList<>(pending.subList(0, Math.min(pending.size(), 200)));
       Map<String, IngestRecords.Sample> byKey = new HashMap<>();
       batch.forEach(s -> byKey.put(s.key, s));
+      long before = System.nanoTime();
       Set<String> found = lookup.apply(new ArrayList<>(byKey.keySet()));
       long nanos = System.nanoTime();
+      lookupCallMs.add((nanos - before) / 1e6);
       long ms = System.currentTimeMillis();
       synchronized (this) {
         for (String k : found) {
