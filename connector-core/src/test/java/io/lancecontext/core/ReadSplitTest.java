@@ -87,6 +87,24 @@ class ReadSplitTest extends StoreTest {
   }
 
   /**
+   * A read confined to keys (id = .., id IN (..)) excludes from its base parts only those of its keys the
+   * fresh tier holds, and still never returns a replaced or deleted row: keys updated in a generation and in
+   * the WAL tail, a deleted key, a base-only key and a missing one.
+   */
+  @Test
+  void aReadConfinedToKeysReturnsTheirNewestRowsOnlyFromEveryPart() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "confined", "context"))) {
+      fillEveryTier(store, 4, 50, 30);
+      ScanSpec scan = ScanSpec.all().withColumns(List.of("id", "token_count"));
+      Map<String, Object> expected = new TreeMap<>(Map.of("k5", -5, "k40", -40, "k7", 7, "new", 7));
+      Predicate keys = Predicate.in("id", List.of("k5", "k40", "k41", "k7", "new", "absent"));
+      assertEquals(expected, readAll(store, roundTrip(store.planRead(scan.withFilter(keys), 4).splits())));
+      assertEquals(Map.of("k5", -5), readAll(store, store.planRead(scan.withFilter(Predicate.eq("id", "k5")), 3).splits()));
+      assertEquals(Map.of(), readAll(store, store.planRead(scan.withFilter(Predicate.eq("id", "k41")), 3).splits()));
+    }
+  }
+
+  /**
    * A split planned here and read in another JVM after merges, a compaction and garbage collection
    * returns exactly its snapshot while within gc.grace of planning; once gc.grace has passed since the
    * files it needs became obsolete, garbage collection removes them and the read fails with a typed

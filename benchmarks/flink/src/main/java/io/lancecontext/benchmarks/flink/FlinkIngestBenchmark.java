@@ -294,6 +294,7 @@ public final class FlinkIngestBenchmark {
       // the reader is a core store: the Flink connector's own options (sink.*, lookup.*) are not its options
       Map<String, String> storeOptions = new LinkedHashMap<>(options);
       storeOptions.keySet().removeIf(k -> k.startsWith("sink.") || k.startsWith("lookup."));
+      Run run;
       try (ContextStore store = ContextStore.open(storeOptions)) {
         Function<List<String>, Set<String>> lookup = keys -> {
           Set<String> found = new HashSet<>();
@@ -303,7 +304,6 @@ public final class FlinkIngestBenchmark {
           return found;
         };
         TableResult[] result = new TableResult[1];
-        Run run;
         try {
           run = execute(label, rows, rate > 0 ? lookup : null, pollCounts ? store::count : null, () -> {
             result[0] = tables.executeSql("INSERT INTO ctx SELECT * FROM src");
@@ -318,18 +318,26 @@ public final class FlinkIngestBenchmark {
         }
         run.count = store.count();
         check(run);
-        return run;
+      } finally {
+        // the next run starts without this store's background merges competing with it
+        ContextStore.closeAllResident();
       }
+      return run;
     }
 
     private Run execute(String label, long rows, Function<List<String>, Set<String>> lookup, LongSupplier count,
         JobStart start) throws Exception {
       Run run = new Run(label, rows);
-      Poller poller = new Poller(lookup, count);
+      // two readers on their own threads: a count (a full scan, up to a second on a 1 M-row store) must not hold
+      // up the lookups that time visibility
+      Poller poller = new Poller(lookup, null);
+      Poller counter = new Poller(null, count);
       Thread thread = new Thread(poller, "poller-" + label);
+      Thread counting = new Thread(counter, "counter-" + label);
       long t0 = System.nanoTime();
       JobClient job = start.start();
       thread.start();
+      counting.start();
       job.getJobExecutionResult().get();
       run.seconds = (System.nanoTime() - t0) / 1e9;
       long deadline = System.nanoTime() + 30_000_000_000L;
@@ -337,9 +345,13 @@ public final class FlinkIngestBenchmark {
         Thread.sleep(10);
       }
       poller.running = false;
+      counter.running = false;
       thread.join();
-      if (poller.failure != null) {
-        throw new IllegalStateException(label + ": reader failed", poller.failure);
+      counting.join();
+      for (Poller p : List.of(poller, counter)) {
+        if (p.failure != null) {
+          throw new IllegalStateException(label + ": reader failed", p.failure);
+        }
       }
 
       Map<Long, Long> ackMs = checkpointAcks(job.getJobID());
@@ -362,8 +374,8 @@ public final class FlinkIngestBenchmark {
       }
       run.lookupCallMs = new ArrayList<>(poller.lookupCallMs);
       if (count != null) {
-        run.countPolls = poller.counts.size();
-        run.partialCheckpointsSeen = partialCheckpoints(poller.counts, rows);
+        run.countPolls = counter.counts.size();
+        run.partialCheckpointsSeen = partialCheckpoints(counter.counts, rows);
       }
       System.out.printf(Locale.ROOT, "  %-16s %,9d rows in %6.2f s = %,9.0f rows/s; %d checkpoints%s%n", label, rows,
           run.seconds, rows / run.seconds, run.checkpoints,
@@ -541,7 +553,7 @@ public final class FlinkIngestBenchmark {
               counts.add(c);
             }
           }
-          Thread.sleep(lookup != null && count == null ? 2 : 5);
+          Thread.sleep(lookup != null ? 2 : 5);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

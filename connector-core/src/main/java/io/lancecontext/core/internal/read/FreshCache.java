@@ -256,15 +256,16 @@ public final class FreshCache implements AutoCloseable {
 
   /**
    * Every key with a row or tombstone in a pinned shard view (see {@link #pinnedView}): what a base split
-   * excludes. Reads no rows beyond what the cache holds or loads, and builds no index of newest rows.
+   * excludes; with {@code among} not null, only those of its keys (a read confined to a few keys). Reads no
+   * rows beyond what the cache holds or loads, and builds no index of newest rows.
    */
   public Set<String> pinnedKeys(String shardId, long watermark, long manifestVersion, List<Long> positions,
-      List<io.lancecontext.core.internal.txn.PublishedPart> parts) {
+      List<io.lancecontext.core.internal.txn.PublishedPart> parts, Set<String> among) {
     Pinned p = pinnedSources(shardId, watermark, manifestVersion, positions, parts);
     try {
       Set<String> keys = new HashSet<>();
       for (FreshSource s : p.sources()) {
-        s.collectKeys(keys);
+        s.collectKeys(keys, among);
       }
       return keys;
     } finally {

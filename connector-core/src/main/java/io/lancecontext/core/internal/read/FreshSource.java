@@ -23,6 +23,9 @@ public abstract sealed class FreshSource extends RefCounted permits WalSource, G
   /** Bytes this source holds in memory (what the fresh-tier cache weighs it by), approximately. */
   public abstract long bytes();
 
-  /** Adds every key with a row (or tombstone) in this source to {@code out}. */
-  abstract void collectKeys(java.util.Set<String> out);
+  /**
+   * Adds every key with a row (or tombstone) in this source to {@code out}; with {@code among} not null, only
+   * those of its keys.
+   */
+  abstract void collectKeys(java.util.Set<String> out, java.util.Set<String> among);
 }

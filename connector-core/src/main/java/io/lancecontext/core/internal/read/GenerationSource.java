@@ -118,8 +118,16 @@ public final class GenerationSource extends FreshSource {
   }
 
   @Override
-  void collectKeys(java.util.Set<String> out) {
-    java.util.Collections.addAll(out, keys);
+  void collectKeys(java.util.Set<String> out, java.util.Set<String> among) {
+    if (among == null) {
+      java.util.Collections.addAll(out, keys);
+      return;
+    }
+    for (String k : among) {
+      if (firstRows.containsKey(k)) {
+        out.add(k);
+      }
+    }
   }
 
   @Override

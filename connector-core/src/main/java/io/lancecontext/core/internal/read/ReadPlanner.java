@@ -6,9 +6,7 @@ import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.lance.Fragment;
 import org.lance.fragment.DataFile;
 
@@ -90,21 +88,21 @@ public final class ReadPlanner {
 
   /** Per bucket holding fresh keys: its newest rows, and their bytes at the average width of its sources. */
   private static List<BucketSize> freshSizes(LsmSnapshot snapshot, List<List<String>> buckets) {
-    Map<String, Long> winnersPerShard = new HashMap<>();
-    for (LsmSnapshot.Winner w : snapshot.winners().values()) {
-      winnersPerShard.merge(w.shard().shardId(), 1L, Long::sum);
-    }
     List<BucketSize> out = new ArrayList<>();
     for (List<String> lanes : buckets) {
       long rows = 0;
       long sourceRows = 0;
       long sourceBytes = 0;
+      List<FreshShard> seen = new ArrayList<>();
       for (String id : lanes) {
-        rows += winnersPerShard.getOrDefault(id, 0L);
         FreshShard view = snapshot.shard(id);
         if (view == null) {
           continue;
         }
+        // a key lives in one bucket: its keys are those of its lanes' views, each counted once (each view's
+        // map is built once and kept with the view, unlike a map of the whole snapshot's winners)
+        rows += newKeys(view, seen);
+        seen.add(view);
         for (FreshSource s : view.sources()) {
           sourceRows += s.rows();
           sourceBytes += rowBytes(s);
@@ -116,6 +114,37 @@ public final class ReadPlanner {
       }
     }
     return out;
+  }
+
+  /** How many keys of {@code view} none of {@code seen} holds; against one view, counted from the smaller side. */
+  private static long newKeys(FreshShard view, List<FreshShard> seen) {
+    java.util.Map<String, FreshShard.RowRef> keys = view.newest();
+    if (seen.isEmpty()) {
+      return keys.size();
+    }
+    if (seen.size() == 1 && seen.get(0).newest().size() < keys.size()) {
+      long both = 0;
+      for (String k : seen.get(0).newest().keySet()) {
+        if (keys.containsKey(k)) {
+          both++;
+        }
+      }
+      return keys.size() - both;
+    }
+    long fresh = 0;
+    for (String k : keys.keySet()) {
+      boolean held = false;
+      for (FreshShard v : seen) {
+        if (v.ref(k) != null) {
+          held = true;
+          break;
+        }
+      }
+      if (!held) {
+        fresh++;
+      }
+    }
+    return fresh;
   }
 
   /** Bytes of a source's rows: a WAL entry's decoded batches, a generation's data files. */

@@ -278,19 +278,26 @@ public final class Snapshots implements AutoCloseable {
       }
     });
     if (split.part() == ReadSplit.Part.BASE) {
-      Set<String> keys = pinnedFreshKeys.get(key, () -> freshKeys(pinned));
+      // a read confined to a few keys (id = .., id IN (..)) excludes only those of them the fresh tier holds: it
+      // need not gather the fresh tier's every key (500,000 of them took a lookup query 100 ms and more)
+      Set<String> confined = Predicates.keys(spec.key(), split.scan().filter())
+          .filter(k -> k.size() <= FreshScan.MAX_KEYS_READ_BY_KEY).orElse(null);
+      Set<String> keys = confined != null ? freshKeys(pinned, confined)
+          : pinnedFreshKeys.get(key, () -> freshKeys(pinned, null));
       BaseTable b = baseAt(pinned.baseVersion());
       return new LsmSnapshot(b, List.of(), keys, superseded);
     }
     return pinnedViews(pinned, split.part() == ReadSplit.Part.FRESH ? split.shards() : null, superseded);
   }
 
-  private Set<String> freshKeys(ReadSplit.Snapshot pinned) {
+  /** The keys the pinned fresh tier holds (with {@code among} not null, only those of its keys). */
+  private Set<String> freshKeys(ReadSplit.Snapshot pinned, Set<String> among) {
     Set<String> keys = new HashSet<>();
     for (String id : allShards) {
       var p = pinned.shards().get(id);
       if (p != null) {
-        keys.addAll(fresh.pinnedKeys(id, p.watermark(), p.manifestVersion(), p.walPositions(), pinnedParts(pinned, id)));
+        keys.addAll(fresh.pinnedKeys(id, p.watermark(), p.manifestVersion(), p.walPositions(), pinnedParts(pinned, id),
+            among));
       }
     }
     return Set.copyOf(keys);

@@ -117,11 +117,14 @@ public final class WalSource extends FreshSource {
   }
 
   @Override
-  void collectKeys(Set<String> out) {
+  void collectKeys(Set<String> out, Set<String> among) {
     for (var batch : entry.batches()) {
       var key = FreshShard.keyVector(batch);
       for (int r = 0; r < batch.getRowCount(); r++) {
-        out.add(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8));
+        String k = new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8);
+        if (among == null || among.contains(k)) {
+          out.add(k);
+        }
       }
     }
   }
