@@ -466,7 +466,9 @@ public final class FreshCache implements AutoCloseable {
       if (hasTombstones) {
         columns.add(SystemColumns.TOMBSTONE);
       }
-      columns.add(SystemColumns.SEQUENCE);
+      if (part == null) {
+        columns.add(SystemColumns.SEQUENCE);  // a part's rows all read as its publish sequence
+      }
       List<String> keys = new ArrayList<>();
       List<Boolean> tombs = new ArrayList<>();
       List<Long> seqs = new ArrayList<>();
@@ -477,7 +479,8 @@ public final class FreshCache implements AutoCloseable {
           VectorSchemaRoot batch = reader.getVectorSchemaRoot();
           VarCharVector key = (VarCharVector) batch.getVector(spec.key());
           BitVector tomb = hasTombstones ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
-          org.apache.arrow.vector.BigIntVector seq = (org.apache.arrow.vector.BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
+          org.apache.arrow.vector.BigIntVector seq = part != null ? null
+              : (org.apache.arrow.vector.BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
           for (int r = 0; r < batch.getRowCount(); r++) {
             keys.add(new String(key.get(r), StandardCharsets.UTF_8));
             tombs.add(tomb != null && !tomb.isNull(r) && tomb.get(r) != 0);
