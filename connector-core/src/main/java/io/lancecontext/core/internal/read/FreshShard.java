@@ -177,14 +177,25 @@ public final class FreshShard {
     return out;
   }
 
-  /** Folds every segment into one once there are more than {@link #MAX_MAP_SEGMENTS} WAL segments. */
+  /**
+   * Folds the WAL segments into one once there are more than {@link #MAX_MAP_SEGMENTS}. They are the last ones
+   * (a view's WAL entries come after its generations and parts, and a view extends only with WAL entries), so
+   * the generations' and parts' own indexes stay as they are; otherwise everything is folded.
+   */
   private static List<Segment> fold(List<Segment> segments) {
     long maps = segments.stream().filter(s -> s instanceof MapSegment).count();
     if (maps <= MAX_MAP_SEGMENTS) {
       return List.copyOf(segments);
     }
-    Map<String, RowRef> all = merged(segments);
-    return List.of(new MapSegment(all, maxOf(segments)));
+    int tail = segments.size();
+    while (tail > 0 && segments.get(tail - 1) instanceof MapSegment) {
+      tail--;
+    }
+    int from = segments.size() - tail == maps ? tail : 0;
+    List<Segment> folded = segments.subList(from, segments.size());
+    List<Segment> out = new ArrayList<>(segments.subList(0, from));
+    out.add(new MapSegment(merged(folded), maxOf(folded)));
+    return List.copyOf(out);
   }
 
   private static Map<String, RowRef> merged(List<Segment> segments) {

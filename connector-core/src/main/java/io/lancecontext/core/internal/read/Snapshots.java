@@ -255,12 +255,18 @@ public final class Snapshots implements AutoCloseable {
     return List.of(out);
   }
 
-  /** Threads building shard views beside a reader's own (see {@link #views}); idle ones end after 30 s. */
+  /**
+   * Threads building shard views beside a reader's own (see {@link #views}); idle ones end after 30 s. They
+   * are shared by every store and caller of the JVM, so they carry this library's class loader as context,
+   * never that of the caller that happened to start them (a Flink job's user-code loader, closed when the
+   * job ends).
+   */
   private static final java.util.concurrent.ExecutorService VIEW_BUILDERS = new java.util.concurrent.ThreadPoolExecutor(0,
       Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), 30, java.util.concurrent.TimeUnit.SECONDS,
       new java.util.concurrent.SynchronousQueue<>(), r -> {
         Thread t = new Thread(r, "lancecontext-shard-views");
         t.setDaemon(true);
+        t.setContextClassLoader(Snapshots.class.getClassLoader());
         return t;
       }, new java.util.concurrent.ThreadPoolExecutor.CallerRunsPolicy());
 
