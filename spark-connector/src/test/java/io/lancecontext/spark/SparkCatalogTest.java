@@ -9,35 +9,22 @@ import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.schema.ColumnType;
 import io.lancecontext.spark.catalog.LanceContextCatalog;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The catalog (named {@code lct}: Spark keeps a catalog per name for the session, and the docs example uses
  * {@code lc}): namespaces, tables as stores, writes clustered by bucket, procedures, the bucket function. */
-class SparkCatalogTest {
-  @TempDir
-  static Path warehouse;
-  static SparkSession spark;
+class SparkCatalogTest extends SparkTest {
 
   @BeforeAll
   static void catalog() {
-    spark = SparkTestSession.get();
     spark.conf().set("spark.sql.catalog.lct", LanceContextCatalog.class.getName());
-    spark.conf().set("spark.sql.catalog.lct.warehouse", warehouse.toString());
+    spark.conf().set("spark.sql.catalog.lct.warehouse", dir.toString());
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lct.db");
-  }
-
-  @AfterAll
-  static void closeStores() {
-    ContextStore.closeAllResident();
   }
 
   @Test
@@ -56,14 +43,14 @@ class SparkCatalogTest {
     assertEquals(600, spark.table("lct.db.rollouts").count());
     assertEquals(99.0, spark.sql("SELECT reward FROM lct.db.rollouts WHERE id = 'k0001'").first().getDouble(0));
     spark.sql("DROP TABLE lct.db.rollouts");
-    assertFalse(Files.exists(warehouse.resolve("db").resolve("rollouts")));
+    assertFalse(Files.exists(dir.resolve("db").resolve("rollouts")));
   }
 
   @Test
   void aTableWithoutASchemaGetsOneFromItsColumns() {
     spark.sql("CREATE TABLE lct.db.derived (id STRING NOT NULL, emb ARRAY<FLOAT>, tags ARRAY<STRING>, score DOUBLE) "
         + "USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '4')");
-    try (ContextStore store = ContextStore.open(Map.of("path", warehouse.resolve("db/derived").toString()))) {
+    try (ContextStore store = ContextStore.open(Map.of("path", dir.resolve("db/derived").toString()))) {
       assertEquals(ColumnType.VECTOR, store.spec().column("emb").type());
       assertEquals(4, store.spec().column("emb").dim());
       assertEquals(ColumnType.LIST, store.spec().column("tags").type());
@@ -80,7 +67,7 @@ class SparkCatalogTest {
     Exception e = assertThrows(Exception.class,
         () -> spark.sql("CREATE TABLE lct.db.nokey (name STRING) USING lancecontext"));
     assertTrue(String.valueOf(e.getMessage()).contains("'id'"), e.toString());
-    assertFalse(Files.exists(warehouse.resolve("db").resolve("nokey").resolve("_versions")));
+    assertFalse(Files.exists(dir.resolve("db").resolve("nokey").resolve("_versions")));
   }
 
   @Test
@@ -92,7 +79,7 @@ class SparkCatalogTest {
     spark.sql("INSERT INTO lct.db.maint (id, reward) VALUES ('c', 3.0)");
     Row flushed = spark.sql("CALL lct.system.flush(table => 'db.maint')").first();
     assertTrue(flushed.getBoolean(flushed.fieldIndex("complete")), flushed.toString());
-    try (ContextStore store = ContextStore.open(Map.of("path", warehouse.resolve("db/maint").toString()))) {
+    try (ContextStore store = ContextStore.open(Map.of("path", dir.resolve("db/maint").toString()))) {
       assertEquals(0, store.stats().freshRows(), "every row is in the base table");
       assertEquals(3, store.count());
     }
@@ -115,7 +102,7 @@ class SparkCatalogTest {
     assertEquals(90 - 21, spark.table("lct.db.ctx").count());
     assertEquals(0, spark.sql("SELECT * FROM lct.db.ctx WHERE id IN ('k000', 'k001', 'k057')").count());
     assertEquals(10, spark.sql("SELECT * FROM lct.db.ctx WHERE role = 'tool'").count(), "k060..k087 stay");
-    try (ContextStore store = ContextStore.open(Map.of("path", warehouse.resolve("db/ctx").toString()))) {
+    try (ContextStore store = ContextStore.open(Map.of("path", dir.resolve("db/ctx").toString()))) {
       assertEquals(69, store.count(), "core sees the same deletes");
     }
   }
@@ -136,7 +123,7 @@ class SparkCatalogTest {
         + "SELECT format_string('k%02d', id) AS id, array(cast(id AS float), 1.0f) AS emb, id * 2 AS n FROM range(0, 20)");
     assertEquals(20, spark.table("lct.db.ctas").count());
     assertEquals(14L, spark.sql("SELECT n FROM lct.db.ctas WHERE id = 'k07'").first().getLong(0));
-    try (ContextStore store = ContextStore.open(Map.of("path", warehouse.resolve("db/ctas").toString()))) {
+    try (ContextStore store = ContextStore.open(Map.of("path", dir.resolve("db/ctas").toString()))) {
       assertEquals(ColumnType.VECTOR, store.spec().column("emb").type());
     }
     Exception again = assertThrows(Exception.class,
@@ -178,7 +165,7 @@ class SparkCatalogTest {
     }
     Exception ns = assertThrows(Exception.class, () -> spark.sql("CREATE NAMESPACE lct.`..`"));
     assertTrue(SparkWriteTest.messages(ns).contains("is not allowed"), SparkWriteTest.messages(ns));
-    assertFalse(Files.exists(warehouse.getParent().resolve("a")));
+    assertFalse(Files.exists(dir.getParent().resolve("a")));
   }
 
   @Test

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.StoreNotFoundException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -17,28 +16,21 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code spark.read.format("lancecontext")} returns exactly the store's LSM view, with rows in every tier
  * (base table, flushed generations, WAL tail), and pushes down what core evaluates exactly.
  */
-class SparkReadTest {
+class SparkReadTest extends SparkTest {
   private static final int ROWS = 300;
-  @TempDir
-  static Path dir;
-  static SparkSession spark;
   static String path;
   /** The expected view: key -> reward (after replacements and deletions). */
   static final Map<String, Double> expected = new HashMap<>();
 
   @BeforeAll
   static void fillEveryTier() {
-    spark = SparkTestSession.get();
     path = dir.resolve("rollouts").toString();
     try (ContextStore store = ContextStore.open(Map.of("path", path, "schema", "rollout", "schema.embedding-dim", "64", "shards", "2"))) {
       add(store, 0, ROWS, 0.0);          // -> base
@@ -48,11 +40,6 @@ class SparkReadTest {
       add(store, ROWS / 2, ROWS / 2 + 20, 2.0);  // replacements in the WAL tail
       add(store, ROWS, ROWS + 10, 3.0);  // new keys in the WAL tail
     }
-  }
-
-  @AfterAll
-  static void closeStores() {
-    ContextStore.closeAllResident();
   }
 
   private static void add(ContextStore store, int from, int to, double rewardBase) {

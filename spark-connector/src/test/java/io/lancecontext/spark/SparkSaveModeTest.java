@@ -1,7 +1,6 @@
 package io.lancecontext.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,7 +8,6 @@ import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.schema.ColumnType;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,32 +16,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.SparkPlan;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every save mode of {@code df.write.format("lancecontext").mode(m).save(p)}, path-based write distribution,
  * {@code write.tasks}, and the write and read metrics of the Spark UI.
  */
-class SparkSaveModeTest {
-  @TempDir
-  static Path dir;
-  static SparkSession spark;
-
-  @BeforeAll
-  static void session() {
-    spark = SparkTestSession.get();
-  }
-
-  @AfterAll
-  static void closeStores() {
-    ContextStore.closeAllResident();
-  }
-
+class SparkSaveModeTest extends SparkTest {
   private static String store(String name) {
     return dir.resolve(name).toString();
   }

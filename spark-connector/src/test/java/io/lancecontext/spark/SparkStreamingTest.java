@@ -12,33 +12,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.spark.sql.Encoders;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream;
 import org.apache.spark.sql.streaming.StreamingQuery;
 import org.apache.spark.sql.streaming.StreamingQueryProgress;
 import org.apache.spark.sql.streaming.Trigger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import scala.jdk.javaapi.CollectionConverters;
 
 /** {@code writeStream.format("lancecontext")}: one atomic transaction per epoch; a replayed epoch changes nothing. */
-class SparkStreamingTest {
-  @TempDir
-  static Path dir;
-  static SparkSession spark;
-
-  @BeforeAll
-  static void session() {
-    spark = SparkTestSession.get();
-  }
-
-  @AfterAll
-  static void closeStores() {
-    ContextStore.closeAllResident();
-  }
-
+class SparkStreamingTest extends SparkTest {
   private static StreamingQuery start(MemoryStream<String> input, String path, Path checkpoint) throws Exception {
     return input.toDF().selectExpr("value AS id", "cast(length(value) AS int) AS num_tokens").writeStream()
         .format("lancecontext").option("path", path).option("schema", "rollout").option("schema.embedding-dim", "4")

@@ -14,23 +14,15 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.types.DataTypes;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** {@code df.write.format("lancecontext").mode("append")}: upserts by key, checks columns before any task runs. */
-class SparkWriteTest {
-  @TempDir
-  static Path dir;
-  static SparkSession spark;
-
+class SparkWriteTest extends SparkTest {
   @BeforeAll
-  static void session() {
-    spark = SparkTestSession.get();
+  static void failureUdfs() {
     spark.udf().register("failFirstAttemptOfPartition0After", (UDF1<Long, Long>) i -> {
       TaskContext t = TaskContext.get();
       if (t.attemptNumber() == 0 && t.partitionId() == 0 && i % 1000 == 250) {
@@ -44,11 +36,6 @@ class SparkWriteTest {
       }
       return i;
     }, DataTypes.LongType);
-  }
-
-  @AfterAll
-  static void closeStores() {
-    ContextStore.closeAllResident();
   }
 
   private static Dataset<Row> rollouts(long n, double reward) {
