@@ -135,55 +135,35 @@ class MergeTest extends StoreTest {
       created.merge();
     }
     ContextStore.closeAllResident();
-    ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
-    AtomicBoolean stop = new AtomicBoolean();
     AtomicInteger acknowledged = new AtomicInteger();
-    AtomicLong threadReads = new AtomicLong();
-    AtomicLong childReads = new AtomicLong();
     List<String> sample = List.of("k0", "k7", "k42", "k99", "k150", "k201", "k299");
     try (ChildJvm child = ChildJvm.start(StoreProcess.class, dir.resolve("reader.log"), "reader", o.get("path"));
         ContextStore store = ContextStore.open(o)) {
       assertEquals("ready", child.readLine(), child::tail);
-      Thread poller = new Thread(() -> {
-        while (!stop.get()) {
-          int floor = acknowledged.get();
-          try {
-            List<Map<String, Object>> got = store.get(sample);
-            if (got.size() != sample.size()) {
-              failures.add("read " + got.size() + " of " + sample.size() + " keys: " + got);
-            }
-            for (Map<String, Object> r : got) {
-              if (((Number) r.get("token_count")).intValue() < floor) {
-                failures.add("read " + r.get("id") + " at " + r.get("token_count") + " after " + floor + " was acknowledged");
-              }
-            }
-            List<Map<String, Object>> all = store.scanRecords(io.lancecontext.core.read.ScanSpec.all());
-            long distinct = all.stream().map(r -> r.get("id")).distinct().count();
-            if (all.size() != 300 || distinct != 300) {
-              failures.add("a scan returned " + all.size() + " rows of " + distinct + " keys, not 300");
-            }
-          } catch (RuntimeException e) {
-            failures.add(e.toString());
-          }
-          threadReads.incrementAndGet();
+      Pollers pollers = new Pollers(failures -> {
+        int floor = acknowledged.get();
+        List<Map<String, Object>> got = store.get(sample);
+        if (got.size() != sample.size()) {
+          failures.add("read " + got.size() + " of " + sample.size() + " keys: " + got);
         }
-      });
-      Thread childPoller = new Thread(() -> {
-        while (!stop.get()) {
-          try {
-            String answer = child.ask("count");
-            if (!"300".equals(answer)) {
-              failures.add("the other process counted " + answer + " rows, not 300");
-            }
-          } catch (java.io.IOException e) {
-            failures.add(e.toString());
-            return;
+        for (Map<String, Object> r : got) {
+          if (((Number) r.get("token_count")).intValue() < floor) {
+            failures.add("read " + r.get("id") + " at " + r.get("token_count") + " after " + floor + " was acknowledged");
           }
-          childReads.incrementAndGet();
         }
+        List<Map<String, Object>> all = store.scanRecords(io.lancecontext.core.read.ScanSpec.all());
+        long distinct = all.stream().map(r -> r.get("id")).distinct().count();
+        if (all.size() != 300 || distinct != 300) {
+          failures.add("a scan returned " + all.size() + " rows of " + distinct + " keys, not 300");
+        }
+        return true;
+      }, failures -> {
+        String answer = child.ask("count");
+        if (!"300".equals(answer)) {
+          failures.add("the other process counted " + answer + " rows, not 300");
+        }
+        return true;
       });
-      poller.start();
-      childPoller.start();
       try {
         for (int round = 1; round <= 8; round++) {
           store.add(rows("k", 0, 300, round));
@@ -193,13 +173,9 @@ class MergeTest extends StoreTest {
         }
         Thread.sleep(200);
       } finally {
-        stop.set(true);
-        poller.join(60_000);
-        childPoller.join(60_000);
+        pollers.stop();
       }
-      assertTrue(failures.isEmpty(), () -> failures.size() + " failures, first: " + failures.peek());
-      assertTrue(threadReads.get() > 8 && childReads.get() > 8,
-          "the readers polled during the merges: " + threadReads + " / " + childReads);
+      pollers.check();
       try (BufferAllocator allocator = new RootAllocator(); Dataset ds = Dataset.open(o.get("path"), allocator)) {
         assertEquals(300, ds.countRows(), "the base holds one row per key after the merges");
       }
@@ -217,55 +193,35 @@ class MergeTest extends StoreTest {
     }
     ContextStore.closeAllResident();
     List<String> deleted = new CopyOnWriteArrayList<>();
-    ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
-    AtomicBoolean stop = new AtomicBoolean();
-    AtomicLong threadReads = new AtomicLong();
-    AtomicLong childReads = new AtomicLong();
     try (ChildJvm child = ChildJvm.start(StoreProcess.class, dir.resolve("reader.log"), "reader", o.get("path"));
         ContextStore store = ContextStore.open(o)) {
       assertEquals("ready", child.readLine(), child::tail);
-      Thread poller = new Thread(() -> {
-        while (!stop.get()) {
-          List<String> gone = new ArrayList<>(deleted);  // each was deleted before this read started
-          if (gone.isEmpty()) {
-            continue;
-          }
-          try {
-            for (Map<String, Object> r : store.get(gone)) {
-              failures.add("this process read deleted key " + r.get("id"));
-            }
-            long visible = store.count();
-            if (visible > 400 - gone.size()) {
-              failures.add("count " + visible + " with " + gone.size() + " of 400 keys deleted");
-            }
-          } catch (RuntimeException e) {
-            failures.add(e.toString());
-          }
-          threadReads.incrementAndGet();
+      int[] next = {0};
+      Pollers pollers = new Pollers(failures -> {
+        List<String> gone = new ArrayList<>(deleted);  // each was deleted before this read started
+        if (gone.isEmpty()) {
+          return false;
         }
-      });
-      Thread childPoller = new Thread(() -> {
-        int i = 0;
-        while (!stop.get()) {
-          List<String> gone = new ArrayList<>(deleted);
-          if (gone.isEmpty()) {
-            continue;
-          }
-          String key = gone.get(i++ % gone.size());
-          try {
-            String answer = child.ask("get " + key);
-            if (!"missing".equals(answer)) {
-              failures.add("the other process read deleted key " + key + ": " + answer);
-            }
-          } catch (java.io.IOException e) {
-            failures.add(e.toString());
-            return;
-          }
-          childReads.incrementAndGet();
+        for (Map<String, Object> r : store.get(gone)) {
+          failures.add("this process read deleted key " + r.get("id"));
         }
+        long visible = store.count();
+        if (visible > 400 - gone.size()) {
+          failures.add("count " + visible + " with " + gone.size() + " of 400 keys deleted");
+        }
+        return true;
+      }, failures -> {
+        List<String> gone = new ArrayList<>(deleted);
+        if (gone.isEmpty()) {
+          return false;
+        }
+        String key = gone.get(next[0]++ % gone.size());
+        String answer = child.ask("get " + key);
+        if (!"missing".equals(answer)) {
+          failures.add("the other process read deleted key " + key + ": " + answer);
+        }
+        return true;
       });
-      poller.start();
-      childPoller.start();
       try {
         for (int round = 0; round < 8; round++) {
           List<String> batch = new ArrayList<>();
@@ -281,13 +237,9 @@ class MergeTest extends StoreTest {
         assertTrue(store.flush().complete());
         Thread.sleep(200);
       } finally {
-        stop.set(true);
-        poller.join(60_000);
-        childPoller.join(60_000);
+        pollers.stop();
       }
-      assertTrue(failures.isEmpty(), () -> failures.size() + " failures, first: " + failures.peek());
-      assertTrue(threadReads.get() > 8 && childReads.get() > 8,
-          "the readers polled during the merges: " + threadReads + " / " + childReads);
+      pollers.check();
       assertEquals(400 - 160, store.count());
       child.send("exit");
       assertEquals(0, child.waitFor(60), child::tail);
@@ -363,6 +315,61 @@ class MergeTest extends StoreTest {
       assertEquals(0, store.stats().freshRows());
       assertEquals(9, store.get("k0").orElseThrow().get("token_count"));
       assertEquals(109, store.get("k5").orElseThrow().get("token_count"));
+    }
+  }
+
+  /**
+   * Two readers that poll until {@link #stop()}: one in this process, one asking the child process. A poll
+   * returns whether it read (false: nothing to check yet) and adds what it found wrong to {@code failures};
+   * a poll that throws is a failure too (and, for an I/O error talking to the child, ends that reader).
+   */
+  private static final class Pollers {
+    @FunctionalInterface
+    interface Poll {
+      boolean poll(java.util.Queue<String> failures) throws java.io.IOException;
+    }
+
+    private final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final AtomicLong hereReads = new AtomicLong();
+    private final AtomicLong childReads = new AtomicLong();
+    private final List<Thread> threads;
+
+    Pollers(Poll here, Poll child) {
+      threads = List.of(reader(here, hereReads), reader(child, childReads));
+      threads.forEach(Thread::start);
+    }
+
+    private Thread reader(Poll poll, AtomicLong reads) {
+      return new Thread(() -> {
+        while (!stop.get()) {
+          try {
+            if (poll.poll(failures)) {
+              reads.incrementAndGet();
+            }
+          } catch (java.io.IOException e) {
+            failures.add(e.toString());
+            return;
+          } catch (RuntimeException e) {
+            failures.add(e.toString());
+            reads.incrementAndGet();
+          }
+        }
+      });
+    }
+
+    void stop() throws InterruptedException {
+      stop.set(true);
+      for (Thread t : threads) {
+        t.join(60_000);
+      }
+    }
+
+    /** After {@link #stop()}: no reader saw anything wrong, and each read more than 8 times meanwhile. */
+    void check() {
+      assertTrue(failures.isEmpty(), () -> failures.size() + " failures, first: " + failures.peek());
+      assertTrue(hereReads.get() > 8 && childReads.get() > 8,
+          "the readers polled during the merges: " + hereReads + " / " + childReads);
     }
   }
 }
