@@ -129,12 +129,7 @@ class MergeTest extends StoreTest {
 
   @Test
   void readersPollingDuringMergesOfUpdatesNeverSeeADoubledMissingOrOlderKey() throws Exception {
-    Map<String, String> o = options("updates-poll");
-    try (ContextStore created = ContextStore.open(o)) {
-      created.add(rows("k", 0, 300, 0));
-      created.merge();
-    }
-    ContextStore.closeAllResident();
+    Map<String, String> o = mergedStore("updates-poll", 300, 0);
     AtomicInteger acknowledged = new AtomicInteger();
     List<String> sample = List.of("k0", "k7", "k42", "k99", "k150", "k201", "k299");
     try (ChildJvm child = ChildJvm.start(StoreProcess.class, dir.resolve("reader.log"), "reader", o.get("path"));
@@ -186,12 +181,7 @@ class MergeTest extends StoreTest {
 
   @Test
   void deletedKeysNeverReappearToReadersInThisAndAnotherProcessDuringRepeatedMerges() throws Exception {
-    Map<String, String> o = options("poll");
-    try (ContextStore created = ContextStore.open(o)) {
-      created.add(rows("k", 0, 400, 1));
-      created.merge();
-    }
-    ContextStore.closeAllResident();
+    Map<String, String> o = mergedStore("poll", 400, 1);
     List<String> deleted = new CopyOnWriteArrayList<>();
     try (ChildJvm child = ChildJvm.start(StoreProcess.class, dir.resolve("reader.log"), "reader", o.get("path"));
         ContextStore store = ContextStore.open(o)) {
@@ -316,6 +306,20 @@ class MergeTest extends StoreTest {
       assertEquals(9, store.get("k0").orElseThrow().get("token_count"));
       assertEquals(109, store.get("k5").orElseThrow().get("token_count"));
     }
+  }
+
+  /**
+   * The options of a new store holding keys {@code k0..k<keys-1>} (written with {@code value}) merged into its
+   * base, and not resident in this JVM: the readers of a polling test start from the files alone.
+   */
+  private Map<String, String> mergedStore(String name, int keys, int value) {
+    Map<String, String> o = options(name);
+    try (ContextStore created = ContextStore.open(o)) {
+      created.add(rows("k", 0, keys, value));
+      created.merge();
+    }
+    ContextStore.closeAllResident();
+    return o;
   }
 
   /**
