@@ -42,7 +42,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Group commit: calls that arrive while a put is in flight are combined into the next put (one WAL
  * entry), as long as no key repeats among them; each call returns once the put holding its rows was
- * acknowledged, or throws what that put threw. Thread-safe.
+ * acknowledged, or throws what that put threw. The caller that finds the bucket's lock free leads: it
+ * puts the queued calls, wakes their callers when the put returns, and, letting go of the lock, wakes the
+ * caller first in line to lead the next put. A caller whose rows a leader put therefore returns without
+ * taking the lock itself (waiting for it behind the next leader's whole put is what kept groups small).
+ * Thread-safe.
  */
 public final class BucketWriter implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BucketWriter.class);
@@ -149,22 +153,33 @@ public final class BucketWriter implements AutoCloseable {
     }
     Request request = new Request(batch, keys, check);
     queue.add(request);
-    try {
-      lock.lockInterruptibly();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      if (queue.remove(request)) {
-        batch.close();
-        throw interrupted("while its rows waited for a put; nothing was written");
+    boolean interrupted = false;
+    while (!request.done) {
+      if (lock.tryLock()) {
+        try {
+          while (!request.done) {
+            putNextGroupLocked();
+          }
+        } finally {
+          lock.unlock();
+        }
+        wakeNextLeader();
+        break;
       }
-      lock.lock();  // another caller's put holds the rows: its outcome decides whether they are durable
+      if (Thread.interrupted()) {
+        if (queue.remove(request)) {
+          batch.close();
+          Thread.currentThread().interrupt();
+          throw interrupted("while its rows waited for a put; nothing was written");
+        }
+        interrupted = true;  // another caller's put holds the rows: its outcome decides whether they are durable
+      }
+      // the leader wakes the callers whose rows it put, and the next leader when it lets go of the lock;
+      // the timeout only bounds a wake-up that raced with this caller going to sleep
+      java.util.concurrent.locks.LockSupport.parkNanos(this, FOLLOWER_PARK_NANOS);
     }
-    try {
-      while (!request.done) {
-        putNextGroupLocked();
-      }
-    } finally {
-      lock.unlock();
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
     if (request.error != null) {
       throw request.error;
@@ -184,12 +199,16 @@ public final class BucketWriter implements AutoCloseable {
         + ": the calling thread was interrupted " + when);
   }
 
-  /** One caller's rows waiting for a put. */
+  /**
+   * One caller's rows waiting for a put. {@code error} and {@code receipt} are written before {@code done}
+   * (volatile), which the caller reads without the bucket's lock.
+   */
   private static final class Request {
     final VectorSchemaRoot batch;
     final Collection<String> keys;
     final KeyCheck check;
-    boolean done;
+    final Thread caller = Thread.currentThread();
+    volatile boolean done;
     RuntimeException error;
     PutReceipt receipt;
 
@@ -197,6 +216,30 @@ public final class BucketWriter implements AutoCloseable {
       this.batch = batch;
       this.keys = keys;
       this.check = check;
+    }
+
+    /** Marks the request complete and wakes its caller. */
+    void complete(PutReceipt receipt, RuntimeException error) {
+      this.receipt = receipt;
+      this.error = error;
+      done = true;
+      java.util.concurrent.locks.LockSupport.unpark(caller);
+    }
+  }
+
+  /** Calls whose rows wait for a put (not yet taken into one). */
+  public int queuedCalls() {
+    return queue.size();
+  }
+
+  /** The longest a waiting caller sleeps before it looks at its request and the bucket's lock again. */
+  private static final long FOLLOWER_PARK_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1);
+
+  /** After a leader let go of the lock: the caller first in line takes it and puts the next group. */
+  private void wakeNextLeader() {
+    Request next = queue.peek();
+    if (next != null) {
+      java.util.concurrent.locks.LockSupport.unpark(next.caller);
     }
   }
 
@@ -272,9 +315,7 @@ public final class BucketWriter implements AutoCloseable {
       receipt = null;
     }
     for (Request r : group) {
-      r.error = error;
-      r.receipt = receipt;
-      r.done = true;
+      r.complete(receipt, error);
     }
   }
 
@@ -282,8 +323,7 @@ public final class BucketWriter implements AutoCloseable {
   private static void finish(List<Request> requests, RuntimeException error) {
     for (Request r : requests) {
       r.batch.close();
-      r.error = error;
-      r.done = true;
+      r.complete(null, error);
     }
   }
 
