@@ -1,0 +1,106 @@
+package io.lancecontext.core.internal.maintenance;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.testing.StoreTest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.junit.jupiter.api.Test;
+import org.lance.Dataset;
+import org.lance.Fragment;
+import org.lance.ipc.LanceScanner;
+import org.lance.ipc.ScanOptions;
+
+class KeyIndexTest extends StoreTest {
+  @Test
+  void chunksGrowSoThatALookupRunsAtMostSixtyFourFilters() {
+    assertEquals(KeyIndex.LOOKUP_CHUNK, KeyIndex.chunkSize(1));
+    assertEquals(KeyIndex.LOOKUP_CHUNK, KeyIndex.chunkSize(64 * KeyIndex.LOOKUP_CHUNK));
+    assertEquals(KeyIndex.LOOKUP_CHUNK + 1, KeyIndex.chunkSize(64 * KeyIndex.LOOKUP_CHUNK + 1));
+    assertEquals(3_125, KeyIndex.chunkSize(200_000));
+    assertEquals(KeyIndex.LOOKUP_CHUNK_MAX, KeyIndex.chunkSize(10_000_000));
+  }
+
+  /** Present and absent keys over many chunks of the index and an unindexed fragment: exactly the present rows. */
+  @Test
+  void rowOffsetsFindEveryPresentKeyAndNoOther() {
+    Map<String, String> o = new HashMap<>();
+    o.put("path", dir.resolve("k").toString());
+    o.put("schema", "context");
+    o.put("schema.embedding-dim", "4");
+    o.put("shards", "1");
+    o.put("merge.trigger.interval", "1h");
+    StoreConfig config = StoreConfig.of(o);
+    io.lancecontext.core.schema.SchemaSpec spec;
+    try (ContextStore store = ContextStore.open(config)) {
+      spec = store.spec();
+      store.add(rows("a", 40_000));
+      store.seal();
+      store.merge();  // indexed
+      store.add(rows("b", 3_000));
+      store.seal();
+      store.merge();  // a fragment the index does not cover yet
+    }
+    ContextStore.closeAllResident();
+    List<String> lookup = new ArrayList<>();
+    Set<String> present = new TreeSet<>();
+    for (int i = 0; i < 40_000; i += 2) {
+      lookup.add("a" + i);
+      present.add("a" + i);
+      lookup.add("x" + i);  // absent, between present keys in sort order
+    }
+    for (int i = 0; i < 3_000; i += 7) {
+      lookup.add("b" + i);
+      present.add("b" + i);
+    }
+    assertTrue(lookup.size() > 64 * KeyIndex.LOOKUP_CHUNK, "the lookup spans chunks larger than the minimum");
+    try (RootAllocator a = new RootAllocator(); Dataset ds = Dataset.open().allocator(a).uri(config.uri()).build()) {
+      Map<Integer, List<Integer>> found = KeyIndex.rowOffsets(ds, spec, lookup);
+      Set<String> keys = new TreeSet<>();
+      int rows = 0;
+      for (var e : found.entrySet()) {
+        rows += e.getValue().size();
+        Fragment f = new Fragment(ds, e.getKey());
+        try (LanceScanner scan = f.newScan(new ScanOptions.Builder().columns(List.of("id")).build());
+            ArrowReader reader = scan.scanBatches()) {
+          List<String> fragmentKeys = new ArrayList<>();
+          while (reader.loadNextBatch()) {
+            VectorSchemaRoot b = reader.getVectorSchemaRoot();
+            VarCharVector id = (VarCharVector) b.getVector("id");
+            for (int r = 0; r < b.getRowCount(); r++) {
+              fragmentKeys.add(new String(id.get(r), java.nio.charset.StandardCharsets.UTF_8));
+            }
+          }
+          for (int offset : e.getValue()) {
+            keys.add(fragmentKeys.get(offset));
+          }
+        } catch (Exception ex) {
+          throw new AssertionError(ex);
+        }
+      }
+      assertEquals(present.size(), rows, "one row per present key");
+      assertEquals(present, keys);
+    }
+  }
+
+  private static List<Map<String, Object>> rows(String prefix, int n) {
+    List<Map<String, Object>> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Map<String, Object> r = new HashMap<>();
+      r.put("id", prefix + i);
+      out.add(r);
+    }
+    return out;
+  }
+}
