@@ -202,27 +202,58 @@ public final class PointLookup {
     }
   }
 
+  /**
+   * The base rows of {@code keys}, in two steps: a filtered scan that reads only the key and the row ids,
+   * then one {@code takeRows} of every column asked for. A filtered scan plans its projection when it is
+   * created, and with every column of a wide spec that alone cost about 3 ms (36-column rollout store:
+   * one key 6.4 ms in one scan, 4.1 ms in two steps; 100 keys 17.0 and 14.7 ms). Both steps read the same
+   * version of the base, so the row ids the scan found (live rows only) are the rows taken.
+   */
   private static void base(SchemaSpec spec, LsmSnapshot snapshot, List<String> keys, List<String> columns,
       Predicate visible, BufferAllocator allocator, List<VectorSchemaRoot> out) throws Exception {
     Predicate filter = Predicate.and(Predicate.in(spec.key(), new ArrayList<>(keys)), Predicates.notTombstone(spec), visible);
     LanceSql.Rendered sql = LanceSql.renderSuperset(filter);
-    boolean blobs = columns.stream().anyMatch(c -> spec.column(c).blob());
-    Set<String> read = new LinkedHashSet<>(columns);
-    if (!sql.exact()) {
-      // keys Lance cannot be sent: it returns a superset (key ranges), the filter is re-checked here
-      read.addAll(Predicates.topLevelColumns(filter));
-    }
-    read.add(spec.key());
-    ScanOptions options = new ScanOptions.Builder().columns(new ArrayList<>(read)).filter(sql.sql()).withRowId(blobs).build();
-    List<String> picked = new ArrayList<>(columns);
-    if (blobs) {
-      picked.add(MetadataColumns.ROWID);
-    }
-    try (ScanHandle scan = ScanHandle.open(snapshot.base().dataset(), options)) {
+    org.lance.Dataset dataset = snapshot.base().dataset();
+    List<Long> rowIds = new ArrayList<>();
+    List<String> rowKeys = new ArrayList<>();
+    ScanOptions find = new ScanOptions.Builder().columns(List.of(spec.key())).filter(sql.sql()).withRowId(true).build();
+    try (ScanHandle scan = ScanHandle.open(dataset, find)) {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();
-        StructNulls.repair(spec, snapshot.base().dataset(), in);
+        org.apache.arrow.vector.FieldVector ids = in.getVector(MetadataColumns.ROWID);
+        org.apache.arrow.vector.VarCharVector key = (org.apache.arrow.vector.VarCharVector) in.getVector(spec.key());
+        for (int r = 0; r < in.getRowCount(); r++) {
+          rowIds.add(ids instanceof org.apache.arrow.vector.UInt8Vector u ? u.get(r) : ((Number) ids.getObject(r)).longValue());
+          rowKeys.add(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8));
+        }
+      }
+    }
+    if (rowIds.isEmpty()) {
+      return;
+    }
+    boolean blobs = columns.stream().anyMatch(c -> spec.column(c).blob());
+    Set<String> read = new LinkedHashSet<>(columns);
+    if (!sql.exact()) {
+      // keys Lance cannot be sent: the scan found a superset (key ranges), the filter is re-checked here
+      read.addAll(Predicates.topLevelColumns(filter));
+    }
+    read.add(spec.key());
+    int taken = 0;
+    try (ArrowReader reader = dataset.takeRows(rowIds, new ArrayList<>(read))) {
+      while (reader.loadNextBatch()) {
+        VectorSchemaRoot in = reader.getVectorSchemaRoot();
+        StructNulls.repair(spec, dataset, in);
+        org.apache.arrow.vector.VarCharVector key = (org.apache.arrow.vector.VarCharVector) in.getVector(spec.key());
+        int first = taken;
+        for (int r = 0; r < in.getRowCount(); r++) {
+          if (taken + r >= rowKeys.size()
+              || !rowKeys.get(taken + r).equals(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8))) {
+            throw new IllegalStateException("lance-core's takeRows returned rows other than, or in another order "
+                + "than, the row ids asked for");
+          }
+        }
+        taken += in.getRowCount();
         int[] rows = new int[in.getRowCount()];
         int count = 0;
         PredicateEvaluator eval = sql.exact() ? null : new PredicateEvaluator(filter, in);
@@ -234,16 +265,22 @@ public final class PointLookup {
         if (count == 0) {
           continue;
         }
-        VectorSchemaRoot selected = count == in.getRowCount() ? RowCopier.transfer(in, picked, allocator)
-            : RowCopier.copy(in, picked, rows, count, allocator);
+        VectorSchemaRoot selected = count == in.getRowCount() ? RowCopier.transfer(in, columns, allocator)
+            : RowCopier.copy(in, columns, rows, count, allocator);
         if (!blobs) {
           out.add(selected);
         } else {
+          int[] kept = java.util.Arrays.copyOf(rows, count);
           try (selected) {
-            out.add(BlobMaterializer.materialize(snapshot.base().dataset(), spec, selected, columns, allocator));
+            out.add(BlobMaterializer.materialize(dataset, spec, selected, columns, i -> rowIds.get(first + kept[i]),
+                allocator));
           }
         }
       }
+    }
+    if (taken != rowIds.size()) {
+      throw new IllegalStateException("lance-core's takeRows returned " + taken + " rows for " + rowIds.size()
+          + " row ids");
     }
   }
 
