@@ -69,8 +69,10 @@ public final class LookupBenchmark {
           store.merge();
         }
       }
-      store.seal();
-      store.merge();
+      // everything into the base: one merge is bounded (merge.max-bytes), flush merges until nothing is left
+      if (!store.flush().complete()) {
+        throw new AssertionError("the base rows did not reach the base table within merge.flush-timeout");
+      }
       store.compact();  // one indexed base table
       Bench.log("loaded and merged %d rows in %.1f s", baseRows, (System.nanoTime() - t) / 1e9);
       for (int g = 0; g < generations; g++) {
