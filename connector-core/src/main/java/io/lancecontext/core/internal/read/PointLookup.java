@@ -249,8 +249,8 @@ public final class PointLookup {
         for (int r = 0; r < in.getRowCount(); r++) {
           if (taken + r >= rowKeys.size()
               || !rowKeys.get(taken + r).equals(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8))) {
-            throw new IllegalStateException("lance-core's takeRows returned rows other than, or in another order "
-                + "than, the row ids asked for");
+            throw new io.lancecontext.core.error.StorageException(dataset.uri() + ": lance-core's "
+                + "takeRows returned rows other than, or in another order than, the row ids asked for", null);
           }
         }
         taken += in.getRowCount();
@@ -279,8 +279,8 @@ public final class PointLookup {
       }
     }
     if (taken != rowIds.size()) {
-      throw new IllegalStateException("lance-core's takeRows returned " + taken + " rows for " + rowIds.size()
-          + " row ids");
+      throw new io.lancecontext.core.error.StorageException(dataset.uri() + ": lance-core's takeRows returned " + taken
+          + " rows for " + rowIds.size() + " row ids", null);
     }
   }
 
