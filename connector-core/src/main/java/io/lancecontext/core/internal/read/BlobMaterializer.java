@@ -122,7 +122,8 @@ public final class BlobMaterializer {
     }
   }
 
-  private static long rowId(FieldVector v, int i) {
+  /** The row id in slot {@code i} of a {@code _rowid} column (unsigned or signed 64-bit, by lance-core version). */
+  static long rowId(FieldVector v, int i) {
     if (v instanceof UInt8Vector u) {
       return u.get(i);
     }

@@ -1,6 +1,7 @@
 package io.lancecontext.core.internal.read;
 
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.internal.codec.Text;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
@@ -10,15 +11,20 @@ import io.lancecontext.core.internal.lance.StructNulls;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
+import org.lance.Dataset;
 import org.lance.MetadataColumns;
 import org.lance.ipc.ScanOptions;
 
@@ -213,7 +219,7 @@ public final class PointLookup {
       Predicate visible, BufferAllocator allocator, List<VectorSchemaRoot> out) throws Exception {
     Predicate filter = Predicate.and(Predicate.in(spec.key(), new ArrayList<>(keys)), Predicates.notTombstone(spec), visible);
     LanceSql.Rendered sql = LanceSql.renderSuperset(filter);
-    org.lance.Dataset dataset = snapshot.base().dataset();
+    Dataset dataset = snapshot.base().dataset();
     List<Long> rowIds = new ArrayList<>();
     List<String> rowKeys = new ArrayList<>();
     ScanOptions find = new ScanOptions.Builder().columns(List.of(spec.key())).filter(sql.sql()).withRowId(true).build();
@@ -221,11 +227,11 @@ public final class PointLookup {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();
-        org.apache.arrow.vector.FieldVector ids = in.getVector(MetadataColumns.ROWID);
-        org.apache.arrow.vector.VarCharVector key = (org.apache.arrow.vector.VarCharVector) in.getVector(spec.key());
+        FieldVector ids = in.getVector(MetadataColumns.ROWID);
+        VarCharVector key = (VarCharVector) in.getVector(spec.key());
         for (int r = 0; r < in.getRowCount(); r++) {
-          rowIds.add(ids instanceof org.apache.arrow.vector.UInt8Vector u ? u.get(r) : ((Number) ids.getObject(r)).longValue());
-          rowKeys.add(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8));
+          rowIds.add(BlobMaterializer.rowId(ids, r));
+          rowKeys.add(new String(key.get(r), StandardCharsets.UTF_8));
         }
       }
     }
@@ -244,12 +250,12 @@ public final class PointLookup {
       while (reader.loadNextBatch()) {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();
         StructNulls.repair(spec, dataset, in);
-        org.apache.arrow.vector.VarCharVector key = (org.apache.arrow.vector.VarCharVector) in.getVector(spec.key());
+        VarCharVector key = (VarCharVector) in.getVector(spec.key());
         int first = taken;
         for (int r = 0; r < in.getRowCount(); r++) {
           if (taken + r >= rowKeys.size()
-              || !rowKeys.get(taken + r).equals(new String(key.get(r), java.nio.charset.StandardCharsets.UTF_8))) {
-            throw new io.lancecontext.core.error.StorageException(dataset.uri() + ": lance-core's "
+              || !rowKeys.get(taken + r).equals(new String(key.get(r), StandardCharsets.UTF_8))) {
+            throw new StorageException(dataset.uri() + ": lance-core's "
                 + "takeRows returned rows other than, or in another order than, the row ids asked for", null);
           }
         }
@@ -270,7 +276,7 @@ public final class PointLookup {
         if (!blobs) {
           out.add(selected);
         } else {
-          int[] kept = java.util.Arrays.copyOf(rows, count);
+          int[] kept = Arrays.copyOf(rows, count);
           try (selected) {
             out.add(BlobMaterializer.materialize(dataset, spec, selected, columns, i -> rowIds.get(first + kept[i]),
                 allocator));
@@ -279,7 +285,7 @@ public final class PointLookup {
       }
     }
     if (taken != rowIds.size()) {
-      throw new io.lancecontext.core.error.StorageException(dataset.uri() + ": lance-core's takeRows returned " + taken
+      throw new StorageException(dataset.uri() + ": lance-core's takeRows returned " + taken
           + " rows for " + rowIds.size() + " row ids", null);
     }
   }
