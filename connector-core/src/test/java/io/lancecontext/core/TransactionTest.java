@@ -280,6 +280,96 @@ class TransactionTest extends StoreTest {
     }
   }
 
+  /** The names of the data files of the transaction's staged parts (the .lance files under its directory). */
+  private List<java.nio.file.Path> partFiles(String txid) throws java.io.IOException {
+    try (var files = Files.walk(dir.resolve("s/_lc/txn/" + txid))) {
+      return files.filter(f -> f.toString().endsWith(".lance") && f.getParent().getFileName().toString().equals("data"))
+          .sorted().toList();
+    }
+  }
+
+  /** Whether the base table's data directory holds {@code partFile} itself (the same file, linked). */
+  private boolean inBase(java.nio.file.Path partFile) throws java.io.IOException {
+    java.nio.file.Path base = dir.resolve("s/data").resolve(partFile.getFileName());
+    return Files.exists(base) && Files.isSameFile(base, partFile);
+  }
+
+  @Test
+  void aMergeAppendsThePartsWhoseRowsAllWinAsTheyAreAndRewritesTheOthers() throws Exception {
+    try (ContextStore store = ContextStore.open(options("shards", "2"))) {
+      store.publish("new", List.of(stage(store, "new", "a", 0, 60, 1)));
+      List<java.nio.file.Path> fresh = partFiles("new");
+      assertEquals(2, fresh.size(), fresh.toString());  // one part per bucket
+      assertTrue(store.merge().merged());
+      for (java.nio.file.Path f : fresh) {
+        assertTrue(inBase(f), f + " was rewritten, not appended");
+      }
+      Map<String, Object> view = StoreTestSupport.view(store, "token_count");
+      assertEquals(60, view.size());
+      assertTrue(view.values().stream().allMatch(v -> v.equals(1)), view.toString());
+
+      // updates of existing keys and new keys: the part is appended, the base rows it replaces deleted
+      store.publish("upsert", List.of(stage(store, "upsert", "a", 30, 90, 2)));
+      // a part with a key that a newer add of the same merge overrides is rewritten without that key's row
+      store.publish("beaten", List.of(stage(store, "beaten", "a", 100, 110, 3)));
+      store.add(List.of(row("k105", 4)));
+      store.seal();
+      assertTrue(store.merge().merged());
+      assertTrue(partFiles("upsert").stream().allMatch(f -> {
+        try {
+          return inBase(f);
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }));
+      java.nio.file.Path beaten = partFiles("beaten").stream().filter(f -> {
+        try (var allocator = new org.apache.arrow.memory.RootAllocator();
+            var ds = org.lance.Dataset.open(f.getParent().getParent().toString(), allocator)) {
+          return ds.countRows("id = 'k105'") == 1;
+        }
+      }).findFirst().orElseThrow();
+      assertFalse(inBase(beaten), "a part whose row lost the merge was appended whole");
+      assertEquals(0, store.stats().unmergedGenerations());
+      view = StoreTestSupport.view(store, "token_count");
+      Map<String, Object> expected = new HashMap<>();
+      for (int i = 0; i < 110; i++) {
+        if (i < 90 || i >= 100) {
+          expected.put("k" + i, i < 30 ? 1 : i < 90 ? 2 : i == 105 ? 4 : 3);
+        }
+      }
+      assertEquals(expected, view);
+      assertEquals(110 - 10, store.count());
+      assertEquals(4, store.get("k105").orElseThrow().get("token_count"));
+      assertEquals(2, store.get("k31").orElseThrow().get("token_count"));
+      store.compact();
+      assertEquals(expected, StoreTestSupport.view(store, "token_count"));
+    }
+  }
+
+  @Test
+  void aWriterThatClaimsABucketAfterAWholePartWasMergedPublishesAboveIt() throws Exception {
+    // the appended part's rows keep no publish stamp; the next owner must still seed above the merged publish
+    // (its clock an hour ahead of the next owner's)
+    Map<String, String> opts = options("shards", "1");
+    long merged;
+    try (var ahead = io.lancecontext.core.internal.write.SkewedClock.by(java.time.Duration.ofHours(1));
+        ContextStore store = ContextStore.open(opts)) {
+      PublishResult r = store.publish("first", List.of(stage(store, "first", "a", 0, 10, 1)));
+      merged = r.sequences().get(0);
+      assertTrue(store.merge().merged());
+      assertTrue(inBase(partFiles("first").get(0)));
+    }
+    ContextStore.closeAllResident();
+    try (ContextStore store = ContextStore.open(opts)) {
+      PublishResult second = store.publish("second", List.of(stage(store, "second", "a", 5, 15, 2)));
+      assertTrue(second.sequences().get(0) > merged, second.sequences() + " not above " + merged);
+      Map<String, Object> view = StoreTestSupport.view(store, "token_count");
+      assertEquals(15, view.size());
+      assertEquals(2, view.get("k5"));
+      assertEquals(1, view.get("k4"));
+    }
+  }
+
   @Test
   void anUnpublishedTransactionYoungerThanTheGraceSurvivesGarbageCollection() {
     try (ContextStore store = ContextStore.open(options("gc.grace", "1h"))) {

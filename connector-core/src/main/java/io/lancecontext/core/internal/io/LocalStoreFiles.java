@@ -192,6 +192,24 @@ final class LocalStoreFiles implements StoreFiles {
   }
 
   @Override
+  public void copy(String from, String to) throws IOException {
+    Path source = resolve(from);
+    Path target = resolve(to);
+    Files.createDirectories(target.getParent());
+    try {
+      Files.createLink(target, source);
+    } catch (FileAlreadyExistsException e) {
+      // a previous attempt's link or copy of the same immutable file
+    } catch (NoSuchFileException e) {
+      throw new NotFound(from);
+    } catch (UnsupportedOperationException | java.nio.file.FileSystemException e) {
+      Path tmp = temporaryFor(target);  // no hard links here (another device): copy, then move into place
+      Files.copy(source, tmp);
+      Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+  }
+
+  @Override
   public void delete(String path) throws IOException {
     Path p = resolve(path);
     if (!Files.isDirectory(p)) {

@@ -54,7 +54,7 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * addressing style; clients are closed at JVM shutdown. Each client counts the HTTP requests it sends,
  * by operation ({@link #requestCounts()}), retries included.
  *
- * <p>Requests per call: {@code read}, {@code readRange}, {@code stat}, {@code overwrite}, {@code delete}
+ * <p>Requests per call: {@code read}, {@code readRange}, {@code stat}, {@code overwrite}, {@code copy}, {@code delete}
  * {@code createIfAbsent}, {@code objectExists} and {@code prefixExists} one each ({@code createIfAbsent} retries
  * while S3 answers 409, a concurrent conditional write in flight, and reads the object back when S3 answers
  * 412 to a request the SDK had to retry: an earlier attempt may have created it and lost its response); {@code listPrefix}
@@ -270,6 +270,16 @@ final class S3StoreFiles implements StoreFiles {
       client.s3.putObject(r -> r.bucket(bucket).key(key(path)), RequestBody.fromBytes(content));
     } catch (SdkException e) {
       throw translate("write", path, e);
+    }
+  }
+
+  @Override
+  public void copy(String from, String to) throws IOException {
+    try {
+      client.s3.copyObject(r -> r.sourceBucket(bucket).sourceKey(key(from)).destinationBucket(bucket)
+          .destinationKey(key(to)));
+    } catch (SdkException e) {
+      throw translate("copy to " + to + " from", from, e);
     }
   }
 

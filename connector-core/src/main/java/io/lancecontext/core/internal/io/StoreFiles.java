@@ -155,6 +155,14 @@ public interface StoreFiles {
    */
   void overwrite(String path, byte[] content) throws IOException;
 
+  /**
+   * Makes {@code to} hold the content of the existing object {@code from}, without the data passing through
+   * this JVM: local, a hard link (a copy where the file system has none; an existing {@code to} is left as
+   * it is); S3, one server-side {@code CopyObject}. For immutable files under unique names only (Lance data
+   * files), so an existing {@code to} already holds that content and a reader of either path sees all of it.
+   */
+  void copy(String from, String to) throws IOException;
+
   /** Deletes one object; an absent one is ignored. A prefix is not touched: see {@link #deletePrefix}. */
   void delete(String path) throws IOException;
 

@@ -274,7 +274,8 @@ final class Merger {
         return MergeResult.skipped(remaining > 0 ? "the buckets with unmerged transactions wait for their WAL tails "
             + "to be sealed" : "no unmerged generations", base.version());
       }
-      Map<String, Long> winners = newestRows(spec, inputs);
+      Newest newest = newestRows(spec, inputs);
+      Map<String, Long> winners = newest.winners();
       List<MergedGeneration> marked = new ArrayList<>();
       Map<String, Long> txnMarks = new LinkedHashMap<>();
       for (Input in : inputs) {
@@ -287,17 +288,101 @@ final class Merger {
       txnMarks.forEach((shard, seq) -> marked.add(new MergedGeneration(shard, seq)));
       MergeSource source = new MergeSource(spec, base.getSchema(), inputs, winners, allocator);
       long version;
+      long tombstones = 0;
       if (config.get(StoreOptions.INDEX_KEY) != KeyIndexType.NONE && winners.keySet().stream().allMatch(LanceSql::passable)) {
-        version = replaceAndMark(config, spec, base, source, winners.keySet(), marked, allocator, lease);
+        List<Integer> whole = wholeParts(base, inputs, newest);
+        source.skip(whole);
+        for (int i : whole) {
+          tombstones += newest.tombstones()[i];
+        }
+        version = replaceAndMark(config, spec, base, source, winners.keySet(), marked, allocator, lease,
+            appendedFragments(files, inputs, whole));
       } else {
         version = mergeInsert(config, spec, base, source, marked, inputs.size(), allocator, lease);
       }
-      return new MergeResult(true, "merged", perShard, winners.size(), source.tombstones, version,
+      return new MergeResult(true, "merged", perShard, winners.size(), source.tombstones + tombstones, version,
           (System.nanoTime() - started) / 1_000_000, remaining);
     } finally {
       inputs.forEach(i -> i.dataset().close());
     }
   }
+
+  /**
+   * The published parts among {@code inputs} whose every row wins the merge (no newer row of any of their keys
+   * in another input; a part holds one row per key) and whose one data file the base table can take as it
+   * is: same Lance schema (field ids included) and file format, no deletions. Their rows reach the base as
+   * their own fragments (see {@link #appendedFragments}) instead of being read and written again: a
+   * transaction of new keys, a Spark job's or a Flink checkpoint's, costs a merge its key look-up and a
+   * commit, not a rewrite. Their rows keep the stamps they were staged with (none); the bucket's merged
+   * publish sequence (the transaction watermark) is what writers seed above (StoreWrites.maxBaseSequence).
+   */
+  private static List<Integer> wholeParts(Dataset base, List<Input> inputs, Newest newest) {
+    long[] wins = new long[inputs.size()];
+    for (long w : newest.winners().values()) {
+      wins[(int) (w >>> 32)]++;
+    }
+    List<Integer> whole = new ArrayList<>();
+    for (int i = 0; i < inputs.size(); i++) {
+      if (inputs.get(i).sequence() >= 0 && wins[i] == newest.rows()[i] && wins[i] > 0
+          && sameLayout(inputs.get(i).dataset(), base)) {
+        whole.add(i);
+      }
+    }
+    return whole;
+  }
+
+  /** Whether {@code part}'s one fragment can become a fragment of {@code base} as it is. */
+  private static boolean sameLayout(Dataset part, Dataset base) {
+    List<Fragment> fragments = part.getFragments();
+    if (fragments.size() != 1) {
+      return false;
+    }
+    FragmentMetadata f = fragments.get(0).metadata();
+    if (f.getDeletionFile() != null || f.getNumDeletions() > 0
+        || f.getFiles().stream().anyMatch(d -> d.getBaseId().isPresent())) {
+      return false;
+    }
+    return part.getLanceFileFormatVersion().equals(base.getLanceFileFormatVersion())
+        && sameFields(part.getLanceSchema().fields(), base.getLanceSchema().fields());
+  }
+
+  private static boolean sameFields(List<org.lance.schema.LanceField> a, List<org.lance.schema.LanceField> b) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    for (int i = 0; i < a.size(); i++) {
+      org.lance.schema.LanceField x = a.get(i);
+      org.lance.schema.LanceField y = b.get(i);
+      if (x.getId() != y.getId() || x.getParentId() != y.getParentId() || !x.getName().equals(y.getName())
+          || x.isNullable() != y.isNullable() || !x.getType().equals(y.getType())
+          || !x.getMetadata().equals(y.getMetadata()) || !sameFields(x.getChildren(), y.getChildren())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The fragments of the {@code whole} parts, their data files placed in the base table's {@code data/}
+   * directory by {@link StoreFiles#copy} (a hard link locally, a server-side copy on S3; the part keeps its
+   * own until garbage collection removes the part). Id 0: the commit numbers new fragments.
+   */
+  private static List<FragmentMetadata> appendedFragments(StoreFiles files, List<Input> inputs, List<Integer> whole)
+      throws IOException {
+    List<FragmentMetadata> out = new ArrayList<>();
+    for (int i : whole) {
+      Input in = inputs.get(i);
+      FragmentMetadata f = in.dataset().getFragments().get(0).metadata();
+      for (org.lance.fragment.DataFile d : f.getFiles()) {
+        files.copy(in.path() + "/" + DATA_DIR + d.getPath(), DATA_DIR + d.getPath());
+      }
+      out.add(new FragmentMetadata(0, f.getFiles(), f.getPhysicalRows(), null, null));
+    }
+    return out;
+  }
+
+  /** Where a Lance dataset keeps its data files, relative to its root. */
+  private static final String DATA_DIR = "data/";
 
   /**
    * The merge as one lance-core merge-insert that also marks the generations merged (one commit). Its cost
@@ -332,19 +417,22 @@ final class Merger {
    * unmerged: the next merge deletes the rows commit (1) added and adds the same rows again.
    */
   private static long replaceAndMark(StoreConfig config, SchemaSpec spec, Dataset base, MergeSource source,
-      java.util.Set<String> keys, List<MergedGeneration> marked, BufferAllocator allocator, MaintenanceLock lease)
-      throws IOException {
+      java.util.Set<String> keys, List<MergedGeneration> marked, BufferAllocator allocator, MaintenanceLock lease,
+      List<FragmentMetadata> appended) throws IOException {
     long readVersion = base.version();
     long t0 = System.nanoTime();
     Map<Integer, List<Integer>> doomed = KeyIndex.rowOffsets(base, spec, keys);
     long t1 = System.nanoTime();
-    List<FragmentMetadata> written;
-    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
-      Data.exportArrayStream(allocator, source, stream);
-      written = LanceErrors.call("write the merged rows as fragments",
-          () -> Fragment.write().datasetUri(config.uri()).allocator(allocator).data(stream)
-              .storageOptions(config.storageOptions()).execute());
+    List<FragmentMetadata> written = new ArrayList<>();
+    if (source.hasInputs()) {
+      try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
+        Data.exportArrayStream(allocator, source, stream);
+        written.addAll(LanceErrors.call("write the merged rows as fragments",
+            () -> Fragment.write().datasetUri(config.uri()).allocator(allocator).data(stream)
+                .storageOptions(config.storageOptions()).execute()));
+      }
     }
+    written.addAll(appended);
     long t2 = System.nanoTime();
     List<Long> removed = new ArrayList<>();
     List<FragmentMetadata> updated = new ArrayList<>();
@@ -374,8 +462,9 @@ final class Merger {
         long t5 = System.nanoTime();
         long version = refreshed(result, spec, config);
         if (LOG.isDebugEnabled()) {
-          LOG.debug("merge of {} keys: look up {} base rows {} ms, write the rows {} ms, delete {} ms, commit {} ms, "
-              + "mark merged {} ms, key index {} ms", keys.size(), doomed.values().stream().mapToInt(List::size).sum(),
+          LOG.debug("merge of {} keys ({} parts appended whole): look up {} base rows {} ms, write the rows {} ms, "
+              + "delete {} ms, commit {} ms, mark merged {} ms, key index {} ms", keys.size(), appended.size(),
+              doomed.values().stream().mapToInt(List::size).sum(),
               (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000,
               (t5 - t4) / 1_000_000, (System.nanoTime() - t5) / 1_000_000);
         }
@@ -461,13 +550,18 @@ final class Merger {
    * of a bucket interleave in time); within one generation, the first row of a key (lance-core writes a
    * memtable out newest-first; lancecontext never writes a key twice into one generation).
    */
-  private static Map<String, Long> newestRows(SchemaSpec spec, List<Input> inputs) throws IOException {
+  private static Newest newestRows(SchemaSpec spec, List<Input> inputs) throws IOException {
     Map<String, Long> winners = new HashMap<>();
     Map<String, Long> sequences = new HashMap<>();
+    long[] rows = new long[inputs.size()];
+    long[] tombstones = new long[inputs.size()];
+    boolean tombs = spec.has(Capability.TOMBSTONES);
     for (int i = 0; i < inputs.size(); i++) {
       Map<String, Long> local = new HashMap<>();
       Map<String, Long> localSeq = new HashMap<>();
-      ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), SystemColumns.SEQUENCE)).build();
+      List<String> columns = tombs ? List.of(spec.key(), SystemColumns.SEQUENCE, SystemColumns.TOMBSTONE)
+          : List.of(spec.key(), SystemColumns.SEQUENCE);
+      ScanOptions options = new ScanOptions.Builder().columns(columns).build();
       try (ScanHandle scan = ScanHandle.open(inputs.get(i).dataset(), options)) {
         ArrowReader reader = scan.reader();
         long offset = 0;
@@ -475,13 +569,18 @@ final class Merger {
           VectorSchemaRoot b = reader.getVectorSchemaRoot();
           VarCharVector key = (VarCharVector) b.getVector(spec.key());
           BigIntVector seq = (BigIntVector) b.getVector(SystemColumns.SEQUENCE);
+          BitVector tomb = tombs ? (BitVector) b.getVector(SystemColumns.TOMBSTONE) : null;
           for (int r = 0; r < key.getValueCount(); r++, offset++) {
             String k = new String(key.get(r), StandardCharsets.UTF_8);
             if (local.putIfAbsent(k, ((long) i << 32) | offset) == null) {
               long fixed = inputs.get(i).sequence();
               localSeq.put(k, fixed >= 0 ? fixed : seq.isNull(r) ? 0L : seq.get(r));
+              if (tomb != null && !tomb.isNull(r) && tomb.get(r) != 0) {
+                tombstones[i]++;
+              }
             }
           }
+          rows[i] += key.getValueCount();
         }
       } catch (Exception e) {
         throw LanceErrors.translate("read generation " + inputs.get(i).path(), e);
@@ -495,8 +594,14 @@ final class Merger {
         }
       }
     }
-    return winners;
+    return new Newest(winners, rows, tombstones);
   }
+
+  /**
+   * What {@link #newestRows} found: key → (input index << 32 | row offset) of its newest row, and per input
+   * its rows and its tombstones (a key's first row in the input counted).
+   */
+  private record Newest(Map<String, Long> winners, long[] rows, long[] tombstones) {}
 
   /** Streams the winning rows of every input, in input order, in the dataset schema (blobs as bytes). */
   private static final class MergeSource extends ArrowReader {
@@ -508,6 +613,7 @@ final class Merger {
     private final List<String> columns;
     private int input = -1;
     private ScanHandle scan;
+    private java.util.Set<Integer> skipped = java.util.Set.of();
     long tombstones;
 
     MergeSource(SchemaSpec spec, Schema schema, List<Input> inputs, Map<String, Long> winners, BufferAllocator allocator) {
@@ -520,14 +626,26 @@ final class Merger {
       this.columns = schema.getFields().stream().map(f -> f.getName()).toList();
     }
 
+    /** Leaves these inputs out (their rows reach the base another way). Before the first batch. */
+    void skip(List<Integer> inputIndexes) {
+      skipped = java.util.Set.copyOf(inputIndexes);
+    }
+
+    /** Whether any input is left to read. */
+    boolean hasInputs() {
+      return skipped.size() < inputs.size();
+    }
+
     @Override
     public boolean loadNextBatch() throws IOException {
       try {
         while (true) {
           if (scan == null) {
-            if (++input >= inputs.size()) {
-              return false;
-            }
+            do {
+              if (++input >= inputs.size()) {
+                return false;
+              }
+            } while (skipped.contains(input));
             ScanOptions options = new ScanOptions.Builder().columns(columns).withRowId(true).build();
             scan = ScanHandle.open(inputs.get(input).dataset(), options);
           }

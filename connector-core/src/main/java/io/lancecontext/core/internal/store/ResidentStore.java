@@ -200,8 +200,8 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   }
 
   @Override
-  public long maxBaseSequence(long floor) {
-    return writes.maxBaseSequence(floor);
+  public long maxBaseSequence(int bucket, long floor) {
+    return writes.maxBaseSequence(bucket, floor);
   }
 
   /** The store's write path. */

@@ -71,8 +71,11 @@ public final class BucketWriter implements AutoCloseable {
     /** The highest write sequence in a bucket's fresh tier (0 if none). */
     long maxFreshSequence(int bucket);
 
-    /** The highest write sequence in the latest base table if it is above {@code floor}, else {@code floor}. */
-    long maxBaseSequence(long floor);
+    /**
+     * The highest write sequence the latest base table holds for {@code bucket} if it is above {@code floor},
+     * else {@code floor}: of its rows, and the bucket's merged publish sequence.
+     */
+    long maxBaseSequence(int bucket, long floor);
 
     /** The highest write sequence in a shard's unsealed WAL tail, or -1 if it has none. */
     long tailSequence(String shardId);
@@ -521,7 +524,7 @@ public final class BucketWriter implements AutoCloseable {
     claimedSinceSeed = false;
     long seed = Math.max(lastSequence, host.maxFreshSequence(bucket));
     // merged rows keep their stamps: a previous owner's clock may have run ahead of this one's
-    seed = Math.max(seed, host.maxBaseSequence(Math.max(seed, clockMicros.getAsLong())));
+    seed = Math.max(seed, host.maxBaseSequence(bucket, Math.max(seed, clockMicros.getAsLong())));
     lastSequence = seed;
   }
 

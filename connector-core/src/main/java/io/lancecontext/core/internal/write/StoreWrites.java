@@ -12,6 +12,7 @@ import io.lancecontext.core.error.WriteInterruptedException;
 import io.lancecontext.core.internal.codec.BatchValidator;
 import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.MergedWatermarks;
 import io.lancecontext.core.internal.lance.RowCopier;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.read.BaseTable;
@@ -381,13 +382,17 @@ public final class StoreWrites {
     }
   }
 
-  /** The highest write sequence in the latest base table if it is above {@code floor}, else {@code floor}. */
-  public long maxBaseSequence(long floor) {
+  /**
+   * The highest write sequence the latest base table holds for {@code bucket} if it is above {@code floor},
+   * else {@code floor}: the highest stamp of its rows (all buckets'; a scan of the rows above the floor), and
+   * the bucket's merged publish sequence, which the rows of a part a merge appended whole do not carry.
+   */
+  public long maxBaseSequence(int bucket, long floor) {
     BaseTable b = reads.base();
     ScanOptions options = new ScanOptions.Builder().columns(List.of(SystemColumns.SEQUENCE))
         .filter(SystemColumns.SEQUENCE + " > " + floor).build();
-    long max = floor;
     try (ScanHandle scan = ScanHandle.open(b.dataset(), options)) {
+      long max = Math.max(floor, MergedWatermarks.read(b.dataset()).getOrDefault(TxnIds.txnShardId(bucket), 0L));
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         BigIntVector v = (BigIntVector) reader.getVectorSchemaRoot().getVector(SystemColumns.SEQUENCE);

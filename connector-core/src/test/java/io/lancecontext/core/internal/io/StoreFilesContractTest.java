@@ -67,6 +67,19 @@ abstract class StoreFilesContractTest {
   }
 
   @Test
+  void aCopyHoldsTheSourcesContentAndACopyOfAMissingObjectIsNotFound() throws Exception {
+    files.overwrite("_lc/txn/t/b0/p/data/f.lance", bytes("fragment bytes"));
+    files.copy("_lc/txn/t/b0/p/data/f.lance", "data/f.lance");
+    assertEquals("fragment bytes", new String(files.read("data/f.lance"), UTF_8));
+    files.copy("_lc/txn/t/b0/p/data/f.lance", "data/f.lance");  // a retried merge places the same file again
+    assertEquals("fragment bytes", new String(files.read("data/f.lance"), UTF_8));
+    assertEquals(1, files.deletePrefix("_lc/"));
+    assertEquals("fragment bytes", new String(files.read("data/f.lance"), UTF_8), "the copy outlives its source");
+    assertThrows(StoreFiles.NotFound.class, () -> files.copy("_lc/txn/t/b0/p/data/gone.lance", "data/gone.lance"));
+    assertFalse(files.objectExists("data/gone.lance"));
+  }
+
+  @Test
   void anObjectReadsBackWholeAndByRange() throws Exception {
     files.overwrite("wal/0001.arrow", bytes("0123456789"));
     assertEquals("0123456789", new String(files.read("wal/0001.arrow"), UTF_8));

@@ -130,6 +130,11 @@ class FreshCacheLockTest extends StoreTest {
     }
 
     @Override
+    public void copy(String from, String to) throws IOException {
+      files.copy(from, to);
+    }
+
+    @Override
     public void delete(String path) throws IOException {
       files.delete(path);
     }
