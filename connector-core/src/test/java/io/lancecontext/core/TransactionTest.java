@@ -28,7 +28,7 @@ class TransactionTest extends StoreTest {
   /** A {@code context} store {@code s} under {@code dir} that merges and collects only when a test asks. */
   static Map<String, String> transactionOptions(java.nio.file.Path dir, String... more) {
     List<String> all = new ArrayList<>(List.of("merge.trigger.generations", "1000", "merge.trigger.interval", "1h",
-        "write.idle-timeout", "1h", "gc.grace", "0s"));
+        "write.idle-timeout", "1h", "gc.grace", "0s", "merge.append-min-rows", "1"));
     all.addAll(List.of(more));
     return StoreTestSupport.options(dir, "s", "context", all.toArray(new String[0]));
   }
@@ -343,6 +343,18 @@ class TransactionTest extends StoreTest {
       assertEquals(2, store.get("k31").orElseThrow().get("token_count"));
       store.compact();
       assertEquals(expected, StoreTestSupport.view(store, "token_count"));
+    }
+  }
+
+  @Test
+  void aPartSmallerThanAppendMinRowsIsRewrittenWithTheMergesOtherRows() throws Exception {
+    try (ContextStore store = ContextStore.open(options("shards", "1", "merge.append-min-rows", "41"))) {
+      store.publish("small", List.of(stage(store, "small", "a", 0, 40, 1)));
+      store.publish("large", List.of(stage(store, "large", "a", 40, 81, 1)));
+      assertTrue(store.merge().merged());
+      assertFalse(inBase(partFiles("small").get(0)), "a 40-row part was appended whole");
+      assertTrue(inBase(partFiles("large").get(0)), "a 41-row part was rewritten");
+      assertEquals(81, store.count());
     }
   }
 

@@ -87,6 +87,12 @@ public final class StoreOptions {
       OptionParsers::positiveInt, Scope.RESIDENT, "Generations and transaction parts one merge takes at most (chosen "
           + "as for merge.max-bytes); the rest is left to the next merge.");
 
+  public static final ConfigOption<Integer> MERGE_APPEND_MIN_ROWS = ConfigOption.of("merge.append-min-rows", "8192",
+      OptionParsers::positiveInt, Scope.RESIDENT, "A published transaction part of at least this many rows whose every "
+          + "row wins its merge becomes a base-table fragment as it is (its data file linked, or copied on the object "
+          + "store's side, not rewritten); smaller parts are rewritten with the merge's other rows. An appended part "
+          + "stays a fragment of its own until compaction.");
+
   public static final ConfigOption<Duration> FLUSH_TIMEOUT = ConfigOption.of("merge.flush-timeout", "10min",
       OptionParsers::positiveDuration, Scope.RESIDENT, "How long ContextStore.flush() keeps sealing and merging before "
           + "it returns incomplete.");
@@ -112,6 +118,6 @@ public final class StoreOptions {
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
       PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, WRITE_COMMIT, BULK_ROWS, MERGE_GENERATIONS, MERGE_INTERVAL,
-      MERGE_MAX_BYTES, MERGE_MAX_INPUTS, FLUSH_TIMEOUT, GC_GRACE,
+      MERGE_MAX_BYTES, MERGE_MAX_INPUTS, MERGE_APPEND_MIN_ROWS, FLUSH_TIMEOUT, GC_GRACE,
       COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
 }

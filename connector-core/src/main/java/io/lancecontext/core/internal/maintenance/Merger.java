@@ -290,7 +290,7 @@ final class Merger {
       long version;
       long tombstones = 0;
       if (config.get(StoreOptions.INDEX_KEY) != KeyIndexType.NONE && winners.keySet().stream().allMatch(LanceSql::passable)) {
-        List<Integer> whole = wholeParts(base, inputs, newest);
+        List<Integer> whole = wholeParts(base, inputs, newest, config.get(StoreOptions.MERGE_APPEND_MIN_ROWS));
         source.skip(whole);
         for (int i : whole) {
           tombstones += newest.tombstones()[i];
@@ -308,22 +308,24 @@ final class Merger {
   }
 
   /**
-   * The published parts among {@code inputs} whose every row wins the merge (no newer row of any of their keys
-   * in another input; a part holds one row per key) and whose one data file the base table can take as it
-   * is: same Lance schema (field ids included) and file format, no deletions. Their rows reach the base as
+   * The published parts among {@code inputs} of at least {@code minRows} rows ({@code merge.append-min-rows})
+   * whose every row wins the merge (no newer row of any of their keys in another input; a part holds one row
+   * per key) and whose one data file the base table can take as it is: same Lance schema (field ids
+   * included) and file format, no deletions. Smaller parts are rewritten with the other rows, so that small
+   * transactions do not leave a fragment each. Their rows reach the base as
    * their own fragments (see {@link #appendedFragments}) instead of being read and written again: a
    * transaction of new keys, a Spark job's or a Flink checkpoint's, costs a merge its key look-up and a
    * commit, not a rewrite. Their rows keep the stamps they were staged with (none); the bucket's merged
    * publish sequence (the transaction watermark) is what writers seed above (StoreWrites.maxBaseSequence).
    */
-  private static List<Integer> wholeParts(Dataset base, List<Input> inputs, Newest newest) {
+  private static List<Integer> wholeParts(Dataset base, List<Input> inputs, Newest newest, int minRows) {
     long[] wins = new long[inputs.size()];
     for (long w : newest.winners().values()) {
       wins[(int) (w >>> 32)]++;
     }
     List<Integer> whole = new ArrayList<>();
     for (int i = 0; i < inputs.size(); i++) {
-      if (inputs.get(i).sequence() >= 0 && wins[i] == newest.rows()[i] && wins[i] > 0
+      if (inputs.get(i).sequence() >= 0 && wins[i] == newest.rows()[i] && wins[i] >= minRows
           && sameLayout(inputs.get(i).dataset(), base)) {
         whole.add(i);
       }
