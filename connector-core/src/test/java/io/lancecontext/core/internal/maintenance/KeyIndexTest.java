@@ -45,7 +45,7 @@ class KeyIndexTest extends StoreTest {
     io.lancecontext.core.schema.SchemaSpec spec;
     try (ContextStore store = ContextStore.open(config)) {
       spec = store.spec();
-      store.add(rows("a", 40_000));
+      store.add(rows("a", 80_000));
       store.seal();
       store.merge();  // indexed
       store.add(rows("b", 3_000));
@@ -55,7 +55,7 @@ class KeyIndexTest extends StoreTest {
     ContextStore.closeAllResident();
     List<String> lookup = new ArrayList<>();
     Set<String> present = new TreeSet<>();
-    for (int i = 0; i < 40_000; i += 2) {
+    for (int i = 0; i < 80_000; i += 4) {
       lookup.add("a" + i);
       present.add("a" + i);
       lookup.add("x" + i);  // absent, between present keys in sort order
@@ -65,6 +65,7 @@ class KeyIndexTest extends StoreTest {
       present.add("b" + i);
     }
     assertTrue(lookup.size() > 64 * KeyIndex.LOOKUP_CHUNK, "the lookup spans chunks larger than the minimum");
+    assertTrue(2L * lookup.size() <= 83_000, "at least two base rows per key: the lookup goes through the index");
     try (RootAllocator a = new RootAllocator(); Dataset ds = Dataset.open().allocator(a).uri(config.uri()).build()) {
       Map<Integer, List<Integer>> found = KeyIndex.rowOffsets(ds, spec, lookup);
       Set<String> keys = new TreeSet<>();
@@ -91,6 +92,13 @@ class KeyIndexTest extends StoreTest {
       }
       assertEquals(present.size(), rows, "one row per present key");
       assertEquals(present, keys);
+
+      // fewer than two base rows per key: one scan of the base keys instead of the indexed filters, the same rows
+      List<String> more = new ArrayList<>(lookup);
+      for (int i = 0; 2 * more.size() <= 83_000; i++) {
+        more.add("y" + i);
+      }
+      assertEquals(found, KeyIndex.rowOffsets(ds, spec, new java.util.HashSet<>(more)));
     }
   }
 
