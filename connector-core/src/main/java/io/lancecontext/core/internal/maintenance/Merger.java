@@ -457,6 +457,12 @@ final class Merger {
     try (Transaction txn = new Transaction(readVersion, update);
         Dataset replaced = LanceErrors.call("commit the merged rows", () -> base.commitTransaction(txn))) {
       long t4 = System.nanoTime();
+      // before the mark: its merge-insert reads the keys of every fragment the index does not cover (the parts
+      // appended whole: 0.5-0.8 s for 250,000 such rows), where the indexed ones cost nothing
+      if (KeyIndex.refreshIfStale(replaced, spec, config)) {
+        replaced.checkoutLatest();
+      }
+      long t4b = System.nanoTime();
       lease.ensureHeld();
       try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
         Data.exportArrayStream(allocator, new MergeSource(spec, base.getSchema(), List.of(), Map.of(), allocator), stream);
@@ -465,10 +471,10 @@ final class Merger {
         long version = refreshed(result, spec, config);
         if (LOG.isDebugEnabled()) {
           LOG.debug("merge of {} keys ({} parts appended whole): look up {} base rows {} ms, write the rows {} ms, "
-              + "delete {} ms, commit {} ms, mark merged {} ms, key index {} ms", keys.size(), appended.size(),
-              doomed.values().stream().mapToInt(List::size).sum(),
+              + "delete {} ms, commit {} ms, key index {} ms, mark merged {} ms, key index after {} ms", keys.size(),
+              appended.size(), doomed.values().stream().mapToInt(List::size).sum(),
               (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000,
-              (t5 - t4) / 1_000_000, (System.nanoTime() - t5) / 1_000_000);
+              (t4b - t4) / 1_000_000, (t5 - t4b) / 1_000_000, (System.nanoTime() - t5) / 1_000_000);
         }
         return version;
       }
