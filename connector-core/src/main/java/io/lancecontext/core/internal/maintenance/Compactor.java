@@ -1,6 +1,7 @@
 package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.options.StoreConfig;
@@ -14,7 +15,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.UInt8Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.ipc.ArrowReader;
@@ -150,7 +150,7 @@ final class Compactor {
           }
           for (int r = 0; r < batch.getRowCount(); r++) {
             if (!descriptors.isNull(r) && !size.isNull(r) && ((Number) size.getObject(r)).longValue() == 0) {
-              found.add((int) (rowAddress(addresses, r) >>> 32));
+              found.add((int) (RowIds.get(addresses, r) >>> 32));
             }
           }
         }
@@ -161,9 +161,6 @@ final class Compactor {
     return found;
   }
 
-  private static long rowAddress(FieldVector addresses, int row) {
-    return addresses instanceof UInt8Vector u ? u.get(row) : ((Number) addresses.getObject(row)).longValue();
-  }
 
   private static List<Integer> ids(List<FragmentMetadata> fragments) {
     return fragments.stream().map(FragmentMetadata::getId).toList();

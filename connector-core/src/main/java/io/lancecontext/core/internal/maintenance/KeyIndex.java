@@ -2,6 +2,7 @@ package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
+import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.options.KeyIndexType;
 import io.lancecontext.core.options.StoreConfig;
@@ -18,7 +19,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.UInt8Vector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.lance.Dataset;
@@ -184,7 +184,7 @@ public final class KeyIndex {
           if (only != null && !only.contains(new String(key.get(r), StandardCharsets.UTF_8))) {
             continue;
           }
-          long address = addresses instanceof UInt8Vector u ? u.get(r) : ((Number) addresses.getObject(r)).longValue();
+          long address = RowIds.get(addresses, r);
           found.computeIfAbsent((int) (address >>> 32), f -> new ArrayList<>()).add((int) address);
         }
       }

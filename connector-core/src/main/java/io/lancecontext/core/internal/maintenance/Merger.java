@@ -5,16 +5,17 @@ import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.MergedWatermarks;
 import io.lancecontext.core.internal.lance.RowCopier;
+import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ShardLayout;
 import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.lance.WalEntry;
 import io.lancecontext.core.internal.read.BlobMaterializer;
+import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.txn.PublishedPart;
 import io.lancecontext.core.internal.txn.Transactions;
 import io.lancecontext.core.internal.txn.TxnIds;
-import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.KeyIndexType;
 import io.lancecontext.core.options.StoreConfig;
@@ -668,7 +669,7 @@ final class Merger {
           int[] rows = new int[in.getRowCount()];
           int count = 0;
           for (int r = 0; r < in.getRowCount(); r++) {
-            long offset = ((Number) rowIds.getObject(r)).longValue();
+            long offset = RowIds.get(rowIds, r);
             Long w = winners.get(new String(key.get(r), StandardCharsets.UTF_8));
             if (w != null && w == (((long) input << 32) | offset)) {
               rows[count++] = r;

@@ -1,15 +1,14 @@
 package io.lancecontext.core.internal.read;
 
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.schema.ColumnSpec;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.UInt8Vector;
 import org.apache.arrow.vector.VariableWidthFieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.StructVector;
@@ -35,7 +34,7 @@ public final class BlobMaterializer {
   public static VectorSchemaRoot materialize(Dataset dataset, SchemaSpec spec, VectorSchemaRoot scanned,
       List<String> columns, BufferAllocator allocator) {
     FieldVector ids = scanned.getVector(MetadataColumns.ROWID);
-    return materialize(dataset, spec, scanned, columns, ids == null ? null : i -> rowId(ids, i), allocator);
+    return materialize(dataset, spec, scanned, columns, ids == null ? null : i -> RowIds.get(ids, i), allocator);
   }
 
   /** As above, with the row id of each row given by {@code rowIds} instead of a {@code _rowid} column. */
@@ -120,13 +119,5 @@ public final class BlobMaterializer {
       target.close();
       throw e;
     }
-  }
-
-  /** The row id in slot {@code i} of a {@code _rowid} column (unsigned or signed 64-bit, by lance-core version). */
-  static long rowId(FieldVector v, int i) {
-    if (v instanceof UInt8Vector u) {
-      return u.get(i);
-    }
-    return ((BigIntVector) v).get(i);
   }
 }

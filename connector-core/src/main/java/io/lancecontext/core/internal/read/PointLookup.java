@@ -230,7 +230,7 @@ public final class PointLookup {
         FieldVector ids = in.getVector(MetadataColumns.ROWID);
         VarCharVector key = (VarCharVector) in.getVector(spec.key());
         for (int r = 0; r < in.getRowCount(); r++) {
-          rowIds.add(BlobMaterializer.rowId(ids, r));
+          rowIds.add(io.lancecontext.core.internal.lance.RowIds.get(ids, r));
           rowKeys.add(new String(key.get(r), StandardCharsets.UTF_8));
         }
       }
