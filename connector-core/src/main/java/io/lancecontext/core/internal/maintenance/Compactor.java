@@ -161,7 +161,6 @@ final class Compactor {
     return found;
   }
 
-
   private static List<Integer> ids(List<FragmentMetadata> fragments) {
     return fragments.stream().map(FragmentMetadata::getId).toList();
   }

@@ -166,7 +166,8 @@ public final class KeyIndex {
     if (!unindexed.isEmpty()) {
       ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key())).fragmentIds(unindexed)
           .withRowAddress(true).build();
-      collect(ds, options, spec, keys instanceof Set<String> set ? set : new HashSet<>(keys), found, "scan the keys of " + unindexed.size() + " unindexed fragments");
+      Set<String> wanted = keys instanceof Set<String> set ? set : new HashSet<>(keys);
+      collect(ds, options, spec, wanted, found, "scan the keys of " + unindexed.size() + " unindexed fragments");
     }
     found.values().forEach(Collections::sort);
     return found;

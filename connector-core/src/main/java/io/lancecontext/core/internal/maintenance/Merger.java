@@ -312,12 +312,12 @@ final class Merger {
    * The published parts among {@code inputs} of at least {@code minRows} rows ({@code merge.append-min-rows})
    * whose every row wins the merge (no newer row of any of their keys in another input; a part holds one row
    * per key) and whose one data file the base table can take as it is: same Lance schema (field ids
-   * included) and file format, no deletions. Smaller parts are rewritten with the other rows, so that small
-   * transactions do not leave a fragment each. Their rows reach the base as
-   * their own fragments (see {@link #appendedFragments}) instead of being read and written again: a
-   * transaction of new keys, a Spark job's or a Flink checkpoint's, costs a merge its key look-up and a
-   * commit, not a rewrite. Their rows keep the stamps they were staged with (none); the bucket's merged
-   * publish sequence (the transaction watermark) is what writers seed above (StoreWrites.maxBaseSequence).
+   * included) and file format, no deletions. Their rows reach the base as their own fragments (see
+   * {@link #appendedFragments}) instead of being read and written again: a Spark job's or a Flink
+   * checkpoint's transaction costs a merge its key look-up and its commits, not a rewrite. Smaller parts are
+   * rewritten with the other rows, so that small transactions do not leave a fragment each. The appended
+   * rows keep the stamps they were staged with (none); the bucket's merged publish sequence (the transaction
+   * watermark) is what writers seed above (StoreWrites.maxBaseSequence).
    */
   private static List<Integer> wholeParts(Dataset base, List<Input> inputs, Newest newest, int minRows) {
     long[] wins = new long[inputs.size()];
