@@ -6,6 +6,7 @@ import io.lancecontext.core.internal.codec.Text;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.RowCopier;
+import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.StructNulls;
 import io.lancecontext.core.read.Predicate;
@@ -230,7 +231,7 @@ public final class PointLookup {
         FieldVector ids = in.getVector(MetadataColumns.ROWID);
         VarCharVector key = (VarCharVector) in.getVector(spec.key());
         for (int r = 0; r < in.getRowCount(); r++) {
-          rowIds.add(io.lancecontext.core.internal.lance.RowIds.get(ids, r));
+          rowIds.add(RowIds.get(ids, r));
           rowKeys.add(new String(key.get(r), StandardCharsets.UTF_8));
         }
       }
