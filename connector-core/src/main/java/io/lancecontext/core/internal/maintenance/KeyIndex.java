@@ -26,12 +26,22 @@ import org.lance.Fragment;
 import org.lance.MetadataColumns;
 import org.lance.index.IndexParams;
 import org.lance.index.IndexType;
+import org.lance.index.scalar.BTreeIndexParams;
 import org.lance.index.scalar.ScalarIndexParams;
 import org.lance.ipc.ScanOptions;
 
 /** The scalar index on the key column (option {@code index.key}), used by point lookups and merges. */
 public final class KeyIndex {
   private KeyIndex() {}
+
+  /**
+   * Keys per page of the B-tree index (lance-core's default is 4,096). A look-up of keys spread over the
+   * whole key space reads every page, and lance-core's cost per page it searches is mostly fixed, so
+   * fewer, larger pages make merges into a large base cheaper: 25,000 existing and 25,000 new keys looked
+   * up in a 3 M-row base took 1.15–1.56 s with pages of 4,096 keys, 0.84–0.96 s with 16,384 (3.6 s with
+   * 1,024); a one-key look-up took 1.6 ms instead of 2.2 ms (warm), and a 100,000-row base did not change.
+   */
+  static final long BTREE_PAGE_ROWS = 16_384;
 
   /** Rows in fragments the key index does not cover, above which merges rebuild it. */
   static final long UNINDEXED_ROWS_MIN = 20_000;
@@ -56,9 +66,11 @@ public final class KeyIndex {
       return false;
     }
     IndexType indexType = type == KeyIndexType.BTREE ? IndexType.BTREE : IndexType.ZONEMAP;
+    ScalarIndexParams params = type == KeyIndexType.BTREE ? new BTreeIndexParams.Builder().zoneSize(BTREE_PAGE_ROWS).build()
+        : ScalarIndexParams.create(type.lanceName());
     LanceErrors.run("build the " + type.lanceName() + " index on '" + spec.key() + "'", () ->
         ds.createIndex(List.of(spec.key()), indexType, Optional.of(name),
-            IndexParams.builder().setScalarIndexParams(ScalarIndexParams.create(type.lanceName())).build(), true));
+            IndexParams.builder().setScalarIndexParams(params).build(), true));
     return true;
   }
 
@@ -156,7 +168,7 @@ public final class KeyIndex {
         filter.append(k == 0 ? "" : ", ").append(LanceSql.string(chunk.get(k)));
       }
       filter.append(')');
-      ScanOptions.Builder options = new ScanOptions.Builder().columns(List.of(spec.key())).filter(filter.toString())
+      ScanOptions.Builder options = new ScanOptions.Builder().columns(List.of()).filter(filter.toString())
           .withRowAddress(true);
       if (!unindexed.isEmpty()) {
         options.fragmentIds(indexed);
@@ -180,7 +192,7 @@ public final class KeyIndex {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         FieldVector addresses = reader.getVectorSchemaRoot().getVector(MetadataColumns.ROWADDR);
-        VarCharVector key = (VarCharVector) reader.getVectorSchemaRoot().getVector(spec.key());
+        VarCharVector key = only == null ? null : (VarCharVector) reader.getVectorSchemaRoot().getVector(spec.key());
         for (int r = 0; r < addresses.getValueCount(); r++) {
           if (only != null && !only.contains(new String(key.get(r), StandardCharsets.UTF_8))) {
             continue;
