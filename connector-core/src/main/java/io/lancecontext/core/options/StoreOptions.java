@@ -108,7 +108,8 @@ public final class StoreOptions {
       "Target rows per fragment when compacting the base table.");
 
   public static final ConfigOption<KeyIndexType> INDEX_KEY = ConfigOption.of("index.key", "btree", KeyIndexType::parse, Scope.RESIDENT,
-      "Scalar index on the key column: btree, zonemap or none. Ensured on open and after compaction.");
+      "Scalar index on the key column: btree (pages of 16,384 keys), zonemap or none. Ensured on open and after "
+          + "compaction.");
 
   public static final ConfigOption<Long> FRESH_CACHE_BYTES = ConfigOption.of("read.fresh-cache-bytes", "256MiB",
       OptionParsers::bytes, Scope.RESIDENT, "Bytes of decoded fresh-tier data (WAL entries, generation keys) a resident "

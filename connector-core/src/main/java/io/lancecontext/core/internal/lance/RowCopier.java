@@ -207,14 +207,34 @@ public final class RowCopier {
         run++;
       }
       toData.setBytes((long) (at + i) * width, fromData, (long) rows[i] * width, (long) run * width);
+      if (noNulls) {
+        setBits(toValid, at + i, run);
+        i += run;
+        continue;
+      }
       for (int k = 0; k < run; k++) {
-        if (noNulls || BitVectorHelper.get(fromValid, rows[i] + k) != 0) {
+        if (BitVectorHelper.get(fromValid, rows[i] + k) != 0) {
           BitVectorHelper.setBit(toValid, at + i + k);
         } else {
           BitVectorHelper.unsetBit(toValid, at + i + k);
         }
       }
       i += run;
+    }
+  }
+
+  /** Sets the bits {@code from .. from+count-1} of {@code validity}: whole bytes at once (a vector's children are runs). */
+  private static void setBits(ArrowBuf validity, int from, int count) {
+    int bit = from;
+    int end = from + count;
+    for (; bit < end && (bit & 7) != 0; bit++) {
+      BitVectorHelper.setBit(validity, bit);
+    }
+    for (; bit + 8 <= end; bit += 8) {
+      validity.setByte(bit >>> 3, 0xFF);
+    }
+    for (; bit < end; bit++) {
+      BitVectorHelper.setBit(validity, bit);
     }
   }
 

@@ -129,21 +129,83 @@ public final class StoreWrites {
     return rowsAdded.get();
   }
 
+  /**
+   * The rows of a batch after dedupe by key (the last row of a key wins), by bucket: {@code buckets} ascending,
+   * and for the bucket {@code buckets[i]} its rows in batch order ({@code rows[i]}), their keys and how many of
+   * them are tombstones. {@code last} maps every key of the batch to its winning row, in first-seen order.
+   */
+  private record Routed(Map<String, Integer> last, int deletes, List<Integer> buckets, List<int[]> rows,
+      List<List<String>> keys, List<Integer> bucketDeletes) {}
+
+  /** Dedupes {@code batch} by key and routes its rows to their buckets; each key decoded and hashed once. */
+  private Routed route(VectorSchemaRoot batch) {
+    int n = batch.getRowCount();
+    VarCharVector keyVector = (VarCharVector) batch.getVector(spec.key());
+    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
+    String[] keyOf = new String[n];
+    Map<String, Integer> last = new LinkedHashMap<>(n * 4 / 3 + 1);
+    for (int r = 0; r < n; r++) {
+      keyOf[r] = new String(keyVector.get(r), StandardCharsets.UTF_8);
+      last.put(keyOf[r], r);
+    }
+    int[] bucketOfRow = new int[n];
+    int[] rowCount = new int[writers.length];
+    int[] deleteCount = new int[writers.length];
+    int deletes = 0;
+    for (int r = 0; r < n; r++) {
+      if (last.get(keyOf[r]) != r) {
+        bucketOfRow[r] = -1;  // a later row of this batch has the same key
+        continue;
+      }
+      int b = bucketOf(keyOf[r]);
+      bucketOfRow[r] = b;
+      rowCount[b]++;
+      if (isTombstone(tombstone, r)) {
+        deleteCount[b]++;
+        deletes++;
+      }
+    }
+    int[][] rowsOf = new int[writers.length][];
+    List<List<String>> keysOf = new ArrayList<>(writers.length);
+    for (int b = 0; b < writers.length; b++) {
+      rowsOf[b] = new int[rowCount[b]];
+      keysOf.add(rowCount[b] == 0 ? List.of() : new ArrayList<>(rowCount[b]));
+    }
+    int[] filled = new int[writers.length];
+    for (int r = 0; r < n; r++) {
+      int b = bucketOfRow[r];
+      if (b >= 0) {
+        rowsOf[b][filled[b]++] = r;
+        keysOf.get(b).add(keyOf[r]);
+      }
+    }
+    List<Integer> buckets = new ArrayList<>();
+    List<int[]> rows = new ArrayList<>();
+    List<List<String>> keys = new ArrayList<>();
+    List<Integer> bucketDeletes = new ArrayList<>();
+    for (int b = 0; b < writers.length; b++) {
+      if (rowCount[b] > 0) {
+        buckets.add(b);
+        rows.add(rowsOf[b]);
+        keys.add(keysOf.get(b));
+        bucketDeletes.add(deleteCount[b]);
+      }
+    }
+    return new Routed(last, deletes, buckets, rows, keys, bucketDeletes);
+  }
+
   /** Copies each bucket's rows of {@code batch} into a batch of its own (the caller closes them). */
-  private List<VectorSchemaRoot> parts(VectorSchemaRoot batch, boolean owned, List<Integer> buckets,
-      Map<Integer, List<Integer>> rowsByBucket) {
+  private List<VectorSchemaRoot> parts(VectorSchemaRoot batch, boolean owned, Routed routed) {
     int n = batch.getRowCount();
     List<VectorSchemaRoot> parts = new ArrayList<>();
     try {
       List<String> columns = datasetSchema.getFields().stream().map(f -> f.getName()).toList();
-      for (int b : buckets) {
-        List<Integer> rows = rowsByBucket.get(b);
+      for (int[] rows : routed.rows()) {
         VectorSchemaRoot copy;
-        if (owned && buckets.size() == 1 && rows.size() == n) {
+        if (owned && routed.buckets().size() == 1 && rows.length == n) {
           copy = RowCopier.transfer(batch, columns, allocator);
         } else {
-          int[] idx = rows.stream().mapToInt(Integer::intValue).toArray();
-          copy = RowCopier.copy(batch, columns, idx, idx.length, allocator);
+          copy = RowCopier.copy(batch, columns, rows, rows.length, allocator);
         }
         emptyBlobsToNull(copy);
         parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
@@ -197,36 +259,11 @@ public final class StoreWrites {
     if (n == 0) {
       return List.of();
     }
-    VarCharVector keys = (VarCharVector) batch.getVector(spec.key());
-    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
-    Map<String, Integer> last = new LinkedHashMap<>();
-    for (int r = 0; r < n; r++) {
-      last.put(new String(keys.get(r), StandardCharsets.UTF_8), r);
-    }
-    Map<Integer, List<Integer>> rowsByBucket = new HashMap<>();
-    Map<Integer, Integer> deletesByBucket = new HashMap<>();
-    Map<Integer, List<String>> keysByBucket = new HashMap<>();
-    for (var e : last.entrySet()) {
-      int b = bucketOf(e.getKey());
-      rowsByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(e.getValue());
-      if (isTombstone(tombstone, e.getValue())) {
-        deletesByBucket.merge(b, 1, Integer::sum);
-      }
-    }
-    rowsByBucket.values().forEach(java.util.Collections::sort);
-    List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
-    for (int b : buckets) {
-      List<String> ks = new ArrayList<>(rowsByBucket.get(b).size());
-      for (int r : rowsByBucket.get(b)) {
-        ks.add(new String(keys.get(r), StandardCharsets.UTF_8));
-      }
-      keysByBucket.put(b, ks);
-    }
-    List<VectorSchemaRoot> parts = parts(batch, owned, buckets, rowsByBucket);
-    List<BucketRows> out = new ArrayList<>(buckets.size());
-    for (int i = 0; i < buckets.size(); i++) {
-      int b = buckets.get(i);
-      out.add(new BucketRows(b, parts.get(i), deletesByBucket.getOrDefault(b, 0), keysByBucket.get(b)));
+    Routed routed = route(batch);
+    List<VectorSchemaRoot> parts = parts(batch, owned, routed);
+    List<BucketRows> out = new ArrayList<>(parts.size());
+    for (int i = 0; i < parts.size(); i++) {
+      out.add(new BucketRows(routed.buckets().get(i), parts.get(i), routed.bucketDeletes().get(i), routed.keys().get(i)));
     }
     return out;
   }
@@ -426,38 +463,19 @@ public final class StoreWrites {
     if (n == 0) {
       return Outcome.NONE;
     }
-    VarCharVector keys = (VarCharVector) batch.getVector(spec.key());
     BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
-    String[] keyOf = new String[n];
-    Map<String, Integer> last = new LinkedHashMap<>();
-    for (int r = 0; r < n; r++) {
-      keyOf[r] = new String(keys.get(r), StandardCharsets.UTF_8);
-      last.put(keyOf[r], r);
-    }
-    Map<Integer, List<Integer>> rowsByBucket = new HashMap<>();
-    Map<Integer, List<String>> keysByBucket = new HashMap<>();
-    int deletes = 0;
-    for (int r = 0; r < n; r++) {
-      String k = keyOf[r];
-      if (last.get(k) != r) {
-        continue;  // a later row of this batch has the same key
-      }
-      if (isTombstone(tombstone, r)) {
-        deletes++;
-      }
-      int b = bucketOf(k);
-      rowsByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(r);
-      keysByBucket.computeIfAbsent(b, x -> new ArrayList<>()).add(k);
-    }
+    Routed routed = route(batch);
+    Map<String, Integer> last = routed.last();
+    int deletes = routed.deletes();
     boolean unique = spec.has(Capability.UNIQUE_IDS) && deletes < last.size();
     if (unique) {
       // fail fast, with nothing written, when the keys exist already; the binding check runs per bucket
       // under its writer's lock, right before the put
       rejectExisting(batch, last, tombstone);
     }
-    List<Integer> buckets = new ArrayList<>(new TreeSet<>(rowsByBucket.keySet()));
-    List<VectorSchemaRoot> parts = parts(batch, owned, buckets, rowsByBucket);
-    List<PutReceipt> receipts = putAll(buckets, parts, keysByBucket,
+    List<Integer> buckets = routed.buckets();
+    List<VectorSchemaRoot> parts = parts(batch, owned, routed);
+    List<PutReceipt> receipts = putAll(buckets, parts, routed.keys(),
         unique ? (part, partKeys) -> rejectExisting(part, partKeys, buckets.size() > 1) : null);
     adds.incrementAndGet();
     rowsAdded.addAndGet(last.size());
@@ -518,19 +536,19 @@ public final class StoreWrites {
   }
 
   /** Puts every part on its shard; parts go to the shard writers, which close them. */
-  private List<PutReceipt> putAll(List<Integer> buckets, List<VectorSchemaRoot> parts,
-      Map<Integer, List<String>> keysByBucket, BucketWriter.KeyCheck check) {
+  private List<PutReceipt> putAll(List<Integer> buckets, List<VectorSchemaRoot> parts, List<List<String>> keys,
+      BucketWriter.KeyCheck check) {
     if (buckets.size() == 1) {
-      int b = buckets.get(0);
-      return List.of(writers[b].put(parts.get(0), keysByBucket.get(b), check));
+      return List.of(writers[buckets.get(0)].put(parts.get(0), keys.get(0), check));
     }
     // shards are put in parallel; the first on the calling thread
     List<Future<PutReceipt>> futures = new ArrayList<>();
     for (int i = 1; i < buckets.size(); i++) {
       int b = buckets.get(i);
       VectorSchemaRoot part = parts.get(i);
+      List<String> partKeys = keys.get(i);
       try {
-        futures.add(putPool.submit(() -> writers[b].put(part, keysByBucket.get(b), check)));
+        futures.add(putPool.submit(() -> writers[b].put(part, partKeys, check)));
       } catch (RejectedExecutionException e) {
         // only after close gave up waiting for this add; the parts not handed over are freed
         parts.get(0).close();
@@ -543,7 +561,7 @@ public final class StoreWrites {
     List<PutReceipt> receipts = new ArrayList<>();
     RuntimeException first = null;
     try {
-      receipts.add(writers[buckets.get(0)].put(parts.get(0), keysByBucket.get(buckets.get(0)), check));
+      receipts.add(writers[buckets.get(0)].put(parts.get(0), keys.get(0), check));
     } catch (RuntimeException e) {
       first = e;
     }
