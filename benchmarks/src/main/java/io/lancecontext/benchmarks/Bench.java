@@ -48,9 +48,16 @@ final class Bench {
       return percentileMs(p, 0, size());
     }
 
-    String summary() {
-      return String.format("p50 %.2f / p90 %.2f / p99 %.2f / max %.2f ms", percentileMs(50), percentileMs(90),
-          percentileMs(99), percentileMs(100));
+    /** Percentiles, and where the slowest calls came (their positions in arrival order, from 1). */
+    synchronized String summary() {
+      int slowest = 0;
+      int over100 = 0;
+      for (int i = 0; i < n; i++) {
+        slowest = values[i] > values[slowest] ? i : slowest;
+        over100 += values[i] > 100_000_000L ? 1 : 0;
+      }
+      return String.format("p50 %.2f / p90 %.2f / p99 %.2f / max %.2f ms (call %,d of %,d; %d over 100 ms)",
+          percentileMs(50), percentileMs(90), percentileMs(99), percentileMs(100), slowest + 1, n, over100);
     }
   }
 
