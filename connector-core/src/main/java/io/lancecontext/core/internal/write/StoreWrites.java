@@ -130,12 +130,14 @@ public final class StoreWrites {
   }
 
   /**
-   * The rows of a batch after dedupe by key (the last row of a key wins), by bucket: {@code buckets} ascending,
-   * and for the bucket {@code buckets[i]} its rows in batch order ({@code rows[i]}), their keys and how many of
-   * them are tombstones. {@code last} maps every key of the batch to its winning row, in first-seen order.
+   * A batch's rows after dedupe by key (the last row of a key wins): {@code last} maps every key to its
+   * winning row, in first-seen order; {@code deletes} counts the winning tombstones; {@code buckets} holds
+   * the buckets with rows, ascending.
    */
-  private record Routed(Map<String, Integer> last, int deletes, List<Integer> buckets, List<int[]> rows,
-      List<List<String>> keys, List<Integer> bucketDeletes) {}
+  private record Routed(Map<String, Integer> last, int deletes, List<Route> buckets) {}
+
+  /** One bucket's winning rows of a batch, in batch order, with their keys and how many are tombstones. */
+  private record Route(int bucket, int[] rows, List<String> keys, int deletes) {}
 
   /** Dedupes {@code batch} by key and routes its rows to their buckets; each key decoded and hashed once. */
   private Routed route(VectorSchemaRoot batch) {
@@ -179,19 +181,13 @@ public final class StoreWrites {
         keysOf.get(b).add(keyOf[r]);
       }
     }
-    List<Integer> buckets = new ArrayList<>();
-    List<int[]> rows = new ArrayList<>();
-    List<List<String>> keys = new ArrayList<>();
-    List<Integer> bucketDeletes = new ArrayList<>();
+    List<Route> buckets = new ArrayList<>();
     for (int b = 0; b < writers.length; b++) {
       if (rowCount[b] > 0) {
-        buckets.add(b);
-        rows.add(rowsOf[b]);
-        keys.add(keysOf.get(b));
-        bucketDeletes.add(deleteCount[b]);
+        buckets.add(new Route(b, rowsOf[b], keysOf.get(b), deleteCount[b]));
       }
     }
-    return new Routed(last, deletes, buckets, rows, keys, bucketDeletes);
+    return new Routed(last, deletes, buckets);
   }
 
   /** Copies each bucket's rows of {@code batch} into a batch of its own (the caller closes them). */
@@ -200,12 +196,12 @@ public final class StoreWrites {
     List<VectorSchemaRoot> parts = new ArrayList<>();
     try {
       List<String> columns = datasetSchema.getFields().stream().map(f -> f.getName()).toList();
-      for (int[] rows : routed.rows()) {
+      for (Route route : routed.buckets()) {
         VectorSchemaRoot copy;
-        if (owned && routed.buckets().size() == 1 && rows.length == n) {
+        if (owned && routed.buckets().size() == 1 && route.rows().length == n) {
           copy = RowCopier.transfer(batch, columns, allocator);
         } else {
-          copy = RowCopier.copy(batch, columns, rows, rows.length, allocator);
+          copy = RowCopier.copy(batch, columns, route.rows(), route.rows().length, allocator);
         }
         emptyBlobsToNull(copy);
         parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
@@ -263,7 +259,8 @@ public final class StoreWrites {
     List<VectorSchemaRoot> parts = parts(batch, owned, routed);
     List<BucketRows> out = new ArrayList<>(parts.size());
     for (int i = 0; i < parts.size(); i++) {
-      out.add(new BucketRows(routed.buckets().get(i), parts.get(i), routed.bucketDeletes().get(i), routed.keys().get(i)));
+      Route route = routed.buckets().get(i);
+      out.add(new BucketRows(route.bucket(), parts.get(i), route.deletes(), route.keys()));
     }
     return out;
   }
@@ -473,9 +470,9 @@ public final class StoreWrites {
       // under its writer's lock, right before the put
       rejectExisting(batch, last, tombstone);
     }
-    List<Integer> buckets = routed.buckets();
+    List<Route> buckets = routed.buckets();
     List<VectorSchemaRoot> parts = parts(batch, owned, routed);
-    List<PutReceipt> receipts = putAll(buckets, parts, routed.keys(),
+    List<PutReceipt> receipts = putAll(buckets, parts,
         unique ? (part, partKeys) -> rejectExisting(part, partKeys, buckets.size() > 1) : null);
     adds.incrementAndGet();
     rowsAdded.addAndGet(last.size());
@@ -536,19 +533,17 @@ public final class StoreWrites {
   }
 
   /** Puts every part on its shard; parts go to the shard writers, which close them. */
-  private List<PutReceipt> putAll(List<Integer> buckets, List<VectorSchemaRoot> parts, List<List<String>> keys,
-      BucketWriter.KeyCheck check) {
+  private List<PutReceipt> putAll(List<Route> buckets, List<VectorSchemaRoot> parts, BucketWriter.KeyCheck check) {
     if (buckets.size() == 1) {
-      return List.of(writers[buckets.get(0)].put(parts.get(0), keys.get(0), check));
+      return List.of(writers[buckets.get(0).bucket()].put(parts.get(0), buckets.get(0).keys(), check));
     }
     // shards are put in parallel; the first on the calling thread
     List<Future<PutReceipt>> futures = new ArrayList<>();
     for (int i = 1; i < buckets.size(); i++) {
-      int b = buckets.get(i);
+      Route route = buckets.get(i);
       VectorSchemaRoot part = parts.get(i);
-      List<String> partKeys = keys.get(i);
       try {
-        futures.add(putPool.submit(() -> writers[b].put(part, partKeys, check)));
+        futures.add(putPool.submit(() -> writers[route.bucket()].put(part, route.keys(), check)));
       } catch (RejectedExecutionException e) {
         // only after close gave up waiting for this add; the parts not handed over are freed
         parts.get(0).close();
@@ -561,7 +556,7 @@ public final class StoreWrites {
     List<PutReceipt> receipts = new ArrayList<>();
     RuntimeException first = null;
     try {
-      receipts.add(writers[buckets.get(0)].put(parts.get(0), keys.get(0), check));
+      receipts.add(writers[buckets.get(0).bucket()].put(parts.get(0), buckets.get(0).keys(), check));
     } catch (RuntimeException e) {
       first = e;
     }
