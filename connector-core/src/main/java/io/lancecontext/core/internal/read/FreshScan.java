@@ -1,6 +1,7 @@
 package io.lancecontext.core.internal.read;
 
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -151,7 +152,7 @@ final class FreshScan implements AutoCloseable {
       int[] rows = new int[in.getRowCount()];
       // a generation is one batch; a row's place in it is its row id's offset
       int count = selectVisible(in, (VarCharVector) in.getVector(rules.spec.key()), 0,
-          r -> (int) ((Number) rowIds.getObject(r)).longValue(), rows);
+          r -> (int) RowIds.get(rowIds, r), rows);
       VectorSchemaRoot out = output.emit(in, rows, count, g.dataset(), true);
       if (out != null) {
         return out;

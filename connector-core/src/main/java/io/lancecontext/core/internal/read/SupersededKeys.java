@@ -2,6 +2,7 @@ package io.lancecontext.core.internal.read;
 
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
+import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -82,7 +83,7 @@ final class SupersededKeys {
             var rowIds = batch.getVector(MetadataColumns.ROWID);
             for (int r = 0; r < batch.getRowCount(); r++) {
               LsmSnapshot.Winner win = snapshot.winner(new String(key.get(r), StandardCharsets.UTF_8));
-              long offset = ((Number) rowIds.getObject(r)).longValue();
+              long offset = RowIds.get(rowIds, r);
               if (win.is(shard, s, 0, (int) offset) && !win.ref().tombstone()) {
                 out.add(new String(sup.get(r), StandardCharsets.UTF_8));
               }
