@@ -114,7 +114,8 @@ public final class StoreOptions {
   public static final ConfigOption<Long> FRESH_CACHE_BYTES = ConfigOption.of("read.fresh-cache-bytes", "256MiB",
       OptionParsers::bytes, Scope.RESIDENT, "Bytes of decoded fresh-tier data (WAL entries, generation keys) a resident "
       + "store keeps loaded between reads; the least recently used are dropped beyond it and read again when needed. "
-      + "Data an open read uses stays valid whatever the bound.");
+      + "Data an open read uses stays valid whatever the bound. At most an eighth more holds hashes of the base "
+      + "table's keys (up to 10 bytes per row), with which lookups by key skip the fragments that cannot hold them.");
 
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,

@@ -1,5 +1,6 @@
 package io.lancecontext.core.internal.maintenance;
 
+import io.lancecontext.core.internal.lance.KeyIndexCoverage;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.RowIds;
@@ -47,7 +48,7 @@ public final class KeyIndex {
   static final long UNINDEXED_ROWS_MIN = 20_000;
 
   public static String name(SchemaSpec spec) {
-    return spec.key() + "_idx";
+    return KeyIndexCoverage.indexName(spec);
   }
 
   /**
@@ -86,22 +87,12 @@ public final class KeyIndex {
     if (config.get(StoreOptions.INDEX_KEY) == KeyIndexType.NONE) {
       return false;
     }
-    String name = name(spec);
-    Optional<org.lance.index.Index> index = ds.getIndexes().stream().filter(i -> i.name().equals(name)).findFirst();
-    if (index.isEmpty()) {
+    KeyIndexCoverage coverage = KeyIndexCoverage.of(ds, spec);
+    if (!coverage.exists()) {
       return ensure(ds, spec, config, false);
     }
-    java.util.Set<Integer> covered = new java.util.HashSet<>(index.get().fragments().orElse(List.of()));
-    long unindexed = 0;
-    long total = 0;
-    for (org.lance.Fragment f : ds.getFragments()) {
-      long rows = f.metadata().getNumRows();
-      total += rows;
-      if (!covered.contains(f.getId())) {
-        unindexed += rows;
-      }
-    }
-    if (unindexed > UNINDEXED_ROWS_MIN && unindexed * 10 > total) {
+    long unindexed = coverage.uncoveredRows();
+    if (unindexed > UNINDEXED_ROWS_MIN && unindexed * 10 > coverage.rows()) {
       return ensure(ds, spec, config, true);
     }
     return false;
@@ -136,17 +127,11 @@ public final class KeyIndex {
    */
   static Map<Integer, List<Integer>> rowOffsets(Dataset ds, SchemaSpec spec, Collection<String> keys) {
     Map<Integer, List<Integer>> found = new TreeMap<>();
-    Optional<List<Integer>> covered = ds.getIndexes().stream().filter(i -> i.name().equals(name(spec))).findFirst()
-        .map(i -> i.fragments().orElse(null));
-    List<Integer> indexed = new ArrayList<>();
+    KeyIndexCoverage coverage = KeyIndexCoverage.of(ds, spec);
+    List<Integer> indexed = new ArrayList<>(coverage.covered());
     List<Integer> unindexed = new ArrayList<>();
-    Set<Integer> coveredIds = covered.map(Set::copyOf).orElse(null);
-    long rows = 0;
-    for (Fragment f : ds.getFragments()) {
-      // an index that does not say what it covers: every fragment goes through the filter
-      (coveredIds == null || coveredIds.contains(f.getId()) ? indexed : unindexed).add(f.getId());
-      rows += f.metadata().getNumRows();
-    }
+    coverage.uncovered().forEach(f -> unindexed.add(f.getId()));
+    long rows = coverage.rows();
     if (rows == 0) {
       return found;
     }

@@ -48,7 +48,7 @@ final class BaseScan implements AutoCloseable {
     this.rules = rules;
     this.output = output;
     this.dataset = snapshot.base().dataset();
-    this.fragments = fragments;
+    this.fragments = holding(rules, snapshot.base(), fragments);
     this.freshKeys = snapshot.freshKeys();
     this.javaKeyCheck = !freshKeys.isEmpty();
     LanceSql.Rendered rendered = LanceSql.renderSuperset(rules.baseFilter);
@@ -64,6 +64,23 @@ final class BaseScan implements AutoCloseable {
     this.pushLimit = pushLimit;
   }
 
+  /**
+   * {@code fragments} (null: all), less those that cannot hold any key of a read confined to a few keys
+   * ({@code id = ..}, {@code id IN (..)}; {@link BaseTable#fragmentsHolding}).
+   */
+  private static List<Integer> holding(ScanRules rules, BaseTable base, List<Integer> fragments) {
+    Set<String> keys = Predicates.keysReadByKey(rules.spec, rules.filter);
+    List<Integer> holding = keys == null ? null : base.fragmentsHolding(rules.spec, keys);
+    if (holding == null) {
+      return fragments;
+    }
+    if (fragments == null) {
+      return holding;
+    }
+    Set<Integer> mayHold = Set.copyOf(holding);
+    return fragments.stream().filter(mayHold::contains).toList();
+  }
+
   /** Whether Lance gets the whole filter (nothing is re-checked in Java but the fresh keys). */
   static boolean exact(ScanRules rules) {
     return LanceSql.renderSuperset(rules.baseFilter).exact();
@@ -72,6 +89,9 @@ final class BaseScan implements AutoCloseable {
   /** The next non-null output batch (possibly empty), or null at the end. */
   VectorSchemaRoot next() {
     try {
+      if (fragments != null && fragments.isEmpty()) {
+        return null;  // no fragment can hold any of the keys the read is confined to
+      }
       if (scan == null) {
         open();
       }

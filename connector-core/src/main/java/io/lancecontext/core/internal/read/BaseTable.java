@@ -1,6 +1,10 @@
 package io.lancecontext.core.internal.read;
 
+import io.lancecontext.core.internal.lance.KeyIndexCoverage;
 import io.lancecontext.core.internal.lance.MergedWatermarks;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import org.lance.Dataset;
 
@@ -12,17 +16,28 @@ public final class BaseTable extends RefCounted {
   private final Dataset dataset;
   private final long version;
   private final Map<String, Long> watermarks;
+  private final BaseKeyHashes keyHashes;
+  private volatile KeyIndexCoverage coverage;
 
-  private BaseTable(Dataset dataset, Map<String, Long> watermarks) {
+  private BaseTable(Dataset dataset, Map<String, Long> watermarks, BaseKeyHashes keyHashes) {
     this.dataset = dataset;
+    this.keyHashes = keyHashes;
     this.version = dataset.version();
     this.watermarks = Map.copyOf(watermarks);
   }
 
-  /** Takes ownership of {@code dataset} (closed if its watermarks cannot be read). */
+  /** Takes ownership of {@code dataset} (closed if its watermarks cannot be read); no key hashes. */
   public static BaseTable of(Dataset dataset) {
+    return of(dataset, null);
+  }
+
+  /**
+   * Takes ownership of {@code dataset} (closed if its watermarks cannot be read); {@code keyHashes} (the
+   * store's, or null) prune the fragments lookups by key read.
+   */
+  static BaseTable of(Dataset dataset, BaseKeyHashes keyHashes) {
     try {
-      return new BaseTable(dataset, MergedWatermarks.read(dataset));
+      return new BaseTable(dataset, MergedWatermarks.read(dataset), keyHashes);
     } catch (RuntimeException e) {
       dataset.close();
       throw e;
@@ -44,6 +59,24 @@ public final class BaseTable extends RefCounted {
 
   public Map<String, Long> watermarks() {
     return watermarks;
+  }
+
+  /** Which fragments of this version the key index covers, read once (a version never changes). */
+  public KeyIndexCoverage keyIndexCoverage(SchemaSpec spec) {
+    KeyIndexCoverage c = coverage;
+    if (c == null) {
+      c = KeyIndexCoverage.of(dataset, spec);
+      coverage = c;
+    }
+    return c;
+  }
+
+  /**
+   * The fragments a filtered query for {@code keys} must read ({@link BaseKeyHashes#fragmentsFor}): null for
+   * all of them, empty when none can hold any of the keys.
+   */
+  List<Integer> fragmentsHolding(SchemaSpec spec, Collection<String> keys) {
+    return keyHashes == null ? null : keyHashes.fragmentsFor(this, spec, keys);
   }
 
   @Override

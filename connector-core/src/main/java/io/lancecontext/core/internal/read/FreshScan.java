@@ -22,9 +22,6 @@ import org.lance.ipc.ScanOptions;
  * filter names few keys, those are read by key instead (no scan of the fresh tier).
  */
 final class FreshScan implements AutoCloseable {
-  /** Above this many keys named by a filter, the fresh tier is scanned instead of read key by key. */
-  static final int MAX_KEYS_READ_BY_KEY = 10_000;
-
   private final ScanRules rules;
   private final ScanOutput output;
   private final LsmSnapshot snapshot;
@@ -48,8 +45,8 @@ final class FreshScan implements AutoCloseable {
     this.output = output;
     this.snapshot = snapshot;
     this.allocator = allocator;
-    this.keysToRead = Predicates.keys(rules.spec.key(), rules.filter)
-        .filter(k -> k.size() <= MAX_KEYS_READ_BY_KEY).map(k -> List.copyOf(k)).orElse(null);
+    Set<String> keys = Predicates.keysReadByKey(rules.spec, rules.filter);
+    this.keysToRead = keys == null ? null : List.copyOf(keys);
   }
 
   /** The next non-null output batch (possibly empty), or null at the end. */

@@ -46,7 +46,7 @@ public final class PointLookup {
    * Returns one batch per source holding the found rows ({@code columns}, in order). The caller closes
    * the batches.
      */
-  public static List<VectorSchemaRoot> lookup(SchemaSpec spec, LsmSnapshot snapshot, List<String> keys,
+  static List<VectorSchemaRoot> lookup(SchemaSpec spec, LsmSnapshot snapshot, List<String> keys,
       List<String> columns, boolean includeExpired, Instant now, BufferAllocator allocator) {
     checkColumns(spec, columns);
     Predicate visible = spec.has(Capability.LIFECYCLE) && !includeExpired
@@ -214,17 +214,25 @@ public final class PointLookup {
    * then one {@code takeRows} of every column asked for. A filtered scan plans its projection when it is
    * created, and with every column of a wide spec that alone cost about 3 ms (36-column rollout store:
    * one key 6.4 ms in one scan, 4.1 ms in two steps; 100 keys 17.0 and 14.7 ms). Both steps read the same
-   * version of the base, so the row ids the scan found (live rows only) are the rows taken.
+   * version of the base, so the row ids the scan found (live rows only) are the rows taken. The scan reads
+   * only the fragments that may hold one of the keys ({@link BaseKeyHashes}), none when no fragment can.
    */
   private static void base(SchemaSpec spec, LsmSnapshot snapshot, List<String> keys, List<String> columns,
       Predicate visible, BufferAllocator allocator, List<VectorSchemaRoot> out) throws Exception {
+    List<Integer> fragments = snapshot.base().fragmentsHolding(spec, keys);
+    if (fragments != null && fragments.isEmpty()) {
+      return;
+    }
     Predicate filter = Predicate.and(Predicate.in(spec.key(), new ArrayList<>(keys)), Predicates.notTombstone(spec), visible);
     LanceSql.Rendered sql = LanceSql.renderSuperset(filter);
     Dataset dataset = snapshot.base().dataset();
     List<Long> rowIds = new ArrayList<>();
     List<String> rowKeys = new ArrayList<>();
-    ScanOptions find = new ScanOptions.Builder().columns(List.of(spec.key())).filter(sql.sql()).withRowId(true).build();
-    try (ScanHandle scan = ScanHandle.open(dataset, find)) {
+    ScanOptions.Builder find = new ScanOptions.Builder().columns(List.of(spec.key())).filter(sql.sql()).withRowId(true);
+    if (fragments != null) {
+      find.fragmentIds(fragments);
+    }
+    try (ScanHandle scan = ScanHandle.open(dataset, find.build())) {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();

@@ -62,6 +62,20 @@ public final class Predicates {
   }
 
   /**
+   * Most keys a read confined to keys reads by key (the fresh tier through its index, the base through its
+   * key hashes); above it the fresh tier is scanned.
+   */
+  static final int MAX_KEYS_READ_BY_KEY = 10_000;
+
+  /**
+   * The keys {@code filter} confines a read of {@code spec} to when they are few enough to be read by key
+   * (at most {@value #MAX_KEYS_READ_BY_KEY}), else null.
+   */
+  static Set<String> keysReadByKey(io.lancecontext.core.schema.SchemaSpec spec, Predicate filter) {
+    return keys(spec.key(), filter).filter(k -> k.size() <= MAX_KEYS_READ_BY_KEY).orElse(null);
+  }
+
+  /**
    * The keys a filter confines rows to, when it does ({@code key = 'a'}, {@code key IN (...)}, a
    * conjunction with such a term, a disjunction of such terms); empty when any key may match.
    */

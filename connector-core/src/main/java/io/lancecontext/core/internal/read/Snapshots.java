@@ -36,6 +36,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 public final class Snapshots implements AutoCloseable {
   /** Pinned snapshots whose shared sets are kept (the plans an executor reads at a time). */
   private static final int PINNED_SNAPSHOTS_KEPT = 8;
+  /** The hashes of base keys are bounded by this fraction of {@code read.fresh-cache-bytes}. */
+  static final int KEY_HASHES_SHARE = 8;
 
   private final StoreConfig config;
   private final SchemaSpec spec;
@@ -44,6 +46,7 @@ public final class Snapshots implements AutoCloseable {
   private final List<String> allShards;
   private final Function<String, Collection<String>> shardsOfKey;
   private final FreshCache fresh;
+  private final BaseKeyHashes keyHashes;
   private final io.lancecontext.core.internal.txn.Transactions transactions;
   private final Function<String, Integer> txnBucket;
   private final AtomicReference<BaseTable> latest = new AtomicReference<>();
@@ -81,6 +84,8 @@ public final class Snapshots implements AutoCloseable {
     this.transactions = transactions;
     this.txnBucket = txnBucket;
     this.fresh = new FreshCache(config, spec, files, allocator);
+    this.keyHashes = new BaseKeyHashes(config.get(io.lancecontext.core.options.StoreOptions.FRESH_CACHE_BYTES)
+        / KEY_HASHES_SHARE);
     this.versions = new BaseVersions(files);
     this.reopenNanos = Math.max(java.util.concurrent.TimeUnit.SECONDS.toNanos(1),
         config.get(io.lancecontext.core.options.StoreOptions.GC_GRACE).toNanos() / 2);
@@ -116,7 +121,7 @@ public final class Snapshots implements AutoCloseable {
       }
       synchronized (opening) {
         if (latest.get() == seen) {
-          BaseTable next = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator));
+          BaseTable next = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator), keyHashes);
           openedNanos = System.nanoTime();
           try {
             if (seen != null && next.version() > seen.version() + 1) {
@@ -179,7 +184,7 @@ public final class Snapshots implements AutoCloseable {
     if (b != null && b.version() == version && b.retain()) {
       return b;
     }
-    return BaseTable.of(StoreDatasets.open(config.uri(), config, allocator, version));
+    return BaseTable.of(StoreDatasets.open(config.uri(), config, allocator, version), keyHashes);
   }
 
   /** A live snapshot over the given shards (all when null). */
@@ -286,8 +291,7 @@ public final class Snapshots implements AutoCloseable {
     if (split.part() == ReadSplit.Part.BASE) {
       // a read confined to a few keys (id = .., id IN (..)) excludes only those of them the fresh tier holds: it
       // need not gather the fresh tier's every key (500,000 of them took a lookup query 100 ms and more)
-      Set<String> confined = Predicates.keys(spec.key(), split.scan().filter())
-          .filter(k -> k.size() <= FreshScan.MAX_KEYS_READ_BY_KEY).orElse(null);
+      Set<String> confined = Predicates.keysReadByKey(spec, split.scan().filter());
       Set<String> keys = confined != null ? freshKeys(pinned, confined)
           : pinnedFreshKeys.get(key, () -> freshKeys(pinned, null));
       BaseTable b = baseAt(pinned.baseVersion());
@@ -361,6 +365,7 @@ public final class Snapshots implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    keyHashes.close();
     fresh.close();
     pinnedFreshKeys.clear();
     pinnedSuperseded.clear();

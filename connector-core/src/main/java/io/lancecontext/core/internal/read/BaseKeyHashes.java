@@ -1,0 +1,259 @@
+package io.lancecontext.core.internal.read;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.lancecontext.core.internal.lance.KeyIndexCoverage;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.RowIds;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.lance.Dataset;
+import org.lance.FragmentMetadata;
+import org.lance.MetadataColumns;
+import org.lance.fragment.DeletionFile;
+import org.lance.ipc.ScanOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Hashes of the keys of each base fragment, with which a lookup by key reads only the fragments that may
+ * hold one of its keys. A filtered query costs Lance about the rows of every fragment it reads: the key
+ * index's pages it searches (all of them for keys spread over the key space: 200 absent keys took 31–50 ms
+ * in a 250,000–400,000-row base) and every row of the fragments the index does not cover yet (merges append
+ * them until the index is rebuilt at a tenth of the table). A reader polling for keys the store does not
+ * hold yet now reads no fragment at all, and a lookup of keys that exist reads the fragments holding them.
+ *
+ * <p>Each fragment's keys are read once per JVM, on a background thread (a lookup never waits for them:
+ * until they are there, the fragment is read as before), and kept as a sorted array of 64-bit hashes
+ * ({@link KeyHashSet}, up to 10 bytes per row) in a cache bounded by bytes. Every fragment is hashed while the whole table fits the
+ * bound, else only those the index does not cover while they fit, else none. A hash collision costs a
+ * read of the fragment, never a row.
+ *
+ * <p>A fragment's entry is named by its first data file (Lance never rewrites a data file; a compaction
+ * writes new fragments) and its deletion file: the hashes are those of the rows live when they were read,
+ * and a fragment with more deletions (a merge replaced some of its rows) is read again, so that a lookup
+ * of an older version never misses a row deleted later. Thread-safe.
+ */
+final class BaseKeyHashes implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(BaseKeyHashes.class);
+  /** How long {@link #close()} waits for a fragment read in flight. */
+  private static final long CLOSE_WAIT_SECONDS = 30;
+  /** What a row's hash costs, for deciding which fragments fit the bound. */
+  private static final long BYTES_PER_ROW = 10;
+
+  /**
+   * The one thread of the JVM that reads fragments' keys, for every store, in the order asked (idle, it
+   * ends after 30 s). It carries this library's class loader as context, never that of the caller that
+   * happened to start it.
+   */
+  private static final ExecutorService READERS = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS,
+      new LinkedBlockingQueue<>(), r -> {
+        Thread t = new Thread(r, "lancecontext-key-hashes");
+        t.setDaemon(true);
+        t.setContextClassLoader(BaseKeyHashes.class.getClassLoader());
+        return t;
+      });
+
+  static {
+    ((ThreadPoolExecutor) READERS).allowCoreThreadTimeOut(true);
+  }
+
+  private final long maxBytes;
+  private final Cache<String, KeyHashSet> byFragment;
+  /** Fragments (by identity) whose keys are being read or queued. */
+  private final Set<String> reading = ConcurrentHashMap.newKeySet();
+  private final Set<Future<?>> inFlight = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  /** @param maxBytes bound of the hashes kept (up to 10 bytes per row) */
+  BaseKeyHashes(long maxBytes) {
+    this.maxBytes = maxBytes;
+    this.byFragment = Caffeine.newBuilder()
+        .maximumWeight(maxBytes)
+        .weigher((String k, KeyHashSet v) -> (int) Math.min(Integer.MAX_VALUE, v.bytes() + k.length() + 64))
+        .executor(Runnable::run)
+        .build();
+  }
+
+  /**
+   * The fragments of {@code base} a filtered query for {@code keys} must read: those whose hashes hold a
+   * hash of one of the keys and those not hashed (yet); null when that is every fragment. Empty when no
+   * fragment can hold any of the keys. Asks for the hashes of fragments that lack them.
+   */
+  List<Integer> fragmentsFor(BaseTable base, SchemaSpec spec, Collection<String> keys) {
+    KeyIndexCoverage coverage = base.keyIndexCoverage(spec);
+    boolean every = BYTES_PER_ROW * coverage.rows() <= maxBytes;
+    if (coverage.fragments().isEmpty() || (!every && BYTES_PER_ROW * coverage.uncoveredRows() > maxBytes)) {
+      return null;
+    }
+    long[] wanted = new long[keys.size()];
+    int n = 0;
+    for (String k : keys) {
+      wanted[n++] = hash(k.getBytes(StandardCharsets.UTF_8));
+    }
+    List<Integer> read = new ArrayList<>();
+    Map<Integer, String> missing = new HashMap<>();
+    for (FragmentMetadata f : coverage.fragments()) {
+      if (!every && coverage.coveredIds().contains(f.getId())) {
+        read.add(f.getId());
+        continue;
+      }
+      String id = identity(f);
+      KeyHashSet hashes = byFragment.getIfPresent(id);
+      if (hashes == null) {
+        read.add(f.getId());
+        missing.put(f.getId(), id);
+      } else if (hashes.containsAny(wanted)) {
+        read.add(f.getId());
+      }
+    }
+    if (!missing.isEmpty()) {
+      readLater(base, spec, missing);
+    }
+    return read.size() == coverage.fragments().size() ? null : read;
+  }
+
+  /** Queues a read of the keys of {@code fragments} (id → identity) not already queued. */
+  private void readLater(BaseTable base, SchemaSpec spec, Map<Integer, String> fragments) {
+    Map<Integer, String> mine = new HashMap<>();
+    fragments.forEach((f, id) -> {
+      if (reading.add(id)) {
+        mine.put(f, id);
+      }
+    });
+    if (mine.isEmpty() || closed || !base.retain()) {
+      mine.values().forEach(reading::remove);
+      return;
+    }
+    Future<?>[] self = new Future<?>[1];
+    Runnable task = () -> {
+      try {
+        if (!closed) {
+          load(base.dataset(), spec, mine.keySet()).forEach((f, hashes) -> byFragment.put(mine.get(f), hashes));
+        }
+      } catch (RuntimeException e) {
+        LOG.debug("could not read the keys of base fragments {} of {}: {}", mine.keySet(), base.dataset().uri(), e.toString());
+      } finally {
+        base.release();
+        mine.values().forEach(reading::remove);
+        synchronized (self) {
+          if (self[0] != null) {
+            inFlight.remove(self[0]);
+          }
+        }
+      }
+    };
+    synchronized (self) {
+      try {
+        self[0] = READERS.submit(task);
+        inFlight.add(self[0]);
+      } catch (RuntimeException e) {  // rejected: the JVM is shutting down
+        base.release();
+        mine.values().forEach(reading::remove);
+      }
+    }
+  }
+
+  /** Waits until every read asked for so far has ended (tests). */
+  static void awaitReads() throws Exception {
+    READERS.submit(() -> { }).get(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS);
+  }
+
+  /**
+   * Stops asking for reads and waits (at most {@value #CLOSE_WAIT_SECONDS} s) for those of this store in
+   * flight, which use the store's allocator.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    for (Future<?> f : List.copyOf(inFlight)) {
+      try {
+        f.get(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (ExecutionException | TimeoutException | java.util.concurrent.CancellationException e) {
+        LOG.debug("a read of base fragment keys did not end: {}", e.toString());
+      }
+    }
+    byFragment.invalidateAll();
+  }
+
+  /** What names a fragment's live rows: its first data file and its deletion file. */
+  private static String identity(FragmentMetadata f) {
+    DeletionFile d = f.getDeletionFile();
+    return f.getFiles().get(0).getPath() + (d == null ? "" : "#" + d.getReadVersion() + "-" + d.getId());
+  }
+
+  /** The sorted key hashes of each of {@code fragments} (every one, empty ones included), in one scan. */
+  private static Map<Integer, KeyHashSet> load(Dataset ds, SchemaSpec spec, Collection<Integer> fragments) {
+    Map<Integer, long[]> grown = new HashMap<>();
+    Map<Integer, Integer> counts = new HashMap<>();
+    for (int f : fragments) {
+      grown.put(f, new long[1024]);
+      counts.put(f, 0);
+    }
+    ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key())).fragmentIds(new ArrayList<>(fragments))
+        .withRowAddress(true).build();
+    try (ScanHandle scan = ScanHandle.open(ds, options)) {
+      ArrowReader reader = scan.reader();
+      while (reader.loadNextBatch()) {
+        VectorSchemaRoot in = reader.getVectorSchemaRoot();
+        FieldVector addresses = in.getVector(MetadataColumns.ROWADDR);
+        VarCharVector key = (VarCharVector) in.getVector(spec.key());
+        for (int r = 0; r < in.getRowCount(); r++) {
+          int f = (int) (RowIds.get(addresses, r) >>> 32);
+          long[] a = grown.get(f);
+          int c = counts.get(f);
+          if (c == a.length) {
+            a = Arrays.copyOf(a, a.length * 2);
+            grown.put(f, a);
+          }
+          a[c] = hash(key.get(r));
+          counts.put(f, c + 1);
+        }
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("read the keys of " + fragments.size() + " base fragments", e);
+    }
+    Map<Integer, KeyHashSet> out = new HashMap<>();
+    for (Map.Entry<Integer, long[]> e : grown.entrySet()) {
+      out.put(e.getKey(), new KeyHashSet(Arrays.copyOf(e.getValue(), counts.get(e.getKey()))));
+    }
+    return out;
+  }
+
+  /** A 64-bit hash of a key's UTF-8 bytes (FNV-1a, then MurmurHash3's finalizer to spread the bits). */
+  static long hash(byte[] utf8) {
+    long h = 0xcbf29ce484222325L;
+    for (byte b : utf8) {
+      h = (h ^ (b & 0xff)) * 0x100000001b3L;
+    }
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    h *= 0xc4ceb9fe1a85ec53L;
+    h ^= h >>> 33;
+    return h;
+  }
+}

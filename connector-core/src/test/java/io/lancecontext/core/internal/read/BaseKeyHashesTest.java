@@ -1,0 +1,290 @@
+package io.lancecontext.core.internal.read;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.internal.lance.KeyIndexCoverage;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.testing.StoreTest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.arrow.memory.RootAllocator;
+import org.junit.jupiter.api.Test;
+import org.lance.Dataset;
+import org.lance.FragmentMetadata;
+
+/**
+ * Lookups by key read only the base fragments whose key hashes say they may hold a looked-up key, and still
+ * find every row (real store, merges that append fragments the key index does not cover).
+ */
+class BaseKeyHashesTest extends StoreTest {
+  @Test
+  void lookupsReadOnlyTheFragmentsThatMayHoldTheirKeys() throws Exception {
+    StoreConfig config = config("index.key", "btree");
+    SchemaSpec spec;
+    long before;
+    try (ContextStore store = ContextStore.open(config)) {
+      spec = store.spec();
+      mergeRows(store, "a", 25_000, "first");  // indexed: more than 20,000 rows the index did not cover
+      mergeRows(store, "b", 300, "first");    // a fragment the index does not cover
+      mergeRows(store, "c", 200, "first");    // another one
+      store.delete(List.of("c7"));
+      store.seal();
+      store.merge();
+      assertEquals(Map.of("id", "b5", "text_payload", "first"), one(store, "b5"));
+      assertTrue(store.lookup(List.of("c7", "zz"), List.of("id"), false).isEmpty(), "deleted and absent keys");
+      before = version(config);
+      mergeRows(store, "b", 10, "second");    // replaces b0..b9: their rows in b's fragment are deleted
+      assertEquals(Map.of("id", "b5", "text_payload", "second"), one(store, "b5"));
+      assertEquals(25_000 + 300 + 200 - 1, store.count());
+    }
+    ContextStore.closeAllResident();
+
+    BaseKeyHashes hashes = new BaseKeyHashes(1 << 20);
+    try (RootAllocator a = new RootAllocator()) {
+      BaseTable base = BaseTable.of(Dataset.open().allocator(a).uri(config.uri()).build());
+      BaseTable old = BaseTable.of(base.dataset().checkoutVersion(before));
+      try {
+        KeyIndexCoverage coverage = old.keyIndexCoverage(spec);
+        assertTrue(coverage.exists());
+        assertEquals(3, coverage.uncovered().size(), "b's, c's and the tombstone's fragments: " + coverage);
+        List<Integer> covered = coverage.covered();
+        assertEquals(1, covered.size(), "a's fragment is indexed");
+        int aFragment = covered.get(0);
+        int bFragment = holding(old.dataset(), coverage, "b5");
+        int cFragment = holding(old.dataset(), coverage, "c9");
+        int tombstone = holding(old.dataset(), coverage, "c7");
+        assertNotEquals(cFragment, tombstone, "c7's row in c's fragment is deleted");
+        assertNull(hashes.fragmentsFor(old, spec, List.of("zz")), "no hashes yet: every fragment is read");
+        BaseKeyHashes.awaitReads();
+        assertEquals(List.of(), hashes.fragmentsFor(old, spec, List.of("zz", "yy")), "absent keys: no fragment");
+        assertEquals(List.of(aFragment), hashes.fragmentsFor(old, spec, List.of("zz", "a17")));
+        assertEquals(List.of(bFragment), hashes.fragmentsFor(old, spec, List.of("b5", "zz")));
+        assertEquals(List.of(bFragment, cFragment), hashes.fragmentsFor(old, spec, List.of("c9", "b5")));
+        assertEquals(List.of(tombstone), hashes.fragmentsFor(old, spec, List.of("c7")),
+            "a key deleted before this version: its tombstone's fragment only");
+
+        KeyIndexCoverage now = base.keyIndexCoverage(spec);
+        assertEquals(4, now.uncovered().size(), now.toString());
+        int newB = now.uncovered().stream().mapToInt(FragmentMetadata::getId).max().orElseThrow();
+        assertNotEquals(bFragment, newB);
+        // b's fragment has new deletions: until its hashes are read again it is read for any key
+        assertEquals(List.of(bFragment, newB), hashes.fragmentsFor(base, spec, List.of("b5")));
+        BaseKeyHashes.awaitReads();
+        assertEquals(List.of(newB), hashes.fragmentsFor(base, spec, List.of("b5")), "b5's old row is deleted");
+        assertEquals(List.of(bFragment), hashes.fragmentsFor(base, spec, List.of("b15")));
+        // the older version still reads b's fragment for b5, which was live there
+        assertEquals(List.of(bFragment), hashes.fragmentsFor(old, spec, List.of("b5")));
+      } finally {
+        old.release();
+        base.release();
+      }
+    }
+    hashes.close();
+  }
+
+  /** Reads confined to keys (id = .., id IN (..)) find the same rows before and after the hashes are read. */
+  @Test
+  void readsConfinedToKeysFindTheirRowsWithAndWithoutHashes() throws Exception {
+    try (ContextStore store = ContextStore.open(config("index.key", "btree"))) {
+      mergeRows(store, "a", 25_000, "first");
+      mergeRows(store, "b", 300, "first");
+      store.delete(List.of("b170"));
+      mergeRows(store, "b", 10, "second");  // b0..b9 replaced in the base
+      mergeRows(store, "c", 5, "fresh");
+      store.add(List.of(Map.of("id", "c1", "text_payload", "unmerged"), Map.of("id", "d1", "text_payload", "unmerged")));
+      io.lancecontext.core.read.Predicate in = io.lancecontext.core.read.Predicate.in("id",
+          List.of("a17", "b5", "b170", "b150", "c1", "c2", "d1", "zz"));
+      Map<String, Object> expected = Map.of("a17", "first", "b5", "second", "b150", "first", "c1", "unmerged",
+          "c2", "fresh", "d1", "unmerged");
+      for (int round = 0; round < 2; round++) {
+        assertEquals(expected, texts(store, in), "round " + round);
+        assertEquals(Map.of("b150", "first"), texts(store, io.lancecontext.core.read.Predicate.and(in,
+            io.lancecontext.core.read.Predicate.eq("text_payload", "first"),
+            io.lancecontext.core.read.Predicate.not(io.lancecontext.core.read.Predicate.eq("id", "a17")))));
+        assertEquals(Map.of(), texts(store, io.lancecontext.core.read.Predicate.eq("id", "zz")));
+        assertEquals(Map.of(), texts(store, io.lancecontext.core.read.Predicate.eq("id", "b170")), "deleted");
+        // and through read splits, as engines read
+        Map<String, Object> bySplits = new HashMap<>();
+        var plan = store.planRead(io.lancecontext.core.read.ScanSpec.all().withColumns(List.of("id", "text_payload"))
+            .withFilter(in), 4);
+        for (var split : plan.splits()) {
+          try (var reader = store.read(split)) {
+            reader.records().forEach(r -> bySplits.put((String) r.get("id"), r.get("text_payload")));
+          }
+        }
+        assertEquals(expected, bySplits, "round " + round + " through " + plan.splits().size() + " splits");
+        BaseKeyHashes.awaitReads();  // the second round reads with every fragment's hashes
+      }
+    }
+  }
+
+  private static Map<String, Object> texts(ContextStore store, io.lancecontext.core.read.Predicate filter) {
+    Map<String, Object> out = new HashMap<>();
+    for (Map<String, Object> r : store.scanRecords(io.lancecontext.core.read.ScanSpec.all()
+        .withColumns(List.of("id", "text_payload")).withFilter(filter))) {
+      out.put((String) r.get("id"), r.get("text_payload"));
+    }
+    return out;
+  }
+
+  /** A bound too small for the whole table: only the fragments the key index does not cover are hashed. */
+  @Test
+  void aBoundTooSmallForTheTableHashesTheUnindexedFragmentsOnly() throws Exception {
+    StoreConfig config = config("index.key", "btree");
+    SchemaSpec spec;
+    try (ContextStore store = ContextStore.open(config)) {
+      spec = store.spec();
+      mergeRows(store, "a", 25_000, "first");
+      mergeRows(store, "b", 300, "first");
+    }
+    ContextStore.closeAllResident();
+    try (RootAllocator a = new RootAllocator(); BaseKeyHashes hashes = new BaseKeyHashes(8 * 10_000)) {
+      BaseTable base = BaseTable.of(Dataset.open().allocator(a).uri(config.uri()).build());
+      try {
+        List<Integer> covered = base.keyIndexCoverage(spec).covered();
+        hashes.fragmentsFor(base, spec, List.of("zz"));
+        BaseKeyHashes.awaitReads();
+        assertEquals(covered, hashes.fragmentsFor(base, spec, List.of("zz")), "the indexed fragment is always read");
+        assertNull(hashes.fragmentsFor(base, spec, List.of("b1")), "b's fragment too: every fragment");
+      } finally {
+        base.release();
+      }
+    }
+  }
+
+  @Test
+  void withoutAKeyIndexTheHashesStillPruneFragments() throws Exception {
+    StoreConfig config = config("index.key", "none");
+    try (ContextStore store = ContextStore.open(config)) {
+      mergeRows(store, "a", 100, "first");
+      try (RootAllocator a = new RootAllocator()) {
+        BaseTable base = BaseTable.of(Dataset.open().allocator(a).uri(config.uri()).build());
+        try {
+          assertFalse(base.keyIndexCoverage(store.spec()).exists());
+          assertTrue(base.keyIndexCoverage(store.spec()).fragments().size() >= 1);
+          BaseKeyHashes hashes = new BaseKeyHashes(1 << 20);
+          assertNull(hashes.fragmentsFor(base, store.spec(), List.of("a5")));
+          BaseKeyHashes.awaitReads();
+          assertEquals(List.of(), hashes.fragmentsFor(base, store.spec(), List.of("zz")), "hashes work without an index");
+          hashes.close();
+        } finally {
+          base.release();
+        }
+      }
+      assertEquals(Map.of("id", "a5", "text_payload", "first"), one(store, "a5"));
+    }
+  }
+
+  @Test
+  void hashesAreThoseOfTheKeysUtf8Bytes() {
+    assertEquals(BaseKeyHashes.hash("ключ-1".getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+        BaseKeyHashes.hash("ключ-1".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    Set<Long> distinct = new TreeSet<>();
+    for (int i = 0; i < 100_000; i++) {
+      distinct.add(BaseKeyHashes.hash(("k" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
+    assertEquals(100_000, distinct.size(), "no collision among 100,000 short keys");
+  }
+
+  @Test
+  void aKeyHashSetHoldsExactlyItsHashes() {
+    java.util.Random random = new java.util.Random(7);
+    for (int n : new int[] {0, 1, 3, 4, 5, 1_000, 100_003}) {
+      long[] in = new long[n];
+      Set<Long> expected = new java.util.HashSet<>();
+      for (int i = 0; i < n; i++) {
+        in[i] = i % 10 == 0 ? (i % 20 == 0 ? Long.MIN_VALUE + i : Long.MAX_VALUE - i) : random.nextLong();
+        expected.add(in[i]);
+      }
+      KeyHashSet set = new KeyHashSet(in.clone());
+      assertEquals(n, set.size());
+      for (long h : expected) {
+        assertTrue(set.contains(h), n + " hashes: " + h);
+      }
+      int falsePositives = 0;
+      for (int i = 0; i < 10_000; i++) {
+        long h = random.nextLong();
+        if (!expected.contains(h) && set.contains(h)) {
+          falsePositives++;
+        }
+      }
+      assertEquals(0, falsePositives, "a hash not added is not found");
+      assertEquals(!expected.isEmpty(), set.containsAny(new long[] {12345L, n == 0 ? 1 : in[n / 2]}));
+      assertTrue(set.bytes() <= 10L * n + 64, "at most 10 bytes per hash: " + set.bytes());
+    }
+  }
+
+  /** The uncovered fragment whose live rows hold {@code key}. */
+  private static int holding(Dataset ds, KeyIndexCoverage coverage, String key) throws Exception {
+    List<Integer> found = new ArrayList<>();
+    for (FragmentMetadata f : coverage.uncovered()) {
+      try (var scan = ds.getFragment(f.getId()).newScan(new org.lance.ipc.ScanOptions.Builder().columns(List.of("id")).build());
+          var reader = scan.scanBatches()) {
+        while (reader.loadNextBatch()) {
+          var id = (org.apache.arrow.vector.VarCharVector) reader.getVectorSchemaRoot().getVector("id");
+          for (int r = 0; r < id.getValueCount(); r++) {
+            if (key.equals(new String(id.get(r), java.nio.charset.StandardCharsets.UTF_8))) {
+              found.add(f.getId());
+            }
+          }
+        }
+      }
+    }
+    assertEquals(1, found.size(), key + " is live in one fragment");
+    return found.get(0);
+  }
+
+  private static List<Integer> plus(List<Integer> ids, int... more) {
+    List<Integer> out = new ArrayList<>(ids);
+    for (int m : more) {
+      out.add(m);
+    }
+    return out;
+  }
+
+  private StoreConfig config(String key, String value) {
+    Map<String, String> o = new HashMap<>();
+    o.put("path", dir.resolve("u").toString());
+    o.put("schema", "context");
+    o.put("schema.embedding-dim", "4");
+    o.put("shards", "1");
+    o.put("merge.trigger.interval", "1h");
+    o.put(key, value);
+    return StoreConfig.of(o);
+  }
+
+  private static long version(StoreConfig config) {
+    try (RootAllocator a = new RootAllocator(); Dataset ds = Dataset.open().allocator(a).uri(config.uri()).build()) {
+      return ds.version();
+    }
+  }
+
+  private static Map<String, Object> one(ContextStore store, String key) {
+    List<Map<String, Object>> found = store.lookup(List.of(key), List.of("id", "text_payload"), false);
+    assertEquals(1, found.size(), key);
+    return found.get(0);
+  }
+
+  private static void mergeRows(ContextStore store, String prefix, int n, String text) {
+    List<Map<String, Object>> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Map<String, Object> r = new HashMap<>();
+      r.put("id", prefix + i);
+      r.put("text_payload", text);
+      out.add(r);
+    }
+    store.add(out);
+    store.seal();
+    store.merge();
+  }
+}
