@@ -20,10 +20,21 @@ import java.util.List;
  * @param residentStores stores resident in this JVM
  * @param openWriters shard writers open in this JVM (all stores)
  * @param freshCache this JVM's cache of the store's fresh tier
+ * @param keyHashes this JVM's hashes of the base table's keys, with which lookups by key skip fragments
  */
 public record StoreStats(String uri, long baseVersion, long baseRows, int fragments, long freshRows,
     int unmergedGenerations, List<Shard> shards, long bytesOnDisk, MaintenanceCounters maintenance, long sessionBytes,
-    int residentStores, int openWriters, FreshCache freshCache) {
+    int residentStores, int openWriters, FreshCache freshCache, KeyHashes keyHashes) {
+
+  /**
+   * The resident store's hashes of base-table keys, one set per fragment (bounded by an eighth of
+   * {@code read.fresh-cache-bytes}).
+   *
+   * @param bytes bytes held
+   * @param boundBytes the bound
+   * @param fragments fragments (of any version read in this JVM) whose hashes are held
+   */
+  public record KeyHashes(long bytes, long boundBytes, long fragments) {}
 
   /**
    * The resident store's cache of decoded fresh-tier data (option {@code read.fresh-cache-bytes}). Data an
@@ -70,8 +81,9 @@ public record StoreStats(String uri, long baseVersion, long baseRows, int fragme
   /** One line for logs. */
   public String summary() {
     return String.format("base v%d: %d rows in %d fragments; fresh: %d keys, %d unmerged generations; %d MiB on disk; "
-        + "%d merges; session %d MiB; fresh cache %d MiB in %d entries; %d resident stores, %d open writers", baseVersion,
-        baseRows, fragments, freshRows, unmergedGenerations, bytesOnDisk >> 20, maintenance.merges(), sessionBytes >> 20,
-        freshCache.bytes() >> 20, freshCache.entries(), residentStores, openWriters);
+        + "%d merges; session %d MiB; fresh cache %d MiB in %d entries; key hashes %d MiB for %d fragments; "
+        + "%d resident stores, %d open writers", baseVersion, baseRows, fragments, freshRows, unmergedGenerations,
+        bytesOnDisk >> 20, maintenance.merges(), sessionBytes >> 20, freshCache.bytes() >> 20, freshCache.entries(),
+        keyHashes.bytes() >> 20, keyHashes.fragments(), residentStores, openWriters);
   }
 }

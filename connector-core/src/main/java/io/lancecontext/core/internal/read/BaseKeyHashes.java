@@ -174,6 +174,12 @@ final class BaseKeyHashes implements AutoCloseable {
     }
   }
 
+  /** What the cache holds, for stats. */
+  io.lancecontext.core.result.StoreStats.KeyHashes footprint() {
+    long bytes = byFragment.policy().eviction().map(e -> e.weightedSize().orElse(0L)).orElse(0L);
+    return new io.lancecontext.core.result.StoreStats.KeyHashes(bytes, maxBytes, byFragment.estimatedSize());
+  }
+
   /** Waits until every read asked for so far has ended (tests). */
   static void awaitReads() throws Exception {
     READERS.submit(() -> { }).get(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS);

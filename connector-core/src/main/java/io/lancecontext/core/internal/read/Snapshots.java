@@ -95,6 +95,11 @@ public final class Snapshots implements AutoCloseable {
     return fresh;
   }
 
+  /** What this store's key hashes hold, for stats. */
+  public io.lancecontext.core.result.StoreStats.KeyHashes keyHashes() {
+    return keyHashes.footprint();
+  }
+
   /**
    * The latest base table, retained for the caller. A newer version is detected with one existence check
    * of the next version's manifest ({@link BaseVersions}); besides, the table is reopened at the latest

@@ -295,7 +295,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
       return new StoreStats(config.uri(), ds.version(), ds.countRows(), ds.getFragments().size(), snap.freshRows(),
           unmerged, perShard, bytes, maintenance.counters(), LanceRuntime.get().sessionSizeBytesRecent(), residentStores,
           openWriters, new StoreStats.FreshCache(cache.bytes(), config.get(StoreOptions.FRESH_CACHE_BYTES), cache.entries(),
-          cache.evictions()));
+          cache.evictions()), reads.keyHashes());
     } catch (IOException e) {
       throw LanceErrors.translate("collect stats", e);
     }

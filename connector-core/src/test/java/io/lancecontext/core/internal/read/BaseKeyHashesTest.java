@@ -125,6 +125,11 @@ class BaseKeyHashesTest extends StoreTest {
         assertEquals(expected, bySplits, "round " + round + " through " + plan.splits().size() + " splits");
         BaseKeyHashes.awaitReads();  // the second round reads with every fragment's hashes
       }
+      var stats = store.stats().keyHashes();
+      assertEquals(store.stats().fragments(), stats.fragments(), "every fragment's hashes: " + stats);
+      assertTrue(stats.bytes() >= 8L * 25_000 && stats.bytes() <= stats.boundBytes(), stats.toString());
+      assertEquals(256L << 20 >> 3, stats.boundBytes(), "an eighth of read.fresh-cache-bytes");
+      assertTrue(store.stats().summary().contains("key hashes"), store.stats().summary());
     }
   }
 
