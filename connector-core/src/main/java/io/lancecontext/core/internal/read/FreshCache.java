@@ -469,9 +469,15 @@ public final class FreshCache implements AutoCloseable {
       if (part == null) {
         columns.add(SystemColumns.SEQUENCE);  // a part's rows all read as its publish sequence
       }
-      List<String> keys = new ArrayList<>();
-      List<Boolean> tombs = new ArrayList<>();
-      List<Long> seqs = new ArrayList<>();
+      long physical = 0;
+      for (org.lance.Fragment f : ds.getFragments()) {
+        physical += f.metadata().getPhysicalRows();
+      }
+      int capacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(16, physical));
+      String[] keys = new String[capacity];
+      boolean[] t = hasTombstones ? new boolean[capacity] : null;
+      long[] q = new long[capacity];
+      int n = 0;
       ScanOptions options = new ScanOptions.Builder().columns(columns).build();
       try (ScanHandle scan = ScanHandle.open(ds, options)) {
         ArrowReader reader = scan.reader();
@@ -481,20 +487,28 @@ public final class FreshCache implements AutoCloseable {
           BitVector tomb = hasTombstones ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
           org.apache.arrow.vector.BigIntVector seq = part != null ? null
               : (org.apache.arrow.vector.BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
-          for (int r = 0; r < batch.getRowCount(); r++) {
-            keys.add(new String(key.get(r), StandardCharsets.UTF_8));
-            tombs.add(tomb != null && !tomb.isNull(r) && tomb.get(r) != 0);
-            seqs.add(part != null ? part.sequence() : seq.isNull(r) ? 0L : seq.get(r));
+          int rows = batch.getRowCount();
+          if (n + rows > keys.length) {  // more rows than the fragments said (never expected): grow
+            int grown = Math.max(n + rows, keys.length * 2);
+            keys = java.util.Arrays.copyOf(keys, grown);
+            q = java.util.Arrays.copyOf(q, grown);
+            t = t == null ? null : java.util.Arrays.copyOf(t, grown);
+          }
+          for (int r = 0; r < rows; r++, n++) {
+            keys[n] = new String(key.get(r), StandardCharsets.UTF_8);
+            if (t != null) {
+              t[n] = !tomb.isNull(r) && tomb.get(r) != 0;
+            }
+            q[n] = part != null ? part.sequence() : seq.isNull(r) ? 0L : seq.get(r);
           }
         }
       }
-      boolean[] t = new boolean[tombs.size()];
-      for (int i = 0; i < t.length; i++) {
-        t[i] = tombs.get(i);
+      if (n < keys.length) {
+        keys = java.util.Arrays.copyOf(keys, n);
+        q = java.util.Arrays.copyOf(q, n);
+        t = t == null ? null : java.util.Arrays.copyOf(t, n);
       }
-      long[] q = seqs.stream().mapToLong(Long::longValue).toArray();
-      return new GenerationSource(shardId, generation, path, ds, keys.toArray(new String[0]), q,
-          hasTombstones ? t : null, part);
+      return new GenerationSource(shardId, generation, path, ds, keys, q, t, part);
     } catch (Exception e) {
       ds.close();
       throw LanceErrors.translate("read generation " + path + " of shard " + shardId, e);
