@@ -249,17 +249,8 @@ final class BaseKeyHashes implements AutoCloseable {
     return out;
   }
 
-  /** A 64-bit hash of a key's UTF-8 bytes (FNV-1a, then MurmurHash3's finalizer to spread the bits). */
+  /** The hash of a key's UTF-8 bytes ({@link KeyHashSet#hash}). */
   static long hash(byte[] utf8) {
-    long h = 0xcbf29ce484222325L;
-    for (byte b : utf8) {
-      h = (h ^ (b & 0xff)) * 0x100000001b3L;
-    }
-    h ^= h >>> 33;
-    h *= 0xff51afd7ed558ccdL;
-    h ^= h >>> 33;
-    h *= 0xc4ceb9fe1a85ec53L;
-    h ^= h >>> 33;
-    return h;
+    return KeyHashSet.hash(utf8, utf8.length);
   }
 }

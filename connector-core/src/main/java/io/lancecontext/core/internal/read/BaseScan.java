@@ -34,6 +34,9 @@ final class BaseScan implements AutoCloseable {
   private final Dataset dataset;
   private final List<Integer> fragments;
   private final Set<String> freshKeys;
+  private final HashedKeys hashedFreshKeys;
+  /** A key's bytes, copied from the batch to hash it. */
+  private byte[] scratch = new byte[64];
   private final boolean javaKeyCheck;
   private final boolean javaFilter;
   private final String lanceFilter;
@@ -49,7 +52,8 @@ final class BaseScan implements AutoCloseable {
     this.output = output;
     this.dataset = snapshot.base().dataset();
     this.fragments = holding(rules, snapshot.base(), fragments);
-    this.freshKeys = snapshot.freshKeys();
+    this.hashedFreshKeys = snapshot.hashedFreshKeys();
+    this.freshKeys = hashedFreshKeys.keys();
     this.javaKeyCheck = !freshKeys.isEmpty();
     LanceSql.Rendered rendered = LanceSql.renderSuperset(rules.baseFilter);
     this.javaFilter = !rendered.exact();
@@ -141,12 +145,31 @@ final class BaseScan implements AutoCloseable {
     int count = 0;
     Set<String> superseded = rules.superseded;
     VarCharVector key = (javaKeyCheck || !superseded.isEmpty()) ? (VarCharVector) in.getVector(rules.spec.key()) : null;
+    KeyHashSet freshHashes = javaKeyCheck ? hashedFreshKeys.hashes() : null;
     PredicateEvaluator eval = javaFilter ? new PredicateEvaluator(rules.baseFilter, in) : null;
     for (int r = 0; r < n; r++) {
       if (key != null) {
-        String k = new String(key.get(r), StandardCharsets.UTF_8);
-        if ((javaKeyCheck && freshKeys.contains(k)) || superseded.contains(k)) {
-          continue;
+        // a key the fresh tier holds is skipped; its hash is tested first, without decoding the key
+        int start = key.getStartOffset(r);
+        int length = key.getEndOffset(r) - start;
+        if (length > scratch.length) {
+          scratch = new byte[Math.max(length, 2 * scratch.length)];
+        }
+        key.getDataBuffer().getBytes(start, scratch, 0, length);
+        String k = null;
+        if (freshHashes != null && freshHashes.contains(KeyHashSet.hash(scratch, length))) {
+          k = new String(scratch, 0, length, StandardCharsets.UTF_8);
+          if (freshKeys.contains(k)) {
+            continue;
+          }
+        }
+        if (!superseded.isEmpty()) {
+          if (k == null) {
+            k = new String(scratch, 0, length, StandardCharsets.UTF_8);
+          }
+          if (superseded.contains(k)) {
+            continue;
+          }
         }
       }
       if (eval != null && !eval.matches(r)) {

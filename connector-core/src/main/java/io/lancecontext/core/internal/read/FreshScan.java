@@ -128,7 +128,8 @@ final class FreshScan implements AutoCloseable {
         int b = batchIndex++;
         VectorSchemaRoot in = batches.get(b);
         int[] rows = new int[in.getRowCount()];
-        int count = selectVisible(in, FreshShard.keyVector(in), b, r -> r, rows);
+        VarCharVector key = FreshShard.keyVector(in);
+        int count = selectVisible(in, r -> new String(key.get(r), StandardCharsets.UTF_8), b, r -> r, rows);
         VectorSchemaRoot out = output.emit(in, rows, count, null, false);
         if (out != null) {
           return out;
@@ -147,9 +148,11 @@ final class FreshScan implements AutoCloseable {
       VectorSchemaRoot in = genScan.reader().getVectorSchemaRoot();
       var rowIds = in.getVector(MetadataColumns.ROWID);
       int[] rows = new int[in.getRowCount()];
-      // a generation is one batch; a row's place in it is its row id's offset
-      int count = selectVisible(in, (VarCharVector) in.getVector(rules.spec.key()), 0,
-          r -> (int) RowIds.get(rowIds, r), rows);
+      // a generation is one batch; a row's place in it is its row id's offset, and its key the one loaded
+      // for that offset (no decoding, its hash already computed)
+      String[] keys = g.keys();
+      IntUnaryOperator offset = r -> (int) RowIds.get(rowIds, r);
+      int count = selectVisible(in, r -> keys[offset.applyAsInt(r)], 0, offset, rows);
       VectorSchemaRoot out = output.emit(in, rows, count, g.dataset(), true);
       if (out != null) {
         return out;
@@ -163,11 +166,12 @@ final class FreshScan implements AutoCloseable {
    * {@code rowInSource.applyAsInt(r)} of {@code batch} in the current source of the current shard), not
    * tombstones, not superseded, matching the filter; returns how many.
    */
-  private int selectVisible(VectorSchemaRoot in, VarCharVector key, int batch, IntUnaryOperator rowInSource, int[] rows) {
+  private int selectVisible(VectorSchemaRoot in, java.util.function.IntFunction<String> keyOf, int batch,
+      IntUnaryOperator rowInSource, int[] rows) {
     PredicateEvaluator eval = new PredicateEvaluator(rules.freshFilter, in);
     int count = 0;
     for (int r = 0; r < in.getRowCount(); r++) {
-      String k = new String(key.get(r), StandardCharsets.UTF_8);
+      String k = keyOf.apply(r);
       LsmSnapshot.Winner win = snapshot.winner(k);
       if (win.is(shard, sourceIndex, batch, rowInSource.applyAsInt(r)) && !win.ref().tombstone()
           && !rules.superseded.contains(k) && eval.matches(r)) {

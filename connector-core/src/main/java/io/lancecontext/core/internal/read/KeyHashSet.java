@@ -64,6 +64,23 @@ final class KeyHashSet {
     return false;
   }
 
+  /**
+   * A 64-bit hash of a key's UTF-8 bytes {@code utf8[0..length)} (FNV-1a, then MurmurHash3's finalizer to
+   * spread the bits, which the directory's top-bit slots need).
+   */
+  static long hash(byte[] utf8, int length) {
+    long h = 0xcbf29ce484222325L;
+    for (int i = 0; i < length; i++) {
+      h = (h ^ (utf8[i] & 0xff)) * 0x100000001b3L;
+    }
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    h *= 0xc4ceb9fe1a85ec53L;
+    h ^= h >>> 33;
+    return h;
+  }
+
   int size() {
     return hashes.length;
   }

@@ -21,7 +21,9 @@ import java.util.function.Function;
 public final class LsmSnapshot implements AutoCloseable {
   private final BaseTable base;
   private final Map<String, FreshShard> shards;
-  private final Set<String> givenFreshKeys;
+  private final HashedKeys givenFreshKeys;
+  private HashedKeys computedFreshKeys;
+  private java.util.function.Consumer<HashedKeys> onFreshKeysComputed;
   private final Function<LsmSnapshot, Set<String>> supersededSource;
   private Map<String, Winner> winners;
   private Set<String> superseded;
@@ -44,7 +46,7 @@ public final class LsmSnapshot implements AutoCloseable {
    * fresh tier (of which {@code shards} may be a part); {@code superseded}, if not null, computes the keys
    * superseded records name (else they are computed over this snapshot, which must then hold every shard).
    */
-  LsmSnapshot(BaseTable base, List<FreshShard> shards, Set<String> freshKeys,
+  LsmSnapshot(BaseTable base, List<FreshShard> shards, HashedKeys freshKeys,
       Function<LsmSnapshot, Set<String>> superseded) {
     this.base = base;
     this.givenFreshKeys = freshKeys;
@@ -106,7 +108,26 @@ public final class LsmSnapshot implements AutoCloseable {
 
   /** Every key with a row (or tombstone) in the fresh tier (all of it, also when this holds part of it). */
   public Set<String> freshKeys() {
-    return givenFreshKeys != null ? givenFreshKeys : winners().keySet();
+    return hashedFreshKeys().keys();
+  }
+
+  /** {@link #freshKeys()} with their hashes. */
+  synchronized HashedKeys hashedFreshKeys() {
+    if (givenFreshKeys != null) {
+      return givenFreshKeys;
+    }
+    if (computedFreshKeys == null) {
+      computedFreshKeys = new HashedKeys(winners().keySet());
+      if (onFreshKeysComputed != null) {
+        onFreshKeysComputed.accept(computedFreshKeys);
+      }
+    }
+    return computedFreshKeys;
+  }
+
+  /** Tells {@code listener} the fresh keys this snapshot computes, if it computes them (to share them). */
+  synchronized void onFreshKeysComputed(java.util.function.Consumer<HashedKeys> listener) {
+    this.onFreshKeysComputed = listener;
   }
 
   /**

@@ -51,7 +51,14 @@ public final class Snapshots implements AutoCloseable {
   private final Function<String, Integer> txnBucket;
   private final AtomicReference<BaseTable> latest = new AtomicReference<>();
   private final Object opening = new Object();
-  private final SingleFlight<PinKey, Set<String>> pinnedFreshKeys = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
+  private final SingleFlight<PinKey, HashedKeys> pinnedFreshKeys = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
+  /**
+   * The fresh keys (with hashes) of the latest live snapshots that computed them, by their views'
+   * shard ids and signatures: a scan or count of an unchanged fresh tier reuses them instead of hashing every
+   * key again.
+   */
+  private final com.github.benmanes.caffeine.cache.Cache<List<String>, HashedKeys> liveFreshKeys =
+      com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(2).executor(Runnable::run).build();
   private final SingleFlight<PinKey, Set<String>> pinnedSuperseded = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
   private volatile boolean closed;
   private final BaseVersions versions;
@@ -199,11 +206,18 @@ public final class Snapshots implements AutoCloseable {
       List<String> ids = allShards.stream().filter(id -> shardIds == null || shardIds.contains(id)).toList();
       Map<Integer, List<io.lancecontext.core.internal.txn.PublishedPart>> parts =
           ids.stream().anyMatch(id -> txnBucket.apply(id) != null) ? transactions.publishedParts() : Map.of();
-      return new LsmSnapshot(b, views(ids, id -> {
+      List<FreshShard> views = views(ids, id -> {
         Integer bucket = txnBucket.apply(id);
         return bucket == null ? fresh.view(id, b.watermark(id))
             : fresh.view(id, b.watermark(id), unmerged(parts.get(bucket), b, bucket));
-      }));
+      });
+      List<String> signatures = views.stream().map(v -> v.shardId() + "=" + v.signature()).toList();
+      HashedKeys known = liveFreshKeys.getIfPresent(signatures);
+      LsmSnapshot snap = new LsmSnapshot(b, views, known, null);
+      if (known == null) {
+        snap.onFreshKeysComputed(k -> liveFreshKeys.put(signatures, k));
+      }
+      return snap;
     } catch (RuntimeException e) {
       b.release();
       throw e;
@@ -297,8 +311,8 @@ public final class Snapshots implements AutoCloseable {
       // a read confined to a few keys (id = .., id IN (..)) excludes only those of them the fresh tier holds: it
       // need not gather the fresh tier's every key (500,000 of them took a lookup query 100 ms and more)
       Set<String> confined = Predicates.keysReadByKey(spec, split.scan().filter());
-      Set<String> keys = confined != null ? freshKeys(pinned, confined)
-          : pinnedFreshKeys.get(key, () -> freshKeys(pinned, null));
+      HashedKeys keys = confined != null ? new HashedKeys(freshKeys(pinned, confined))
+          : pinnedFreshKeys.get(key, () -> new HashedKeys(freshKeys(pinned, null)));
       BaseTable b = baseAt(pinned.baseVersion());
       return new LsmSnapshot(b, List.of(), keys, superseded);
     }
@@ -374,6 +388,7 @@ public final class Snapshots implements AutoCloseable {
     fresh.close();
     pinnedFreshKeys.clear();
     pinnedSuperseded.clear();
+    liveFreshKeys.invalidateAll();
     BaseTable b = latest.getAndSet(null);
     if (b != null) {
       b.release();
