@@ -35,6 +35,8 @@ final class BaseScan implements AutoCloseable {
   private final List<Integer> fragments;
   private final Set<String> freshKeys;
   private final HashedKeys hashedFreshKeys;
+  /** Whether rows are tested against the fresh keys' hashes first ({@link HashedKeys#worthHashing}). */
+  private final boolean hashFreshKeys;
   /** A key's bytes, copied from the batch to hash it. */
   private byte[] scratch = new byte[64];
   private final boolean javaKeyCheck;
@@ -54,6 +56,7 @@ final class BaseScan implements AutoCloseable {
     this.fragments = holding(rules, snapshot.base(), fragments);
     this.hashedFreshKeys = snapshot.hashedFreshKeys();
     this.freshKeys = hashedFreshKeys.keys();
+    this.hashFreshKeys = hashedFreshKeys.worthHashing(snapshot.base().keyIndexCoverage(rules.spec).rows());
     this.javaKeyCheck = !freshKeys.isEmpty();
     LanceSql.Rendered rendered = LanceSql.renderSuperset(rules.baseFilter);
     this.javaFilter = !rendered.exact();
@@ -145,11 +148,11 @@ final class BaseScan implements AutoCloseable {
     int count = 0;
     Set<String> superseded = rules.superseded;
     VarCharVector key = (javaKeyCheck || !superseded.isEmpty()) ? (VarCharVector) in.getVector(rules.spec.key()) : null;
-    KeyHashSet freshHashes = javaKeyCheck ? hashedFreshKeys.hashes() : null;
+    KeyHashSet freshHashes = javaKeyCheck && hashFreshKeys ? hashedFreshKeys.hashes() : null;
     PredicateEvaluator eval = javaFilter ? new PredicateEvaluator(rules.baseFilter, in) : null;
     for (int r = 0; r < n; r++) {
       if (key != null) {
-        // a key the fresh tier holds is skipped; its hash is tested first, without decoding the key
+        // a key the fresh tier holds is skipped; its hash, when worth it, is tested first without decoding the key
         int start = key.getStartOffset(r);
         int length = key.getEndOffset(r) - start;
         if (length > scratch.length) {
@@ -157,7 +160,7 @@ final class BaseScan implements AutoCloseable {
         }
         key.getDataBuffer().getBytes(start, scratch, 0, length);
         String k = null;
-        if (freshHashes != null && freshHashes.contains(KeyHashSet.hash(scratch, length))) {
+        if (javaKeyCheck && (freshHashes == null || freshHashes.contains(KeyHashSet.hash(scratch, length)))) {
           k = new String(scratch, 0, length, StandardCharsets.UTF_8);
           if (freshKeys.contains(k)) {
             continue;
