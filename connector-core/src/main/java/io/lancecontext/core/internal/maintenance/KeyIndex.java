@@ -23,7 +23,6 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.lance.Dataset;
-import org.lance.Fragment;
 import org.lance.MetadataColumns;
 import org.lance.index.IndexParams;
 import org.lance.index.IndexType;
