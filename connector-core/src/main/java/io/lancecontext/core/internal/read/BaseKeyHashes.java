@@ -7,7 +7,6 @@ import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.schema.SchemaSpec;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -106,11 +105,7 @@ final class BaseKeyHashes implements AutoCloseable {
     if (coverage.fragments().isEmpty() || (!every && BYTES_PER_ROW * coverage.uncoveredRows() > maxBytes)) {
       return null;
     }
-    long[] wanted = new long[keys.size()];
-    int n = 0;
-    for (String k : keys) {
-      wanted[n++] = hash(k.getBytes(StandardCharsets.UTF_8));
-    }
+    long[] wanted = KeyHashSet.hashes(keys);
     List<Integer> read = new ArrayList<>();
     Map<Integer, String> missing = new HashMap<>();
     for (FragmentMetadata f : coverage.fragments()) {
@@ -235,7 +230,8 @@ final class BaseKeyHashes implements AutoCloseable {
             a = Arrays.copyOf(a, a.length * 2);
             grown.put(f, a);
           }
-          a[c] = hash(key.get(r));
+          byte[] utf8 = key.get(r);
+          a[c] = KeyHashSet.hash(utf8, utf8.length);
           counts.put(f, c + 1);
         }
       }
@@ -249,8 +245,4 @@ final class BaseKeyHashes implements AutoCloseable {
     return out;
   }
 
-  /** The hash of a key's UTF-8 bytes ({@link KeyHashSet#hash}). */
-  static long hash(byte[] utf8) {
-    return KeyHashSet.hash(utf8, utf8.length);
-  }
 }

@@ -56,8 +56,8 @@ final class BaseScan implements AutoCloseable {
     this.fragments = holding(rules, snapshot.base(), fragments);
     this.hashedFreshKeys = snapshot.hashedFreshKeys();
     this.freshKeys = hashedFreshKeys.keys();
-    this.hashFreshKeys = hashedFreshKeys.worthHashing(snapshot.base().keyIndexCoverage(rules.spec).rows());
     this.javaKeyCheck = !freshKeys.isEmpty();
+    this.hashFreshKeys = javaKeyCheck && hashedFreshKeys.worthHashing(snapshot.base().keyIndexCoverage(rules.spec).rows());
     LanceSql.Rendered rendered = LanceSql.renderSuperset(rules.baseFilter);
     this.javaFilter = !rendered.exact();
     String sql = rendered.sql();

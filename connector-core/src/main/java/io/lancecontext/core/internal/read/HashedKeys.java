@@ -1,6 +1,5 @@
 package io.lancecontext.core.internal.read;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Set;
 
 /**
@@ -40,13 +39,7 @@ final class HashedKeys {
       synchronized (this) {
         h = hashes;
         if (h == null) {
-          long[] all = new long[keys.size()];
-          int n = 0;
-          for (String k : keys) {
-            byte[] utf8 = k.getBytes(StandardCharsets.UTF_8);
-            all[n++] = KeyHashSet.hash(utf8, utf8.length);
-          }
-          h = new KeyHashSet(all);
+          h = new KeyHashSet(KeyHashSet.hashes(keys));
           hashes = h;
         }
       }

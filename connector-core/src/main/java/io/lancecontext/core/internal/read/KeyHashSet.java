@@ -81,6 +81,22 @@ final class KeyHashSet {
     return h;
   }
 
+  /** The hash of {@code key}'s UTF-8 bytes ({@link #hash(byte[], int)}). */
+  static long hash(String key) {
+    byte[] utf8 = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return hash(utf8, utf8.length);
+  }
+
+  /** The hashes of {@code keys}, in iteration order. */
+  static long[] hashes(java.util.Collection<String> keys) {
+    long[] out = new long[keys.size()];
+    int n = 0;
+    for (String k : keys) {
+      out[n++] = hash(k);
+    }
+    return out;
+  }
+
   int size() {
     return hashes.length;
   }
