@@ -41,7 +41,7 @@ public final class StoreOptions {
 
   public static final ConfigOption<Duration> FENCE_BACKOFF = ConfigOption.of("write.fence-backoff", "1s",
       OptionParsers::duration, Scope.RESIDENT, "After another writer claims a shard, this JVM waits this long (jittered 0.5 to 1.5 times, "
-          + "at most a quarter of write.put-timeout) before claiming it back; adds to the shard wait meanwhile, so that two "
+          + "doubled for every further loss before its next put, at most a quarter of write.put-timeout) before claiming it back; adds to the shard wait meanwhile, so that two "
           + "writers cannot take a shard from each other on every add.");
 
   public static final ConfigOption<Duration> IDLE_TIMEOUT = ConfigOption.of("write.idle-timeout", "5min",

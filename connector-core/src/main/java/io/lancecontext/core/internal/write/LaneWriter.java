@@ -85,6 +85,8 @@ final class LaneWriter {
   private long lastCheckedNanos = System.nanoTime() - TimeUnit.HOURS.toNanos(1);
   private long reclaimAtNanos;
   private boolean fencedRecently;
+  /** Times this lane lost the shard since its last acknowledged put: each doubles the next back-off. */
+  private int fencesInARow;
   private boolean batchHeldByNative;
   /** The WAL position the open writer's next put writes (lance-core numbers a shard's entries consecutively). */
   private long nextWalPosition;
@@ -262,6 +264,7 @@ final class LaneWriter {
       return null;
     }, true, deadline);
     checkFenced();
+    fencesInARow = 0;
     lastWalPosition = nextWalPosition++;
     if (memtableEntries == 0) {
       firstPutNanos = System.nanoTime();
@@ -390,7 +393,7 @@ final class LaneWriter {
   }
 
   /**
-   * After losing the shard, wait (a jittered {@code write.fence-backoff}, at most a quarter of
+   * After losing the shard, wait (a jittered, doubling {@code write.fence-backoff}, at most a quarter of
    * {@code write.put-timeout}) before claiming it back: a claim fences the other writer, and two writers
    * re-claiming on every add would never let either seal the WAL tail it replayed (lance-core re-logs a
    * replayed tail when the writer next writes, so it would double), nor put anything.
@@ -410,9 +413,15 @@ final class LaneWriter {
     fencedRecently = false;
   }
 
-  /** Starts the back-off after losing the shard. */
+  /**
+   * Starts the back-off after losing the shard: {@code write.fence-backoff}, doubled for every further loss
+   * before this lane's next acknowledged put. Two writers that keep claiming a shard whose replayed WAL
+   * tail neither could seal in time (each claim fences the other's seal, and every fenced seal leaves the
+   * tail one copy longer) thus soon give one of them the time a seal takes.
+   */
   private void markFenced() {
-    long backoff = Math.min(host.fenceBackoff().toNanos(), host.putTimeout().toNanos() / 4);
+    int doublings = Math.min(fencesInARow++, 10);
+    long backoff = Math.min(host.fenceBackoff().toNanos() << doublings, host.putTimeout().toNanos() / 4);
     long jittered = (long) (backoff * (0.5 + ThreadLocalRandom.current().nextDouble()));
     fencedRecently = true;
     reclaimAtNanos = System.nanoTime() + jittered;
