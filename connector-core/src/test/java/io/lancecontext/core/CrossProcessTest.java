@@ -111,6 +111,7 @@ class CrossProcessTest extends StoreTest {
       Outcomes ob = Outcomes.read(b);
       assertEquals(0, a.waitFor(120), a::tail);
       assertEquals(0, b.waitFor(120), b::tail);
+      assertTrue(oa.abandoned + ob.abandoned > 0, "the two writers took the shard from each other at least once");
       for (Outcomes o : List.of(oa, ob)) {
         assertEquals(200, o.acked.size() + o.unacked.size(), () -> "every add ends acknowledged or not acknowledged (typed); errors: " + o.errors);
         assertTrue(o.errors.isEmpty(), () -> "unexpected errors: " + o.errors);
@@ -181,6 +182,7 @@ class CrossProcessTest extends StoreTest {
     final List<String> errors = new ArrayList<>();
     final List<Long> millis = new ArrayList<>();
     long maxMillis;
+    long abandoned;
 
     long p50() {
       List<Long> sorted = new ArrayList<>(millis);
@@ -193,6 +195,10 @@ class CrossProcessTest extends StoreTest {
       String line;
       while ((line = child.readLine()) != null && !line.equals("done")) {
         String[] p = line.split(" ", 4);
+        if (p[0].equals("abandoned")) {
+          o.abandoned = Long.parseLong(p[1]);
+          continue;
+        }
         o.maxMillis = Math.max(o.maxMillis, Long.parseLong(p[2]));
         o.millis.add(Long.parseLong(p[2]));
         switch (p[0]) {

@@ -100,9 +100,15 @@ class S3ProcessesTest extends StoreTest {
     String uri = create("contended", 1);
     int adds = 40;
     String timeout = "write.put-timeout=20s";
+    // both add from the same moment on, and the back-off is short, so that each takes the shard from the other
+    String startAt = "test.start-at=" + (System.currentTimeMillis() + 8_000);
+    String backoff = "write.fence-backoff=50ms";
     List<List<String>> acked = new ArrayList<>();
-    try (ChildJvm a = start(StoreProcess.class, "a.log", "contender", uri, Integer.toString(adds), "a", "5", timeout);
-        ChildJvm b = start(StoreProcess.class, "b.log", "contender", uri, Integer.toString(adds), "b", "5", timeout)) {
+    long abandoned = 0;
+    try (ChildJvm a = start(StoreProcess.class, "a.log", "contender", uri, Integer.toString(adds), "a", "5", timeout,
+            startAt, backoff);
+        ChildJvm b = start(StoreProcess.class, "b.log", "contender", uri, Integer.toString(adds), "b", "5", timeout,
+            startAt, backoff)) {
       for (ChildJvm c : List.of(a, b)) {
         List<String> ok = new ArrayList<>();
         int unacked = 0;
@@ -113,6 +119,7 @@ class S3ProcessesTest extends StoreTest {
           switch (p[0]) {
             case "ack" -> ok.add(p[1]);
             case "unacked" -> unacked++;
+            case "abandoned" -> abandoned += Long.parseLong(p[1]);
             default -> fail("an add ended neither acknowledged nor with a typed not-acknowledged error: " + line
                 + "\n" + c.tail());
           }
@@ -130,6 +137,7 @@ class S3ProcessesTest extends StoreTest {
       }
     }
     assertTrue(acked.get(0).size() + acked.get(1).size() > 0, "some add got through");
+    assertTrue(abandoned > 0, "the two writers took the shard from each other at least once");
     assertNoSecretPrinted();
   }
 

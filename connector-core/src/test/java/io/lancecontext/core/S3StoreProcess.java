@@ -48,6 +48,13 @@ public final class S3StoreProcess {
       out.println("flushed " + flushed.complete());
       out.println("fresh " + store.stats().freshRows());
       out.println("base " + store.stats().baseRows());
+      int fragments = store.stats().fragments();
+      long version = store.stats().baseVersion();
+      var compacted = store.compact();
+      out.println("compacted " + compacted.ran() + " " + fragments + " " + compacted.fragmentsBefore() + " "
+          + compacted.fragmentsAfter() + " " + store.stats().fragments() + " " + version + " " + compacted.baseVersion());
+      out.println("count-compacted " + store.count());
+      out.println("get-k0160-compacted " + store.get(key(160)).map(r -> r.get("reward")).orElse(null));
       out.println("gc " + store.gc().ran());
       out.println("done");
     } catch (RuntimeException e) {

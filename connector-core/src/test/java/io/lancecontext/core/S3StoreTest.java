@@ -54,6 +54,17 @@ class S3StoreTest extends StoreTest {
     assertEquals("250", seen.get("splits"), "split reads return the view");
     assertEquals("true", seen.get("flushed"));
     assertEquals("0", seen.get("fresh"));
+    assertEquals("250", seen.get("base"), "everything merged into the base table");
+    String[] compacted = seen.get("compacted").split(" ");
+    assertEquals("true", compacted[0], "compaction ran on S3: " + seen.get("compacted"));
+    int before = Integer.parseInt(compacted[1]);
+    assertTrue(before > 1 && Integer.parseInt(compacted[2]) == before, "fragments before: " + seen.get("compacted"));
+    assertTrue(Integer.parseInt(compacted[3]) <= before, "no more fragments after: " + seen.get("compacted"));
+    assertEquals(compacted[3], compacted[4], "stats see the compacted table");
+    assertTrue(Long.parseLong(compacted[6]) > Long.parseLong(compacted[5]),
+        "the rewrite (deleted rows materialized) committed on S3: " + seen.get("compacted"));
+    assertEquals("250", seen.get("count-compacted"));
+    assertEquals("3.0", seen.get("get-k0160-compacted"), "the newest row survives compaction");
     assertEquals("true", seen.get("gc"));
     try (S3Client client = S3.client()) {
       String prefix = uri.substring(("s3://" + S3ServerExtension.BUCKET + "/").length()) + "/";

@@ -2,6 +2,7 @@ package io.lancecontext.core.testing;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.WriteNotAcknowledgedException;
+import io.lancecontext.core.result.StoreStats;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -26,7 +27,9 @@ import java.util.Optional;
  *       {@code done}. Two options steer the contender rather than the store: {@code test.shared=<k>} adds
  *       the rows {@code shared-<n>-0 .. shared-<n>-<k-1>} (keys the other contender writes too) to every
  *       add; {@code test.reopen-at=<n>} closes every resident store before add {@code n} and opens the
- *       store again.</li>
+ *       store again; {@code test.start-at=<epoch millis>} waits until then after opening (so that
+ *       contenders started together add at the same time). Before {@code done} it prints
+ *       {@code abandoned <n>}: the shard writers this JVM lost to the other writer (or to timeouts).</li>
  *   <li>{@code claimer <path> <shardId> <seconds>}: claims the MemWAL shard again and again with raw
  *       lance-core writers (as a competing process would), printing {@code claiming} after the first
  *       claim, then halts.</li>
@@ -137,11 +140,13 @@ public final class StoreProcess {
     long pause = Long.parseLong(args[4]);
     int shared = 0;
     int reopenAt = -1;
+    long startAt = 0;
     for (int i = 5; i < args.length; i++) {
       String[] kv = args[i].split("=", 2);
       switch (kv[0]) {
         case "test.shared" -> shared = Integer.parseInt(kv[1]);
         case "test.reopen-at" -> reopenAt = Integer.parseInt(kv[1]);
+        case "test.start-at" -> startAt = Long.parseLong(kv[1]);
         default -> options.put(kv[0], kv[1]);
       }
     }
@@ -149,6 +154,15 @@ public final class StoreProcess {
     String prefix = args[3];
     ContextStore store = ContextStore.open(options);
     try {
+      long wait = startAt - System.currentTimeMillis();
+      if (wait > 0) {
+        try {
+          Thread.sleep(wait);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
       for (int i = 0; i < adds; i++) {
         if (i == reopenAt) {
           store.close();
@@ -184,6 +198,7 @@ public final class StoreProcess {
           }
         }
       }
+      out.println("abandoned " + store.stats().shards().stream().mapToLong(StoreStats.Shard::abandonedWriters).sum());
     } finally {
       store.close();
     }

@@ -19,6 +19,9 @@ import java.util.Objects;
  * here, at open.
  */
 public final class MemWalEnvironment {
+  private static final List<String> ENDPOINT_VARIABLES = List.of("AWS_ENDPOINT", "AWS_ENDPOINT_URL",
+      "AWS_ENDPOINT_URL_S3");
+
   private MemWalEnvironment() {}
 
   /** Checks {@code config} against this process's environment (no-op for stores not on S3). */
@@ -33,7 +36,7 @@ public final class MemWalEnvironment {
     }
     S3Settings wanted = S3Settings.from(config.storageOptions());
     List<String> problems = new ArrayList<>();
-    compare(problems, "AWS_ENDPOINT", first(env, "AWS_ENDPOINT", "AWS_ENDPOINT_URL"), wanted.endpoint(), true);
+    compareEndpoints(problems, env, wanted.endpoint());
     compare(problems, "AWS_REGION", first(env, "AWS_REGION", "AWS_DEFAULT_REGION"), wanted.region(), true);
     compare(problems, "AWS_ACCESS_KEY_ID", env.get("AWS_ACCESS_KEY_ID"), wanted.accessKeyId(), false);
     compare(problems, "AWS_SECRET_ACCESS_KEY", env.get("AWS_SECRET_ACCESS_KEY"), wanted.secretAccessKey(), false);
@@ -58,6 +61,33 @@ public final class MemWalEnvironment {
   private static String first(Map<String, String> env, String a, String b) {
     String v = env.get(a);
     return v == null || v.isEmpty() ? env.get(b) : v;
+  }
+
+  /**
+   * Every endpoint variable that is set must name the options' endpoint, and one must be set when the
+   * options name one: lance-core reads {@code AWS_ENDPOINT} or {@code AWS_ENDPOINT_URL}, and
+   * {@code AWS_ENDPOINT_URL_S3} redirects even its base-table requests. A store whose options name no
+   * endpoint (AWS itself) refuses any of them, since the MemWAL would write there and the store's own
+   * files would not.
+   */
+  private static void compareEndpoints(List<String> problems, Map<String, String> env, String wanted) {
+    boolean anySet = false;
+    for (String variable : ENDPOINT_VARIABLES) {
+      String value = env.get(variable);
+      if (value == null || value.isBlank()) {
+        continue;
+      }
+      anySet = true;
+      if (wanted == null) {
+        problems.add(variable + " is set (" + strip(value) + ") but the storage options name no endpoint: unset it, "
+            + "or give " + StoreOptions.STORAGE_PREFIX + "aws_endpoint the same value");
+      } else {
+        compare(problems, variable, value, wanted, true);
+      }
+    }
+    if (wanted != null && !anySet) {
+      problems.add("AWS_ENDPOINT is not set (set it to " + wanted + ")");
+    }
   }
 
   private static void compare(List<String> problems, String variable, String actual, String wanted, boolean show) {

@@ -61,4 +61,40 @@ class MemWalEnvironmentTest {
         () -> MemWalEnvironment.check(s3("http://127.0.0.1:9000"), env));
     assertTrue(e.getMessage().contains("AWS_ALLOW_HTTP"), e.getMessage());
   }
+
+  @Test
+  void everyEndpointVariableMustNameTheStoresEndpoint() {
+    for (String variable : new String[] {"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"}) {
+      Map<String, String> env = env("http://127.0.0.1:9000", SECRET);
+      env.put(variable, "http://127.0.0.1:9999");
+      BadOptionException e = assertThrows(BadOptionException.class,
+          () -> MemWalEnvironment.check(s3("http://127.0.0.1:9000"), env), variable);
+      assertTrue(e.getMessage().contains(variable + " differs") && e.getMessage().contains("127.0.0.1:9999"),
+          e.getMessage());
+    }
+    Map<String, String> viaUrl = env("http://127.0.0.1:9000", SECRET);
+    viaUrl.put("AWS_ENDPOINT_URL", viaUrl.remove("AWS_ENDPOINT"));
+    assertDoesNotThrow(() -> MemWalEnvironment.check(s3("http://127.0.0.1:9000"), viaUrl));
+  }
+
+  @Test
+  void anEndpointInTheEnvironmentIsRefusedWhenTheOptionsNameNone() {
+    StoreConfig aws = StoreConfig.of(Map.of("path", "s3://bucket/store", "storage.aws_region", "us-east-1",
+        "storage.aws_access_key_id", "key-id", "storage.aws_secret_access_key", SECRET));
+    Map<String, String> env = env("http://127.0.0.1:9000", SECRET);
+    BadOptionException e = assertThrows(BadOptionException.class, () -> MemWalEnvironment.check(aws, env));
+    assertTrue(e.getMessage().contains("AWS_ENDPOINT is set") && e.getMessage().contains("name no endpoint"),
+        e.getMessage());
+    env.remove("AWS_ENDPOINT");
+    assertDoesNotThrow(() -> MemWalEnvironment.check(aws, env));
+  }
+
+  @Test
+  void ofTwoStoresWithDifferentEndpointsInOneJvmOnlyTheOneTheEnvironmentNamesOpens() {
+    Map<String, String> env = env("http://127.0.0.1:9000", SECRET);
+    assertDoesNotThrow(() -> MemWalEnvironment.check(s3("http://127.0.0.1:9000"), env));
+    BadOptionException e = assertThrows(BadOptionException.class,
+        () -> MemWalEnvironment.check(s3("http://127.0.0.1:9001"), env));
+    assertTrue(e.getMessage().contains("storage.*") && e.getMessage().contains("AWS_ENDPOINT differs"), e.getMessage());
+  }
 }
