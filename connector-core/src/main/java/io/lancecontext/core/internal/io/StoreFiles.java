@@ -3,7 +3,6 @@ package io.lancecontext.core.internal.io;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.options.StoreOptions;
 import java.io.IOException;
-import java.nio.file.NoSuchFileException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -31,21 +30,20 @@ public interface StoreFiles {
 
   /**
    * The object at a path does not exist. This is the one not-found signal of every implementation.
-   *
-   * <p>It extends {@link NoSuchFileException} only so that callers written against the local-only
-   * contract (which caught {@code NoSuchFileException}) keep working on every implementation until they
-   * are migrated; new code catches {@code NotFound}. The superclass will become {@link IOException}.
    */
-  final class NotFound extends NoSuchFileException {
+  final class NotFound extends IOException {
     private static final long serialVersionUID = 1L;
+
+    private final String path;
 
     public NotFound(String path) {
       super(path);
+      this.path = path;
     }
 
     /** The missing path, relative to the store root. */
     public String path() {
-      return getFile();
+      return path;
     }
   }
 

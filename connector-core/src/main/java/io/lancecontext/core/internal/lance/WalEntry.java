@@ -56,7 +56,7 @@ public final class WalEntry implements AutoCloseable {
    * @throws Incomplete if the file cannot be read completely (empty, truncated, or not an Arrow IPC
    *     stream ending with its end-of-stream marker): lance-core writes an entry whole before a durable
    *     put returns, so such an entry was never acknowledged
-   * @throws java.nio.file.NoSuchFileException if the entry does not exist
+   * @throws io.lancecontext.core.internal.io.StoreFiles.NotFound if the entry does not exist
    */
   public static WalEntry read(StoreFiles files, String shardId, long position, BufferAllocator allocator)
       throws IOException {

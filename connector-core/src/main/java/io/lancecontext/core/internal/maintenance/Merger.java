@@ -529,7 +529,7 @@ final class Merger {
             }
           }
         }
-      } catch (WalEntry.Incomplete | java.nio.file.NoSuchFileException e) {
+      } catch (WalEntry.Incomplete | io.lancecontext.core.internal.io.StoreFiles.NotFound e) {
         // never acknowledged, or sealed and collected since the listing
       }
     }

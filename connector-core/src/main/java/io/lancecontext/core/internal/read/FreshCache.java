@@ -296,7 +296,7 @@ public final class FreshCache implements AutoCloseable {
         }
       }
       return new Pinned(manifest, acquired);
-    } catch (java.nio.file.NoSuchFileException e) {
+    } catch (StoreFiles.NotFound e) {
       releaseAll(acquired);
       throw new io.lancecontext.core.error.StorageException("shard " + shardId + ": the read's snapshot is gone (it is "
           + "older than gc.grace); plan the read again", e);
@@ -432,7 +432,7 @@ public final class FreshCache implements AutoCloseable {
   private WalSource loadWal(String shardId, long position) {
     try {
       return WalSource.load(config.uri(), files, shardId, position, allocator);
-    } catch (java.nio.file.NoSuchFileException e) {
+    } catch (StoreFiles.NotFound e) {
       throw new io.lancecontext.core.error.StorageException(config.uri() + ": WAL entry " + WalEntry.path(shardId, position)
           + " was removed while it was read (garbage collection of a read older than gc.grace, or by hand)", e);
     } catch (IOException e) {

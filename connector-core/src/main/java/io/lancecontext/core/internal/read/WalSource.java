@@ -40,7 +40,7 @@ public final class WalSource extends FreshSource {
    * Loads the entry at {@code position}; an incomplete one becomes an empty source, reported once per JVM
    * with a WARN naming the file ({@code store} names the store in it).
    *
-   * @throws java.nio.file.NoSuchFileException if the entry does not exist
+   * @throws io.lancecontext.core.internal.io.StoreFiles.NotFound if the entry does not exist
    */
   static WalSource load(String store, StoreFiles files, String shardId, long position, BufferAllocator allocator)
       throws IOException {

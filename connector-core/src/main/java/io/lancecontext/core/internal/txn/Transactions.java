@@ -196,7 +196,7 @@ public final class Transactions {
   private String marker() {
     try {
       return new String(files.read(TxnIds.PUBLISHED_MARKER), java.nio.charset.StandardCharsets.UTF_8);
-    } catch (java.nio.file.NoSuchFileException e) {
+    } catch (io.lancecontext.core.internal.io.StoreFiles.NotFound e) {
       return "";
     } catch (IOException e) {
       throw LanceErrors.translate("read the transactions' publish marker", e);

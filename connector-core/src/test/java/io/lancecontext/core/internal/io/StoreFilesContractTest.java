@@ -266,8 +266,10 @@ abstract class StoreFilesContractTest {
   }
 
   @Test
-  void aNotFoundIsStillANoSuchFileExceptionForCallersNotYetMigrated() {
-    assertThrows(java.nio.file.NoSuchFileException.class, () -> files.read("nothing"));
+  void aMissingObjectIsSignalledByNotFoundNamingItsPathNeverByANioException() {
+    StoreFiles.NotFound e = assertThrows(StoreFiles.NotFound.class, () -> files.read("nothing/here"));
+    assertEquals("nothing/here", e.path());
+    assertFalse(java.nio.file.FileSystemException.class.isAssignableFrom(StoreFiles.NotFound.class));
   }
 
   private interface IoTask {
