@@ -19,12 +19,16 @@ import org.junit.jupiter.api.Test;
 
 /** Atomic commits across processes: readers elsewhere see all of a transaction or none of it. */
 class TransactionProcessTest extends StoreTest {
-  /** 500 base rows of value 1; 4 writers stage 500 rows each, overlapping: keys k0..k1399 of value 2. */
+  /** 500 base rows of value 1; 4 writers stage 500 rows each, overlapping: keys k0..k1399. */
   private static final int BASE = 500;
   private static final int WRITERS = 4;
   private static final int STRIDE = 300;
   private static final int ROWS = 500;
   private static final int FINAL = (WRITERS - 1) * STRIDE + ROWS;
+  /** The polled transaction: 4 writers stage 5,000 rows each (20,000), overlapping: keys k0..k13999. */
+  private static final int BIG_STRIDE = 3_000;
+  private static final int BIG_ROWS = 5_000;
+  private static final int BIG_FINAL = (WRITERS - 1) * BIG_STRIDE + BIG_ROWS;
 
   private String create(String name) {
     String path = dir.resolve(name).toString();
@@ -40,14 +44,19 @@ class TransactionProcessTest extends StoreTest {
     return path;
   }
 
-  /** Stages the transaction in two processes of two threads each; returns the summaries' files. */
+  /** Stages the transaction (rows of value 2) in two processes of two threads each; returns the summaries' files. */
   private List<String> stageInTwoProcesses(String path, String txid) throws Exception {
+    return stageInTwoProcesses(path, txid, 2, STRIDE, ROWS);
+  }
+
+  private List<String> stageInTwoProcesses(String path, String txid, int value, int stride, int rows)
+      throws Exception {
     Path out = Files.createDirectories(dir.resolve(txid + "-summaries"));
     List<String> files = new ArrayList<>();
     try (ChildJvm a = ChildJvm.start(TransactionProcess.class, dir.resolve(txid + "-a.log"), "stager", path, txid, "0",
-            "2", "0", Integer.toString(STRIDE), Integer.toString(ROWS), "2", out.toString());
+            "2", "0", Integer.toString(stride), Integer.toString(rows), Integer.toString(value), out.toString());
         ChildJvm b = ChildJvm.start(TransactionProcess.class, dir.resolve(txid + "-b.log"), "stager", path, txid, "1",
-            "2", "0", Integer.toString(STRIDE), Integer.toString(ROWS), "2", out.toString())) {
+            "2", "0", Integer.toString(stride), Integer.toString(rows), Integer.toString(value), out.toString())) {
       for (ChildJvm c : List.of(a, b)) {
         String line;
         while ((line = c.readLine()) != null && !line.equals("done")) {
@@ -70,42 +79,52 @@ class TransactionProcessTest extends StoreTest {
   }
 
   private static void assertAllOrNothing(ContextStore store) {
+    assertAllOrNothing(store, BASE, 2, FINAL);
+  }
+
+  /**
+   * Either none of the transaction that wrote {@code value} is visible ({@code rowsBefore} rows, none of that
+   * value) or all of it (every one of the {@code finalRows} keys holds it); returns whether it was all.
+   */
+  private static boolean assertAllOrNothing(ContextStore store, int rowsBefore, int value, int finalRows) {
     Map<String, Object> view = StoreTestSupport.view(store, "token_count");
-    long twos = view.values().stream().filter(v -> v.equals(2)).count();
-    boolean none = view.size() == BASE && twos == 0;
-    boolean all = view.size() == FINAL && twos == FINAL;
-    assertTrue(none || all, "part of a transaction is visible: " + view.size() + " rows, " + twos + " of value 2");
+    long of = view.values().stream().filter(v -> v.equals(value)).count();
+    boolean none = view.size() == rowsBefore && of == 0;
+    boolean all = view.size() == finalRows && of == finalRows;
+    assertTrue(none || all, "part of a transaction is visible: " + view.size() + " rows, " + of + " of value " + value);
+    return all;
   }
 
   @Test
   void aReaderInAnotherProcessNeverSeesPartOfATransactionStagedByTwoProcesses() throws Exception {
     String path = create("s");
-    List<String> files = stageInTwoProcesses(path, "job-1");
     Set<String> states = new LinkedHashSet<>();
     try (ChildJvm poller = ChildJvm.start(TransactionProcess.class, dir.resolve("poller.log"), "poller", path);
         ContextStore store = ContextStore.open(Map.of("path", path))) {
       assertEquals("ready", poller.readLine(), poller::tail);
       String first = poller.readLine();
       states.add(first);
-      assertEquals("state " + BASE + " 0", first, "staged rows are visible before the publish");
+      assertEquals("state " + BASE + " 0", first);
+      // the poller reads the view over and over while 4 threads in 2 processes stage 20,000 rows
+      List<String> files = stageInTwoProcesses(path, "job-1", 2, BIG_STRIDE, BIG_ROWS);
       PublishResult r = store.publish("job-1", summaries(files));
       assertFalse(r.alreadyPublished());
-      assertEquals(WRITERS * ROWS, r.rows());
+      assertEquals(WRITERS * BIG_ROWS, r.rows());
       String line;
       while ((line = poller.readLine()) != null) {
         states.add(line);
-        if (line.equals("state " + FINAL + " " + FINAL)) {
+        if (line.equals("state " + BIG_FINAL + " " + BIG_FINAL)) {
           break;
         }
         assertTrue(states.size() < 10, () -> "the poller saw " + states);
       }
       poller.send("exit");
-      assertEquals(Set.of("state " + BASE + " 0", "state " + FINAL + " " + FINAL), states, poller::tail);
-      assertAllOrNothing(store);
-      assertEquals(FINAL, store.count());
+      assertEquals(Set.of("state " + BASE + " 0", "state " + BIG_FINAL + " " + BIG_FINAL), states, poller::tail);
+      assertAllOrNothing(store, BASE, 2, BIG_FINAL);
+      assertEquals(BIG_FINAL, store.count());
       store.merge();
-      assertEquals(FINAL, store.count());
-      assertAllOrNothing(store);
+      assertEquals(BIG_FINAL, store.count());
+      assertAllOrNothing(store, BASE, 2, BIG_FINAL);
     }
   }
 
@@ -183,25 +202,44 @@ class TransactionProcessTest extends StoreTest {
   @Test
   void aPublishKilledMidwayLeavesNothingOrEverythingAndCompletesWhenCalledAgain() throws Exception {
     String path = create("s");
-    for (int attempt = 0; attempt < 3; attempt++) {
+    // how long a publish takes here, from the publisher's "publishing" to its "published"
+    List<String> calibration = new ArrayList<>(List.of("publisher", path, "calibration"));
+    calibration.addAll(stageInTwoProcesses(path, "calibration", 9, STRIDE, ROWS));
+    long publishMillis;
+    try (ChildJvm publisher = ChildJvm.start(TransactionProcess.class, dir.resolve("calibration-publisher.log"),
+        calibration.toArray(new String[0]))) {
+      assertEquals("publishing", publisher.readLine(), publisher::tail);
+      long started = System.nanoTime();
+      assertEquals("published false", publisher.readLine(), publisher::tail);
+      publishMillis = (System.nanoTime() - started) / 1_000_000;
+    }
+    int rowsBefore = FINAL;
+    List<String> outcomes = new ArrayList<>();
+    double[] killAt = {0, 0.25, 0.5, 0.75, 1.5};  // of the publish's duration
+    for (int attempt = 0; attempt < killAt.length; attempt++) {
+      // each attempt writes its own value over the same keys, so a part of it would show as a mix of two values
+      int value = 10 + attempt;
       String txid = "kill-" + attempt;
-      List<String> files = stageInTwoProcesses(path, txid);
+      List<String> files = stageInTwoProcesses(path, txid, value, STRIDE, ROWS);
       List<String> args = new ArrayList<>(List.of("publisher", path, txid));
       args.addAll(files);
+      long killAfter = (long) (killAt[attempt] * publishMillis);
       try (ChildJvm publisher = ChildJvm.start(TransactionProcess.class, dir.resolve(txid + "-publisher.log"),
           args.toArray(new String[0]))) {
         assertEquals("publishing", publisher.readLine(), publisher::tail);
-        Thread.sleep(attempt * 40L);
+        Thread.sleep(killAfter);
         publisher.close();  // SIGKILL before, during or after the publish
       }
       try (ContextStore store = ContextStore.open(Map.of("path", path))) {
-        if (attempt == 0) {
-          assertAllOrNothing(store);
-        }
+        boolean all = assertAllOrNothing(store, rowsBefore, value, FINAL);
+        outcomes.add(killAfter + " ms: " + (all ? "all" : "nothing"));
         PublishResult r = store.publish(txid, summaries(files));
+        assertEquals(all, r.alreadyPublished(), "a publish the kill let complete is reported as already published");
+        assertTrue(assertAllOrNothing(store, rowsBefore, value, FINAL), "the publish completes when called again");
         assertEquals(FINAL, store.count(), "after " + r);
       }
       ContextStore.closeAllResident();
     }
+    System.out.println("a publish takes " + publishMillis + " ms; publishes killed after " + outcomes);
   }
 }
