@@ -196,6 +196,17 @@ class SparkWriteTest extends SparkTest {
   }
 
   @Test
+  void anUnknownWriteOptionFailsNamingItAndWritesNothing() {
+    String path = store("badoption");
+    append(rollouts(10, 0.0), path);
+    Exception e = assertThrows(Exception.class, () -> rollouts(20, 1.0).write().format("lancecontext")
+        .option("wrte.batch-rows", "5").mode("append").save(path));
+    assertTrue(SparkSaveModeTest.causes(e, io.lancecontext.core.error.BadOptionException.class) && messages(e).contains("wrte.batch-rows"),
+        messages(e));
+    assertUnchanged(path, 10, 0.0);
+  }
+
+  @Test
   void aStoreIsCreatedOnlyWithASchema() {
     String path = store("noschema");
     Exception e = assertThrows(Exception.class,
