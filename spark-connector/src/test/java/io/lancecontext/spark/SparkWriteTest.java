@@ -158,6 +158,21 @@ class SparkWriteTest extends SparkTest {
   }
 
   @Test
+  void inImmediateModeAWrongVectorLengthFailsItsTaskNamingTheColumnAndTheRowsOfOtherTasksStay() {
+    String path = store("veclen-immediate");
+    append(rollouts(10, 0.0), path);
+    // k00250 is in partition 2 of 4; partitions 0 and 1 (keys 0..199) finish before it fails its two attempts
+    Dataset<Row> bad = rollouts(400, 1.0).selectExpr("id", "rollout_id", "reward",
+        "CASE WHEN id = 'k00250' THEN array_repeat(cast(1 AS float), 7) ELSE embedding END AS embedding");
+    Exception e = assertThrows(Exception.class, () -> appendImmediately(bad, path));
+    assertTrue(messages(e).contains("embedding"), messages(e));
+    Map<String, Double> v = view(path);
+    assertTrue(v.keySet().containsAll(rewards(0, 200, 1.0).keySet()), "the finished tasks' rows stay: " + v.size());
+    assertEquals(rewards(0, 200, 1.0).get("k00001"), v.get("k00001"));
+    assertFalse(v.containsKey("k00250"), "the refused row is not written");
+  }
+
+  @Test
   void anUnknownColumnFailsBeforeAnyTaskNamingIt() {
     String path = store("unknown");
     append(rollouts(10, 0.0), path);
