@@ -178,6 +178,73 @@ class SparkCatalogTest extends SparkTest {
   }
 
   @Test
+  void compactMergesTheBaseFragmentsAndGcDeletesWhatNoSnapshotNeedsLeavingTheDataAsItWas() {
+    // gc.grace is a resident option: the table's first handle (CREATE TABLE) sets it for this JVM
+    spark.sql("CREATE TABLE lct.db.compacted (id STRING, reward DOUBLE) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'rollout', 'shards' = '2', 'gc.grace' = '0s')");
+    for (int i = 0; i < 3; i++) {  // each merge appends fragments to the base table
+      spark.sql("INSERT INTO lct.db.compacted (id, reward) SELECT format_string('k%03d', id), id + " + i
+          + " FROM range(" + (i * 20) + ", " + (i * 20 + 40) + ")");
+      spark.sql("CALL lct.system.merge(table => 'db.compacted')");
+    }
+    List<Row> before = spark.sql("SELECT id, reward FROM lct.db.compacted ORDER BY id").collectAsList();
+    assertEquals(80, before.size());
+    assertEquals(1.0 + 20, before.get(20).getDouble(1), "k020 written twice, the second value kept");
+    long fragments = stat("db.compacted", "fragments");
+    assertTrue(fragments >= 3, "three merges, three fragments at least: " + fragments);
+
+    Row compacted = spark.sql("CALL lct.system.compact(table => 'db.compacted')").first();
+    assertTrue(compacted.getBoolean(compacted.fieldIndex("ran")), compacted.toString());
+    assertEquals(fragments, compacted.getInt(compacted.fieldIndex("fragments_before")), compacted.toString());
+    int after = compacted.getInt(compacted.fieldIndex("fragments_after"));
+    assertTrue(after < fragments, "fewer fragments: " + compacted);
+    assertEquals(after, stat("db.compacted", "fragments"), "stats agree with what compact said");
+    assertEquals(before, spark.sql("SELECT id, reward FROM lct.db.compacted ORDER BY id").collectAsList(), "same data");
+
+    Row gc = spark.sql("CALL lct.system.gc(table => 'db.compacted')").first();
+    assertTrue(gc.getBoolean(gc.fieldIndex("ran")), gc.toString());
+    assertTrue(gc.getLong(gc.fieldIndex("base_versions_removed")) > 0, "the versions before the compaction: " + gc);
+    assertTrue(gc.getInt(gc.fieldIndex("generation_dirs")) > 0, "the three merged generations: " + gc);
+    assertTrue(gc.getLong(gc.fieldIndex("bytes_removed")) > 0, gc.toString());
+    assertEquals(before, spark.sql("SELECT id, reward FROM lct.db.compacted ORDER BY id").collectAsList(), "same data");
+    Row again = spark.sql("CALL lct.system.gc(table => 'db.compacted')").first();
+    assertEquals(0L, again.getLong(again.fieldIndex("base_versions_removed")), "nothing left to remove: " + again);
+    assertEquals(0, again.getInt(again.fieldIndex("generation_dirs")), again.toString());
+  }
+
+  private static long stat(String table, String field) {
+    Row stats = spark.sql("CALL lct.system.stats(table => '" + table + "')").first();
+    return ((Number) stats.get(stats.fieldIndex(field))).longValue();
+  }
+
+  @Test
+  void writeToAppendUpsertsIntoACatalogTable() {
+    spark.sql("CREATE TABLE lct.db.written (id STRING, rollout_id STRING, reward DOUBLE) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'rollout', 'shards' = '2')");
+    org.apache.spark.sql.Dataset<Row> first = spark.range(0, 50).selectExpr("format_string('w%02d', id) AS id",
+        "'r1' AS rollout_id", "cast(id AS double) AS reward");
+    String plan = SparkPlans.text(SparkPlans.during(spark, () -> {
+      try {
+        first.writeTo("lct.db.written").append();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    }));
+    assertTrue(plan.contains("lancecontext.bucket") && plan.contains("), 2)"), "clustered by bucket: " + plan);
+    try {
+      spark.range(40, 60).selectExpr("format_string('w%02d', id) AS id", "'r2' AS rollout_id", "-1.0 AS reward")
+          .writeTo("lct.db.written").append();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    List<Row> rows = spark.sql("SELECT id, rollout_id, reward FROM lct.db.written ORDER BY id").collectAsList();
+    assertEquals(60, rows.size());
+    assertEquals("[w39,r1,39.0]", rows.get(39).toString());
+    assertEquals("[w40,r2,-1.0]", rows.get(40).toString(), "the second append replaced w40..w49");
+    assertEquals("[w59,r2,-1.0]", rows.get(59).toString());
+  }
+
+  @Test
   void insertOverwriteReplacesTheContents() {
     spark.sql("CREATE TABLE lct.db.over (id STRING, role STRING) USING lancecontext "
         + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4')");

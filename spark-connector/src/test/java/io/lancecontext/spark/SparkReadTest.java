@@ -128,6 +128,59 @@ class SparkReadTest extends SparkTest {
   }
 
   @Test
+  void theLimitAndThePrunedColumnsArePushedIntoTheScan() {
+    Dataset<Row> limited = read().select("id", "reward").limit(7);
+    String plan = limited.queryExecution().executedPlan().toString();
+    assertTrue(plan.contains("columns=[id, reward]"), "only the selected columns are read: " + plan);
+    assertTrue(plan.contains("limit=7"), "the limit is pushed: " + plan);
+    Map<String, Long> m = SparkPlans.metrics(SparkPlans.during(spark, limited::collectAsList));
+    // the fresh tier holds 130 keys; with the limit each split returns at most 7 rows (at most 2 splits here)
+    assertTrue(m.get(SparkMetrics.FRESH_ROWS_READ) <= 14, "the splits applied the limit: " + m);
+    String all = read().select("embedding").queryExecution().executedPlan().toString();
+    assertTrue(all.contains("columns=[embedding]") && !all.contains("limit="), all);
+  }
+
+  @Test
+  void statisticsReportTheRowsAndBytesOfTheStore() {
+    org.apache.spark.sql.catalyst.plans.logical.Statistics stats = read().queryExecution().optimizedPlan().stats();
+    assertTrue(stats.rowCount().isDefined(), "the scan reports a row count: " + stats);
+    long rows = stats.rowCount().get().longValue();
+    // an upper bound before the LSM resolution: 300 base rows plus 130 fresh keys; at least the 310 visible rows
+    assertTrue(rows >= expected.size() && rows <= ROWS + ROWS / 3 + 30, "rows: " + stats);
+    long bytes = stats.sizeInBytes().longValue();
+    // 300 base rows of a 64-float vector alone take 77 kB; nothing near Spark's default (Long.MAX_VALUE)
+    assertTrue(bytes > 64 * 4 * ROWS && bytes < 100L << 20, "bytes: " + stats);
+  }
+
+  @Test
+  void keyLookupsReadByKeyFromTheBaseAndTheFreshTier() {
+    Dataset<Row> one = read().where("id = 'k00120'").select("id", "reward");
+    String plan = one.queryExecution().executedPlan().toString();
+    assertTrue(plan.contains("keys=1") && !plan.contains("Filter "), "id = .. is read by key in core: " + plan);
+    assertEquals(List.of("k00120=0.12"), one.collectAsList().stream().map(SparkReadTest::pair).toList());
+
+    // k00120 is only in the base table, k00050 replaced in a flushed generation, k00155 in the WAL tail,
+    // k00305 new in the WAL tail, k99999 nowhere
+    Dataset<Row> some = read().where("id IN ('k00120', 'k00050', 'k00155', 'k00305', 'k99999')").select("id", "reward");
+    String inPlan = some.queryExecution().executedPlan().toString();
+    assertTrue(inPlan.contains("keys=5") && !inPlan.contains("Filter "), "id IN (..) is read by key in core: " + inPlan);
+    List<Row> rows = new ArrayList<>();
+    Map<String, Long> m = SparkPlans.metrics(SparkPlans.during(spark, () -> rows.addAll(some.collectAsList())));
+    Map<String, Double> got = new HashMap<>();
+    rows.forEach(r -> assertEquals(null, got.put(r.getString(0), r.getDouble(1)), "a key appears once: " + r));
+    assertEquals(Map.of("k00050", 1.05, "k00155", 2.155, "k00305", 3.305, "k00120", 0.12), got, "the newest version of each");
+    assertEquals(3L, m.get(SparkMetrics.FRESH_ROWS_READ), "three of them from the fresh tier: " + m);
+
+    // a filter that may match any key is scanned
+    String scan = read().where("id = 'k00120' OR reward > 3.0").queryExecution().executedPlan().toString();
+    assertTrue(!scan.contains("keys="), scan);
+  }
+
+  private static String pair(Row r) {
+    return r.getString(0) + "=" + r.getDouble(1);
+  }
+
+  @Test
   void aMissingStoreFailsNamingIt() {
     Exception e = assertThrows(Exception.class,
         () -> spark.read().format("lancecontext").load(dir.resolve("nothing-here").toString()).count());

@@ -81,6 +81,39 @@ class SparkSaveModeTest extends SparkTest {
   }
 
   @Test
+  void aDerivedVectorColumnTakesItsMetricFromTheOptionAndAnUnknownMetricFailsNamingIt() {
+    Dataset<Row> rows = spark.range(0, 4).selectExpr("cast(id AS string) AS id", "array(1.0f, cast(id AS float)) AS emb",
+        "array(2.0f, 3.0f) AS other");
+    String path = store("metric");
+    rows.write().format("lancecontext").option("vector.emb.dim", "2").option("vector.emb.metric", "l2")
+        .option("vector.other.dim", "2").save(path);
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(io.lancecontext.core.schema.VectorMetric.L2, s.spec().column("emb").metric());
+      assertEquals(io.lancecontext.core.schema.VectorMetric.COSINE, s.spec().column("other").metric(), "the default");
+    }
+    assertEquals("l2", spark.read().format("lancecontext").load(path).schema().apply("emb").metadata()
+        .getString(SparkSchemas.VECTOR_METRIC));
+    String bad = store("metric-bad");
+    Exception e = assertThrows(Exception.class, () -> rows.write().format("lancecontext").option("vector.emb.dim", "2")
+        .option("vector.emb.metric", "manhattan").save(bad));
+    assertTrue(SparkWriteTest.messages(e).contains("vector.emb.metric") && SparkWriteTest.messages(e).contains("manhattan"),
+        SparkWriteTest.messages(e));
+    assertTrue(!java.nio.file.Files.exists(java.nio.file.Path.of(bad, "_versions")), "no store was created");
+  }
+
+  @Test
+  void aBatchSaveTakesThePathFromTheOption() {
+    String path = store("path-option");
+    writer(contexts(0, 30, 1)).option("path", path).mode("append").save();
+    assertEquals(expected(0, 30, 1), view(path));
+    writer(contexts(20, 40, 2)).option("path", path).mode("append").save();
+    Map<String, Object> want = expected(0, 20, 1);
+    want.putAll(expected(20, 40, 2));
+    assertEquals(want, view(path));
+    assertEquals(40, spark.read().format("lancecontext").option("path", path).load().count());
+  }
+
+  @Test
   void ignoreLeavesAnExistingStoreUnchangedAndCreatesAMissingOne() {
     String path = store("ignore");
     writer(contexts(0, 20, 1)).mode("ignore").save(path);

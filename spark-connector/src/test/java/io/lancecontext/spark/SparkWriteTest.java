@@ -8,9 +8,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.lancecontext.core.ContextStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
+import org.apache.spark.ExceptionFailure;
 import org.apache.spark.TaskContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import io.lancecontext.core.read.ScanSpec;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -82,11 +90,39 @@ class SparkWriteTest extends SparkTest {
     String path = store("retry");
     // the UDF runs in the write stage (a filter on it), failing partition 0's first attempt after 250 rows
     Dataset<Row> withFailure = rollouts(4000, 1.0).where("failFirstAttemptOfPartition0After(cast(substr(id, 2) AS bigint)) >= 0");
-    appendInWriteTasks(withFailure, path);
+    List<String> failed = FailedTasks.during(() -> appendInWriteTasks(withFailure, path));
+    assertInjectedFailureFiredOnce(failed);
     try (ContextStore s = ContextStore.open(Map.of("path", path))) {
       assertEquals(4000, s.count());
       assertEquals(Optional.of(1.25), s.get("k00250").map(m -> (Double) m.get("reward")));
     }
+    assertSameView(rewards(0, 4000, 1.0), view(path), "every key once, with the job's value");
+  }
+
+  @Test
+  void inImmediateModeATaskThatFailsAfterItsFirstPutsIsRetriedToTheExactResult() {
+    String path = store("immediate-retry");
+    append(rollouts(10, 0.0), path);
+    // partition 0's first attempt puts its first 64-row batches (visible at once in immediate mode), then fails
+    Dataset<Row> withFailure = rollouts(4000, 1.0).where("failFirstAttemptOfPartition0After(cast(substr(id, 2) AS bigint)) >= 0");
+    List<String> failed = FailedTasks.during(() -> appendImmediately(withFailure, path));
+    assertInjectedFailureFiredOnce(failed);
+    assertSameView(rewards(0, 4000, 1.0), view(path), "the retry rewrote the failed attempt's keys; nothing lost, nothing extra");
+  }
+
+  @Test
+  void rerunningAFailedImmediateJobGivesTheExactResultAndSoDoesRunningItAgain() {
+    String path = store("immediate-rerun");
+    append(rollouts(10, 0.0), path);
+    Dataset<Row> failing = rollouts(4000, 1.0).where("failPartition0Always(cast(substr(id, 2) AS bigint)) >= 0");
+    assertThrows(Exception.class, () -> appendImmediately(failing, path));
+    Map<String, Double> partial = view(path);
+    assertTrue(partial.size() > 10 && partial.size() < 4000, "the failed job left the rows of the tasks that ran: " + partial.size());
+    Map<String, Double> want = rewards(0, 4000, 1.0);
+    appendImmediately(rollouts(4000, 1.0), path);
+    assertSameView(want, view(path), "the rerun completes the failed job exactly");
+    appendImmediately(rollouts(4000, 1.0), path);
+    assertSameView(want, view(path), "running it once more changes nothing");
   }
 
   @Test
@@ -119,6 +155,21 @@ class SparkWriteTest extends SparkTest {
     Exception e = assertThrows(Exception.class, () -> append(bad, path));
     assertTrue(messages(e).contains("embedding"), messages(e));
     assertUnchanged(path, 10, 0.0);  // atomic: the tasks that staged rows published nothing
+  }
+
+  @Test
+  void inImmediateModeAWrongVectorLengthFailsItsTaskNamingTheColumnAndTheRowsOfOtherTasksStay() {
+    String path = store("veclen-immediate");
+    append(rollouts(10, 0.0), path);
+    // k00250 is in partition 2 of 4; partitions 0 and 1 (keys 0..199) finish before it fails its two attempts
+    Dataset<Row> bad = rollouts(400, 1.0).selectExpr("id", "rollout_id", "reward",
+        "CASE WHEN id = 'k00250' THEN array_repeat(cast(1 AS float), 7) ELSE embedding END AS embedding");
+    Exception e = assertThrows(Exception.class, () -> appendImmediately(bad, path));
+    assertTrue(messages(e).contains("embedding"), messages(e));
+    Map<String, Double> v = view(path);
+    assertTrue(v.keySet().containsAll(rewards(0, 200, 1.0).keySet()), "the finished tasks' rows stay: " + v.size());
+    assertEquals(rewards(0, 200, 1.0).get("k00001"), v.get("k00001"));
+    assertFalse(v.containsKey("k00250"), "the refused row is not written");
   }
 
   @Test
@@ -160,12 +211,94 @@ class SparkWriteTest extends SparkTest {
   }
 
   @Test
+  void anUnknownWriteOptionFailsNamingItAndWritesNothing() {
+    String path = store("badoption");
+    append(rollouts(10, 0.0), path);
+    Exception e = assertThrows(Exception.class, () -> rollouts(20, 1.0).write().format("lancecontext")
+        .option("wrte.batch-rows", "5").mode("append").save(path));
+    assertTrue(SparkSaveModeTest.causes(e, io.lancecontext.core.error.BadOptionException.class) && messages(e).contains("wrte.batch-rows"),
+        messages(e));
+    assertUnchanged(path, 10, 0.0);
+  }
+
+  @Test
   void aStoreIsCreatedOnlyWithASchema() {
     String path = store("noschema");
     Exception e = assertThrows(Exception.class,
         () -> rollouts(10, 0.0).write().format("lancecontext").mode("append").save(path));
     assertTrue(messages(e).contains("schema"), messages(e));
     assertFalse(Files.exists(Path.of(path)), "nothing was created");
+  }
+
+  private static void appendImmediately(Dataset<Row> df, String path) {
+    df.write().format("lancecontext").option("write.commit", "immediate").option("write.batch-rows", "64")
+        .option("write.distribution", "none").mode("append").save(path);
+  }
+
+  /** The store's view, key -> reward, read through core (every row of every tier, each key once). */
+  static Map<String, Double> view(String path) {
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      Map<String, Double> m = new HashMap<>();
+      for (Map<String, Object> r : s.scanRecords(ScanSpec.all().withColumns(List.of("id", "reward")))) {
+        assertEquals(null, m.put((String) r.get("id"), (Double) r.get("reward")), "a key appears once: " + r.get("id"));
+      }
+      return m;
+    }
+  }
+
+  /** What {@link #rollouts} writes for keys {@code from..to-1}: key -> reward. */
+  static Map<String, Double> rewards(long from, long to, double reward) {
+    Map<String, Double> m = new HashMap<>();
+    for (long i = from; i < to; i++) {
+      // Spark computes the reward in decimal ("1.0 + id / 1000.0"), then casts it to double
+      m.put(String.format("k%05d", i), java.math.BigDecimal.valueOf(reward).add(java.math.BigDecimal.valueOf(i, 3)).doubleValue());
+    }
+    return m;
+  }
+
+  /** {@code got} equals {@code want}; on a difference, says how (sizes, a few keys missing, extra or with other values). */
+  static <V> void assertSameView(Map<String, V> want, Map<String, V> got, String what) {
+    if (want.equals(got)) {
+      return;
+    }
+    List<String> missing = want.keySet().stream().filter(k -> !got.containsKey(k)).sorted().limit(5).toList();
+    List<String> extra = got.keySet().stream().filter(k -> !want.containsKey(k)).sorted().limit(5).toList();
+    List<String> other = want.keySet().stream().filter(k -> got.containsKey(k) && !want.get(k).equals(got.get(k)))
+        .sorted().limit(5).map(k -> k + ": want " + want.get(k) + ", got " + got.get(k)).toList();
+    throw new AssertionError(what + ": want " + want.size() + " keys, got " + got.size() + "; missing " + missing
+        + ", extra " + extra + ", other values " + other);
+  }
+
+  /** Exactly one task attempt failed, with the injected failure (so the retry path really ran). */
+  private static void assertInjectedFailureFiredOnce(List<String> failed) {
+    assertEquals(1, failed.size(), "one failed task attempt: " + failed);
+    assertTrue(failed.get(0).contains("injected failure after part of the partition was written"), failed.get(0));
+  }
+
+  /** Records the failures of the task attempts that end while a block runs (a SparkListener). */
+  static final class FailedTasks extends SparkListener {
+    private final List<String> failures = new CopyOnWriteArrayList<>();
+
+    static List<String> during(Runnable body) {
+      FailedTasks listener = new FailedTasks();
+      spark.sparkContext().addSparkListener(listener);
+      try {
+        body.run();
+        spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
+      } catch (TimeoutException e) {
+        throw new AssertionError("Spark's listener bus did not drain", e);
+      } finally {
+        spark.sparkContext().removeSparkListener(listener);
+      }
+      return List.copyOf(listener.failures);
+    }
+
+    @Override
+    public void onTaskEnd(SparkListenerTaskEnd end) {
+      if (end.reason() instanceof ExceptionFailure f) {
+        failures.add("stage " + end.stageId() + " attempt " + end.taskInfo().attemptNumber() + ": " + f.description());
+      }
+    }
   }
 
   private static void assertUnchanged(String path, long rows, double rewardBase) {

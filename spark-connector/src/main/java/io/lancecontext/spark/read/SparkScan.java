@@ -47,11 +47,27 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
     return SparkSchemas.toStruct(spec, columns);
   }
 
+  /**
+   * What the scan reads: its columns, the filters core evaluates, a limit, and, when the filter confines the
+   * read to a few keys ({@code id = ..}, {@code id IN (..)}, conjunctions and disjunctions of them), how many
+   * keys core reads by key ({@code keys=<n>}: the fresh tier through its index, the base table through its
+   * key hashes) instead of scanning.
+   */
   @Override
   public String description() {
     return "columns=" + columns + " pushed=["
         + Arrays.stream(pushed).map(Object::toString).collect(Collectors.joining(", ")) + "]"
-        + (scan.hasLimit() ? " limit=" + scan.limit() : "");
+        + (scan.hasLimit() ? " limit=" + scan.limit() : "")
+        + readByKey().map(k -> " keys=" + k.size()).orElse("");
+  }
+
+  /** Core reads by key at most this many keys (its {@code Predicates.MAX_KEYS_READ_BY_KEY}); above, it scans. */
+  static final int MAX_KEYS_READ_BY_KEY = 10_000;
+
+  /** The keys core reads by key for this scan's filter (the same rule core's base and fresh scans apply). */
+  java.util.Optional<java.util.Set<String>> readByKey() {
+    return io.lancecontext.core.internal.read.Predicates.keys(spec.key(), scan.filter())
+        .filter(k -> k.size() <= MAX_KEYS_READ_BY_KEY);
   }
 
   @Override
