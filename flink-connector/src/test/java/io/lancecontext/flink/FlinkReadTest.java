@@ -17,6 +17,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.util.Collector;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.ValidationException;
@@ -144,6 +153,78 @@ class FlinkReadTest {
     rows.forEach(r -> got.put((String) r.getField(0), (Double) r.getField(1)));
     assertEquals(Map.of("k0001", expected.get("k0001"), "k0105", expected.get("k0105"), "k0202", expected.get("k0202")),
         got);
+  }
+
+  /** Released by the test once it has added keys: the probe stream's second round waits for it. */
+  static final Semaphore NEXT_ROUND = new Semaphore(0);
+
+  /** Passes probe keys on; at {@code "|"} waits until the test releases {@link #NEXT_ROUND}. */
+  static final class Rounds implements FlatMapFunction<String, String> {
+    @Override
+    public void flatMap(String key, Collector<String> out) throws Exception {
+      if (!key.equals("|")) {
+        out.collect(key);
+      } else if (!NEXT_ROUND.tryAcquire(120, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the test never released the probes' second round");
+      }
+    }
+  }
+
+  /**
+   * A streaming {@code LEFT JOIN ... FOR SYSTEM_TIME AS OF} on a store, with table options {@code lookup}: probes
+   * {@code k1, k2, late1}, then, after the test has added {@code late1} and {@code late2} and updated {@code k1}
+   * through core while the job runs, {@code late1, late2, k1, k2}. Returns each probe's key and reward (null: not
+   * found), in probe order.
+   */
+  private static List<String> lookupWhileKeysArrive(String name, String lookup) throws Exception {
+    String store = dir.resolve(name).toString();
+    Map<String, String> options = Map.of("path", store, "schema", "rollout", "schema.embedding-dim", "2");
+    try (ContextStore s = ContextStore.open(options)) {
+      s.add(List.of(Map.of("id", "k1", "reward", 1.0), Map.of("id", "k2", "reward", 2.0)));
+    }
+    NEXT_ROUND.drainPermits();
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.setParallelism(1);
+    StreamTableEnvironment tables = StreamTableEnvironment.create(env);
+    tables.createTemporaryView("probes", tables.fromDataStream(
+        env.fromData("k1", "k2", "late1", "|", "late1", "late2", "k1", "k2").flatMap(new Rounds()).returns(Types.STRING),
+        Schema.newBuilder().column("f0", DataTypes.STRING()).columnByExpression("pt", "PROCTIME()").build()));
+    tables.executeSql("CREATE TABLE r (id STRING, reward DOUBLE) WITH ('connector' = 'lancecontext', 'path' = '" + store
+        + "'" + lookup + ")");
+    List<String> got = new ArrayList<>();
+    try (CloseableIterator<Row> it = tables.executeSql("SELECT p.f0, r.reward FROM probes AS p LEFT JOIN r FOR "
+        + "SYSTEM_TIME AS OF p.pt AS r ON p.f0 = r.id").collect()) {
+      for (int i = 0; i < 3; i++) {
+        Row row = it.next();
+        got.add(row.getField(0) + "=" + row.getField(1));
+      }
+      // the job is running, its probes waiting: add two keys and change one through core
+      try (ContextStore s = ContextStore.open(Map.of("path", store))) {
+        s.add(List.of(Map.of("id", "late1", "reward", 10.0), Map.of("id", "late2", "reward", 20.0),
+            Map.of("id", "k1", "reward", 1.5)));
+      }
+      NEXT_ROUND.release();
+      it.forEachRemaining(row -> got.add(row.getField(0) + "=" + row.getField(1)));
+    }
+    return got;
+  }
+
+  /** Without a cache every probe sees every add acknowledged before it: keys added while the job runs are found. */
+  @Test
+  void aLookupJoinWithoutACacheFindsKeysAddedWhileTheJobRuns() throws Exception {
+    assertEquals(List.of("k1=1.0", "k2=2.0", "late1=null", "late1=10.0", "late2=20.0", "k1=1.5", "k2=2.0"),
+        lookupWhileKeysArrive("lookup-none", ", 'lookup.cache' = 'NONE'"));
+  }
+
+  /**
+   * What the partial cache trades away (docs/flink.md): within its expiry a cached row hides a newer one, and a
+   * cached miss ({@code lookup.partial-cache.cache-missing-key}, true by default) hides a key added after it.
+   */
+  @Test
+  void aPartialCacheServesCachedRowsAndMissesUntilTheyExpire() throws Exception {
+    assertEquals(List.of("k1=1.0", "k2=2.0", "late1=null", "late1=null", "late2=20.0", "k1=1.0", "k2=2.0"),
+        lookupWhileKeysArrive("lookup-partial", ", 'lookup.cache' = 'PARTIAL', 'lookup.partial-cache.max-rows' = '100',"
+            + " 'lookup.partial-cache.expire-after-write' = '1 h'"));
   }
 
   @Test
