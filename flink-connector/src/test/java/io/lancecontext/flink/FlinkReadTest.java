@@ -26,6 +26,11 @@ import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.util.Collector;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
+import org.apache.flink.table.api.TableResult;
+import java.util.function.BiPredicate;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.ValidationException;
@@ -45,8 +50,11 @@ import org.junit.jupiter.api.io.TempDir;
 class FlinkReadTest {
   private static final int ROWS = 200;
 
+  /** For the rows a scan's source operator emitted (limit pushdown). */
+  static final InMemoryReporter REPORTER = InMemoryReporter.createWithRetainedMetrics();
+
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER = FlinkTestCluster.create(2);
+  static final MiniClusterExtension CLUSTER = FlinkTestCluster.withReporter(2, REPORTER);
 
   @TempDir
   static Path dir;
@@ -123,14 +131,91 @@ class FlinkReadTest {
     assertEquals((long) expected.size(), collect(tables(true), "SELECT COUNT(*) FROM rollouts").get(0).getField(0));
   }
 
+  /** The rows of the model (key to reward) whose key index and reward pass {@code test}. */
+  private static Map<String, Double> model(BiPredicate<Integer, Double> test) {
+    Map<String, Double> out = new TreeMap<>();
+    expected.forEach((k, v) -> {
+      if (test.test(Integer.parseInt(k.substring(1)), v)) {
+        out.put(k, v);
+      }
+    });
+    return out;
+  }
+
+  /** Key to reward of a query's {@code id, reward} rows; a key twice fails. */
+  private static Map<String, Double> byKey(List<Row> rows) {
+    Map<String, Double> out = new TreeMap<>();
+    for (Row r : rows) {
+      assertEquals(null, out.put((String) r.getField(0), (Double) r.getField(1)), "a key appears once: " + rows);
+    }
+    return out;
+  }
+
+  /**
+   * Pushed filters return exactly the model's rows: never a replaced version of a key (keys 0..49 were rewritten
+   * with reward 1.x after the merge, so their base rows of reward 0.x match {@code reward < 1.0} but must not
+   * appear), across the base, sealed and fresh tiers.
+   */
   @Test
   void filtersArePushedIntoTheStoreAndNeverReturnReplacedRows() throws Exception {
     TableEnvironment env = tables(true);
-    String plan = env.explainSql("SELECT id FROM rollouts WHERE reward < 1.0 AND rollout_id LIKE 'r%'");
+    String query = "SELECT id, reward FROM rollouts WHERE reward < 1.0 AND rollout_id LIKE 'r1%'";
+    String plan = env.explainSql(query);
     assertTrue(plan.contains("filter=[and(<(reward, 1.0"), plan);
-    List<Row> rows = collect(env, "SELECT id FROM rollouts WHERE reward < 1.0 AND rollout_id LIKE 'r%'");
-    long want = expected.values().stream().filter(v -> v < 1.0).count();
-    assertEquals(want, rows.size());
+    Map<String, Double> want = model((i, v) -> v < 1.0 && i % 3 == 1);
+    assertEquals(46, want.size(), "keys 50..199 with rollout r1, but 100..109 (reward 2.x)");
+    assertEquals(want, byKey(collect(env, query)));
+    assertEquals(model((i, v) -> (v >= 2.0 || i == 3) && i % 3 != 0),
+        byKey(collect(env, "SELECT id, reward FROM rollouts WHERE (reward >= 2.0 OR id = 'k0003') AND rollout_id <> 'r0'")));
+    assertEquals(model((i, v) -> v >= 1.0 && v < 2.0 && i >= 10 && i < 20),
+        byKey(collect(env, "SELECT id, reward FROM rollouts WHERE reward BETWEEN 1.0 AND 1.999 AND id >= 'k0010' "
+            + "AND id < 'k0020'")));
+  }
+
+  /** The rows the job's scan source operators emitted (their {@code numRecordsOut}). */
+  private static long sourceRecordsOut(JobID job) {
+    long n = 0;
+    List<String> operators = new ArrayList<>();
+    for (var group : REPORTER.getMetricsByGroup().entrySet()) {
+      Map<String, String> vars = group.getKey().getAllVariables();
+      if (!job.toString().equals(vars.get("<job_id>")) || vars.get("<operator_name>") == null) {
+        continue;
+      }
+      operators.add(vars.get("<operator_name>"));
+      if (vars.get("<operator_name>").startsWith("Source: rollouts")
+          && group.getValue().get("numRecordsOut") instanceof Counter c) {
+        n += c.getCount();
+      }
+    }
+    assertTrue(operators.stream().anyMatch(o -> o.startsWith("Source: rollouts")), "operators: " + operators);
+    return n;
+  }
+
+  /**
+   * {@code LIMIT} is pushed into the store: the plan's scan carries {@code limit=[3]}, the scan source emits at
+   * most 3 rows per split (not the store's 205), and the query returns 3 rows of the model.
+   */
+  @Test
+  void aLimitIsPushedIntoTheStore() throws Exception {
+    TableEnvironment env = tables(true);
+    String query = "SELECT id, reward FROM rollouts LIMIT 3";
+    String plan = env.explainSql(query);
+    assertTrue(plan.contains("TableSourceScan(table=[[default_catalog, default_database, rollouts, project=[id, reward], "
+        + "limit=[3]]]"), plan);
+    TableResult result = env.executeSql(query);
+    List<Row> rows = new ArrayList<>();
+    try (CloseableIterator<Row> it = result.collect()) {
+      it.forEachRemaining(rows::add);
+    }
+    Map<String, Double> got = byKey(rows);
+    assertEquals(3, got.size(), rows.toString());
+    got.forEach((k, v) -> assertEquals(expected.get(k), v, k));
+    long emitted = sourceRecordsOut(result.getJobClient().orElseThrow().getJobID());
+    int splits;
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      splits = store.planRead(ScanSpec.all().withLimit(3), 4).splits().size();
+    }
+    assertTrue(emitted >= 3 && emitted <= 3L * splits, emitted + " rows emitted by the source, " + splits + " splits");
   }
 
   @Test
