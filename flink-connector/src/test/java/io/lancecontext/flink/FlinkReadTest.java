@@ -240,6 +240,19 @@ class FlinkReadTest {
         got);
   }
 
+  /**
+   * A filter on the looked-up table's columns applies to the join: the planner pushes it into the source,
+   * whose lookups by key cannot apply it, so Flink must still evaluate it (it was lost before).
+   */
+  @Test
+  void aLookupJoinAppliesAFilterOnTheLookedUpColumns() throws Exception {
+    TableEnvironment env = tables(false);
+    List<Row> rows = collect(env, "SELECT o.k, r.reward FROM (SELECT k, PROCTIME() AS pt FROM (VALUES ('k0001'), "
+        + "('k0002'), ('k0105'), ('k0202')) AS v(k)) AS o JOIN rollouts FOR SYSTEM_TIME AS OF o.pt AS r ON o.k = r.id "
+        + "WHERE r.reward > 1.001 AND r.rollout_id <> 'r0'");
+    assertEquals(Map.of("k0002", expected.get("k0002"), "k0202", expected.get("k0202")), byKey(rows));
+  }
+
   /** Released by the test once it has added keys: the probe stream's second round waits for it. */
   static final Semaphore NEXT_ROUND = new Semaphore(0);
 
