@@ -20,7 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Every {@code ```sql flink} example of the README and {@code docs/} runs as pasted, statement by statement. */
+/**
+ * Every {@code ```sql flink} (batch mode) and {@code ```sql flink streaming} (streaming mode) example of the README
+ * and {@code docs/} runs as pasted, statement by statement.
+ */
 class FlinkDocsTest {
   @RegisterExtension
   static final MiniClusterExtension CLUSTER = FlinkTestCluster.create(2);
@@ -34,12 +37,18 @@ class FlinkDocsTest {
     ContextStore.closeAllResident();
   }
 
+  /** Blocks {@code ```sql flink} run in batch mode, {@code ```sql flink streaming} in streaming mode. */
   @Test
   void flinkSqlExamplesRunAsPasted() throws Exception {
-    List<Block> blocks = DocSnippets.blocks(DocSnippets.documents(), "sql flink");
-    assertFalse(blocks.isEmpty(), "docs/flink.md has an example");
+    List<Block> batch = DocSnippets.blocks(DocSnippets.documents(), "sql flink");
+    List<Block> streaming = DocSnippets.blocks(DocSnippets.documents(), "sql flink streaming");
+    assertFalse(batch.isEmpty(), "docs/flink.md has a batch example");
+    assertFalse(streaming.isEmpty(), "docs/flink.md has a streaming example");
+    List<Block> blocks = new ArrayList<>(batch);
+    blocks.addAll(streaming);
     for (Block b : blocks) {
-      TableEnvironment env = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+      TableEnvironment env = TableEnvironment.create(streaming.contains(b) ? EnvironmentSettings.inStreamingMode()
+          : EnvironmentSettings.inBatchMode());
       List<Row> last = new ArrayList<>();
       for (String statement : b.codeIn(dir).split(";\\s*\\n")) {
         if (statement.isBlank()) {
@@ -52,8 +61,8 @@ class FlinkDocsTest {
         }
       }
       if (b.file().endsWith("flink.md")) {
-        assertEquals(1, last.size(), "the example's SELECT returns r2 only: " + last);
-        assertEquals("r2", last.get(0).getField(0));
+        assertEquals(1, last.size(), b + ": the example's SELECT returns r2 only: " + last);
+        assertEquals("r2", last.get(0).getField(0), b.toString());
       }
     }
   }

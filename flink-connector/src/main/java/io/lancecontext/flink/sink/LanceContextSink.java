@@ -270,7 +270,8 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
 
     /**
      * At-least-once: puts buffered rows at least this often (0: only when the buffer is full and at
-     * checkpoints). Default 1 s. Exactly-once rows become visible at checkpoints, so it does not apply.
+     * checkpoints). Default {@link LanceContextSink#DEFAULT_FLUSH_INTERVAL} (200 ms, also the default of the table
+     * option {@code sink.buffer-flush.interval}). Exactly-once rows become visible at checkpoints, so it does not apply.
      */
     public Builder flushInterval(Duration interval) {
       this.flushInterval = Objects.requireNonNull(interval, "interval");

@@ -11,7 +11,9 @@ import io.lancecontext.core.schema.Capability;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
@@ -41,11 +43,15 @@ import org.apache.flink.types.RowKind;
  * (restored from that checkpoint or a later one) reuses a published name. A failed attempt's staged parts are never named by a committable,
  * so they are never visible (garbage collection removes them after {@code gc.grace}).
  *
- * <p>Changelog rows (both modes): +I and +U upsert, -D writes a tombstone (capability {@code tombstones}),
- * and -U too when the store has that capability (Flink sends -U without a following +U when a filter drops
- * the updated row, so an upsert sink must delete on it, as Flink's JDBC and upsert-kafka sinks do; a following
- * +U writes the key again, in order); without it, -U is ignored. Runs in the task's mailbox thread only
- * (timers included), as a handle requires.
+ * <p>Changelog rows (both modes): +I and +U upsert; -D writes a tombstone where the spec has capability
+ * {@code tombstones}, and on a store without it fails the writer naming the capability, the store and the key
+ * (before the -D's buffer is put or staged). -U is ignored, not written: a +U (or +I, -D) of its key that follows
+ * before the next put of this writer's buffers replaces it. One case is different: Flink 2.3's planner also sends
+ * this sink, whose changelog mode excludes -U, a lone -U (no +U follows) when a filter after an update drops the
+ * updated row ({@code GROUP BY ... HAVING}); the key has left the query's result. So a -U whose key is not
+ * written again by the next put (the interval flush and checkpoints at-least-once, the checkpoint's staging
+ * exactly-once) is written then as a delete on a store with {@code tombstones} (ignored on one without). Runs in
+ * the task's mailbox thread only (timers included), as a handle requires.
  *
  * <p>Metrics (sink writer group): the standard {@code numRecordsSend} (rows and deletes written) and
  * {@code numBytesSend} (their estimated encoded size), {@code putLatencyMs} (histogram: the writes that put
@@ -72,6 +78,8 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   private String transaction;
   private int buffered;
   private boolean closed;
+  /** Keys of -U rows no later row of the same key has replaced yet (stores with tombstones only). */
+  private final Set<String> retracted = new LinkedHashSet<>();
 
   private final Counter recordsSend;
   private final Counter bytesSend;
@@ -169,31 +177,34 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
 
   @Override
   public void write(IN element, Context context) {
-    if (handle == null) {
-      transaction = transactionPrefix + "-" + nextTransaction;
-      open(WriterOptions.builder().transaction(transaction, String.valueOf(subtask)).build());
-    }
     RowKind kind = format.kind(element);
+    if (kind == RowKind.UPDATE_BEFORE) {
+      // not written: the +U of the same key normally follows and replaces the row; see the class comment
+      String key = format.key(element);
+      if (tombstones && key != null) {
+        retracted.add(key);
+      }
+      return;
+    }
+    if (kind == RowKind.DELETE && !tombstones) {
+      throw new UnsupportedOperationException("a delete (-D) of key '" + format.key(element) + "' reached the store at "
+          + store.uri() + ", whose spec has no 'tombstones' capability (its capabilities: "
+          + store.spec().capabilities() + "): deleting by key needs a spec declaring 'tombstones' (a JSON spec in "
+          + "option 'schema', or the 'context' preset), or a changelog without deletes");
+    }
+    if (!retracted.isEmpty()) {
+      retracted.remove(format.key(element));
+    }
+    if (handle == null) {
+      openTransaction();
+    }
     boolean puts = ++buffered >= batchRows;
     long start = puts ? System.nanoTime() : 0;
     try {
-      switch (kind) {
-        case INSERT, UPDATE_AFTER -> bytesSend.inc(rows.write(element));
-        case UPDATE_BEFORE -> {
-          // the planner sends -U when a row may leave the result without a -D (a filter after an update):
-          // like Flink's JDBC and upsert-kafka sinks, it deletes the key; a following +U writes it again
-          if (!tombstones) {
-            return;
-          }
-          delete(element);
-        }
-        case DELETE -> {
-          if (!tombstones) {
-            throw new UnsupportedOperationException("a delete (-D) reached the store at " + store.uri()
-                + ", whose schema has no 'tombstones' capability: deleting by key is disabled");
-          }
-          delete(element);
-        }
+      if (kind == RowKind.DELETE) {
+        delete(element);
+      } else {
+        bytesSend.inc(rows.write(element));
       }
     } catch (WriteNotAcknowledgedException e) {
       throw counted(e);
@@ -203,6 +214,21 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
       putLatency.update((System.nanoTime() - start) / 1_000_000);
       buffered = 0;
     }
+  }
+
+  private void openTransaction() {
+    transaction = transactionPrefix + "-" + nextTransaction;
+    open(WriterOptions.builder().transaction(transaction, String.valueOf(subtask)).build());
+  }
+
+  /** Writes the -U rows no later row replaced as deletes (their keys left the result), before a put or staging. */
+  private void deleteRetracted() {
+    for (String key : retracted) {
+      handle.delete(key);
+      bytesSend.inc(key.length());
+      recordsSend.inc();
+    }
+    retracted.clear();
   }
 
   private void delete(IN element) {
@@ -225,6 +251,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   private WriteSummary commit() {
     buffered = 0;
     try {
+      deleteRetracted();
       return handle.commit();
     } catch (WriteNotAcknowledgedException e) {
       throw counted(e);
@@ -251,7 +278,10 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
       return List.of();
     }
     if (handle == null) {
-      return List.of();
+      if (retracted.isEmpty()) {
+        return List.of();
+      }
+      openTransaction();
     }
     long start = System.nanoTime();
     WriteSummary summary;

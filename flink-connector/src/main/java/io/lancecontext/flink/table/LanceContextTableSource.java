@@ -95,20 +95,24 @@ final class LanceContextTableSource
     rowType = (RowType) producedDataType.getLogicalType();
   }
 
+  /**
+   * Accepts the filters core evaluates exactly as Flink does (scans read only matching rows), and returns
+   * every filter as remaining too, so that Flink still evaluates them after this source. A scan loses nothing
+   * by it (its rows already match). A lookup needs it: the planner pushes a filter on the looked-up table's
+   * columns ({@code JOIN t FOR SYSTEM_TIME AS OF ... WHERE t.reward > 0.6}) into this source too, and a
+   * lookup by key applies no filter, so a filter that was only accepted would be lost.
+   */
   @Override
   public Result applyFilters(List<ResolvedExpression> expressions) {
     List<ResolvedExpression> accepted = new ArrayList<>();
-    List<ResolvedExpression> remaining = new ArrayList<>();
     for (ResolvedExpression e : expressions) {
       Optional<Predicate> p = FlinkFilters.translate(e, spec);
       if (p.isPresent()) {
         filters.add(p.get());
         accepted.add(e);
-      } else {
-        remaining.add(e);
       }
     }
-    return Result.of(accepted, remaining);
+    return Result.of(accepted, expressions);
   }
 
   @Override
