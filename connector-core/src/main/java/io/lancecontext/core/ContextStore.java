@@ -327,6 +327,15 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
+   * The keys a read of a {@code spec} store with {@code scan}'s filter is confined to and reads by key
+   * (point lookups in both tiers instead of a scan: {@code key = 'a'}, {@code key IN (...)}, conjunctions
+   * and disjunctions of them, at most 10,000 keys); empty when it scans. Engines show it in their plans.
+   */
+  public static Optional<java.util.Set<String>> keysReadByKey(SchemaSpec spec, ScanSpec scan) {
+    return Optional.ofNullable(io.lancecontext.core.internal.read.Predicates.keysReadByKey(spec, scan.filter()));
+  }
+
+  /**
    * Splits a read into independent parts that return, together, exactly the LSM view of one snapshot:
    * groups of base-table fragments, and groups of whole buckets of the fresh tier, with a row and byte
    * estimate for each (see {@link ReadPlan}). About {@code maxSplits} parts, shared between the tiers in

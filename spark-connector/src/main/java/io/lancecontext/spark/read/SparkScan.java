@@ -61,13 +61,9 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
         + readByKey().map(k -> " keys=" + k.size()).orElse("");
   }
 
-  /** Core reads by key at most this many keys (its {@code Predicates.MAX_KEYS_READ_BY_KEY}); above, it scans. */
-  static final int MAX_KEYS_READ_BY_KEY = 10_000;
-
-  /** The keys core reads by key for this scan's filter (the same rule core's base and fresh scans apply). */
+  /** The keys core reads by key for this scan's filter (core's rule). */
   java.util.Optional<java.util.Set<String>> readByKey() {
-    return io.lancecontext.core.internal.read.Predicates.keys(spec.key(), scan.filter())
-        .filter(k -> k.size() <= MAX_KEYS_READ_BY_KEY);
+    return ContextStore.keysReadByKey(spec, scan);
   }
 
   @Override

@@ -71,7 +71,7 @@ public final class Predicates {
    * The keys {@code filter} confines a read of {@code spec} to when they are few enough to be read by key
    * (at most {@value #MAX_KEYS_READ_BY_KEY}), else null.
    */
-  static Set<String> keysReadByKey(io.lancecontext.core.schema.SchemaSpec spec, Predicate filter) {
+  public static Set<String> keysReadByKey(io.lancecontext.core.schema.SchemaSpec spec, Predicate filter) {
     return keys(spec.key(), filter).filter(k -> k.size() <= MAX_KEYS_READ_BY_KEY).orElse(null);
   }
 
