@@ -84,6 +84,8 @@ final class LaneWriter {
   /** When fencing was last checked successfully (an hour before construction: never). */
   private long lastCheckedNanos = System.nanoTime() - TimeUnit.HOURS.toNanos(1);
   private long reclaimAtNanos;
+  /** When the back-off would end without the doubling: an add with less time left claims at its last chance. */
+  private long earliestReclaimAtNanos;
   private boolean fencedRecently;
   /** Times this lane lost the shard since its last acknowledged put: each doubles the next back-off. */
   private int fencesInARow;
@@ -283,7 +285,7 @@ final class LaneWriter {
    * for lack of time would still fence the other writer, for nothing).
    */
   private boolean canRetryBefore(long deadline) {
-    long at = fencedRecently ? reclaimAtNanos : System.nanoTime();
+    long at = fencedRecently ? earliestReclaimAtNanos : System.nanoTime();
     return at < lastClaimStart(deadline);
   }
 
@@ -405,11 +407,12 @@ final class LaneWriter {
       return;
     }
     long now = System.nanoTime();
-    if (reclaimAtNanos >= lastClaimStart(deadline)) {
+    if (earliestReclaimAtNanos >= lastClaimStart(deadline)) {
       throw new FencedWriterException(label + ": another writer claimed the shard; this JVM claims it back in "
-          + (reclaimAtNanos - now) / 1_000_000 + " ms (write.fence-backoff), after write.put-timeout ends");
+          + (earliestReclaimAtNanos - now) / 1_000_000 + " ms (write.fence-backoff), after write.put-timeout ends");
     }
-    sleepUninterruptibly(reclaimAtNanos - now);
+    // a doubled back-off never costs an add its last chance to claim within write.put-timeout
+    sleepUninterruptibly(Math.min(reclaimAtNanos, lastClaimStart(deadline) - 1) - now);
     fencedRecently = false;
   }
 
@@ -422,9 +425,11 @@ final class LaneWriter {
   private void markFenced() {
     int doublings = Math.min(fencesInARow++, 10);
     long backoff = Math.min(host.fenceBackoff().toNanos() << doublings, host.putTimeout().toNanos() / 4);
-    long jittered = (long) (backoff * (0.5 + ThreadLocalRandom.current().nextDouble()));
+    double jitter = 0.5 + ThreadLocalRandom.current().nextDouble();
+    long now = System.nanoTime();
     fencedRecently = true;
-    reclaimAtNanos = System.nanoTime() + jittered;
+    reclaimAtNanos = now + (long) (backoff * jitter);
+    earliestReclaimAtNanos = now + (long) (Math.min(host.fenceBackoff().toNanos(), host.putTimeout().toNanos() / 4) * jitter);
   }
 
   private void openLocked(long deadline) throws IOException {
