@@ -224,8 +224,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   /** Writes the -U rows no later row replaced as deletes (their keys left the result), before a put or staging. */
   private void deleteRetracted() {
     for (String key : retracted) {
-      handle.delete(key);
-      bytesSend.inc(key.length());
+      deleteKey(key);
       recordsSend.inc();
     }
     retracted.clear();
@@ -236,6 +235,10 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     if (key == null) {
       throw new IllegalArgumentException("a retraction without a key reached the store at " + store.uri());
     }
+    deleteKey(key);
+  }
+
+  private void deleteKey(String key) {
     handle.delete(key);
     bytesSend.inc(key.length());
   }

@@ -424,12 +424,13 @@ final class LaneWriter {
    */
   private void markFenced() {
     int doublings = Math.min(fencesInARow++, 10);
-    long backoff = Math.min(host.fenceBackoff().toNanos() << doublings, host.putTimeout().toNanos() / 4);
+    long cap = host.putTimeout().toNanos() / 4;
+    long base = Math.min(host.fenceBackoff().toNanos(), cap);
     double jitter = 0.5 + ThreadLocalRandom.current().nextDouble();
     long now = System.nanoTime();
     fencedRecently = true;
-    reclaimAtNanos = now + (long) (backoff * jitter);
-    earliestReclaimAtNanos = now + (long) (Math.min(host.fenceBackoff().toNanos(), host.putTimeout().toNanos() / 4) * jitter);
+    reclaimAtNanos = now + (long) (Math.min(base << doublings, cap) * jitter);
+    earliestReclaimAtNanos = now + (long) (base * jitter);
   }
 
   private void openLocked(long deadline) throws IOException {
