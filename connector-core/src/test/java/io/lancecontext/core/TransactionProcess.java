@@ -28,6 +28,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       {@code published <alreadyPublished>}.</li>
  *   <li>{@code poller <path>}: prints {@code ready}, then, until stdin says anything, reads the whole view
  *       over and over and prints {@code state <rows> <rows of value 2>} whenever that changes.</li>
+ *   <li>{@code mixer <path> <proc> <ops> <keys> <startAtMillis> [option=value ...]}: from the start time on,
+ *       {@code ops} random operations on keys {@code k0 .. k<keys-1>}, each writing values of its own
+ *       ({@code proc * 1,000,000 + op * 10 + part}): an immediate add of 1–6 keys, a transaction of two
+ *       handles (parts {@code a} and {@code b}, overlapping keys) published, or one aborted. Prints one line
+ *       per operation: {@code op <kind> <startMicros> <endMicros> <key>=<value>,...} where the interval is
+ *       the add's call or the publish's (a transaction's linearization point lies in its publish), and for a
+ *       transaction the value it gives each key (part {@code b}'s where both wrote it: the greater part id
+ *       wins); kinds {@code add}, {@code unacked} (an add that was not acknowledged: it may or may not be
+ *       applied), {@code txn}, {@code aborted}. Then {@code done}.</li>
  * </ul>
  */
 public final class TransactionProcess {
@@ -136,7 +145,87 @@ public final class TransactionProcess {
           out.println("stopped");
         }
       }
+      case "mixer" -> mixer(args, out);
       default -> throw new IllegalArgumentException(args[0]);
     }
+  }
+
+  private static long micros() {
+    java.time.Instant now = java.time.Instant.now();
+    return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+  }
+
+  private static void mixer(String[] args, PrintStream out) throws Exception {
+    Map<String, String> options = new HashMap<>(Map.of("path", args[1]));
+    for (int i = 6; i < args.length; i++) {
+      String[] kv = args[i].split("=", 2);
+      options.put(kv[0], kv[1]);
+    }
+    int proc = Integer.parseInt(args[2]);
+    int ops = Integer.parseInt(args[3]);
+    int keys = Integer.parseInt(args[4]);
+    java.util.Random random = new java.util.Random(31L * proc + ops);
+    try (ContextStore store = ContextStore.open(options)) {
+      long wait = Long.parseLong(args[5]) - System.currentTimeMillis();
+      if (wait > 0) {
+        Thread.sleep(wait);
+      }
+      for (int op = 0; op < ops; op++) {
+        int value = proc * 1_000_000 + op * 10;
+        int kind = random.nextInt(10);
+        if (kind < 6) {
+          Map<String, Integer> written = new java.util.LinkedHashMap<>();
+          List<Map<String, Object>> rows = new ArrayList<>();
+          int n = 1 + random.nextInt(6);
+          for (int i = 0; i < n; i++) {
+            int k = random.nextInt(keys);
+            if (written.putIfAbsent("k" + k, value) == null) {
+              rows.add(row(k, value));
+            }
+          }
+          long start = micros();
+          String outcome = "add";
+          try {
+            store.add(rows);
+          } catch (io.lancecontext.core.error.WriteNotAcknowledgedException e) {
+            outcome = "unacked";
+          }
+          out.println("op " + outcome + " " + start + " " + micros() + " " + line(written));
+        } else {
+          String txid = "p" + proc + "-" + op;
+          Map<String, Integer> given = new java.util.TreeMap<>();
+          List<io.lancecontext.core.result.WriteSummary> summaries = new ArrayList<>();
+          for (int part = 1; part <= 2; part++) {
+            try (StoreWriter w = store.newWriter(WriterOptions.builder()
+                .transaction(txid, part == 1 ? "a" : "b").build())) {
+              int n = 2 + random.nextInt(8);
+              for (int i = 0; i < n; i++) {
+                int k = random.nextInt(keys);
+                w.write(row(k, value + part));
+                given.put("k" + k, value + part);  // b after a: b's row of a key both wrote wins
+              }
+              summaries.add(w.commit());
+            }
+          }
+          long start = micros();
+          if (kind < 9) {
+            store.publish(txid, summaries);
+            out.println("op txn " + start + " " + micros() + " " + line(given));
+          } else {
+            store.abort(txid);
+            out.println("op aborted " + start + " " + micros() + " " + line(given));
+          }
+        }
+      }
+      out.println("abandoned " + store.stats().shards().stream()
+          .mapToLong(io.lancecontext.core.result.StoreStats.Shard::abandonedWriters).sum());
+    }
+    out.println("done");
+  }
+
+  private static String line(Map<String, Integer> values) {
+    StringBuilder b = new StringBuilder();
+    values.forEach((k, v) -> b.append(b.length() == 0 ? "" : ",").append(k).append('=').append(v));
+    return b.toString();
   }
 }

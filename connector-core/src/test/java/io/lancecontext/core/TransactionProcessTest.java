@@ -242,4 +242,108 @@ class TransactionProcessTest extends StoreTest {
     }
     System.out.println("a publish takes " + publishMillis + " ms; publishes killed after " + outcomes);
   }
+
+  /** One operation of a mixer: what it wrote and when (its add call, or its publish). */
+  private record MixOp(String who, String kind, long start, long end, Map<String, Integer> values) {
+    static MixOp parse(String who, String line) {
+      String[] p = line.split(" ");
+      Map<String, Integer> values = new java.util.HashMap<>();
+      for (String kv : p[4].split(",")) {
+        String[] e = kv.split("=");
+        values.put(e[0], Integer.parseInt(e[1]));
+      }
+      return new MixOp(who, p[1], Long.parseLong(p[2]), Long.parseLong(p[3]), values);
+    }
+
+    boolean acknowledged() {
+      return kind.equals("add") || kind.equals("txn") || kind.equals("base");
+    }
+  }
+
+  @Test
+  void twoProcessesMixingAddsAndTransactionsOnTheSameKeysEndAsTheirRealTimeOrderAllows() throws Exception {
+    String path = create("mix");
+    int keys = 40;
+    int ops = 60;
+    long startAt = System.currentTimeMillis() + 5_000;  // both mixers open the store first, then start together
+    String[] options = {"write.fence-backoff=50ms", "merge.trigger.generations=2", "merge.trigger.interval=1s",
+        "gc.grace=0s"};
+    List<MixOp> all = new ArrayList<>();
+    for (int i = 0; i < BASE; i++) {
+      all.add(new MixOp("base", "base", 0, 0, Map.of("k" + i, 1)));
+    }
+    long abandoned = 0;
+    List<ChildJvm> mixers = new ArrayList<>();
+    try {
+      for (int proc = 1; proc <= 2; proc++) {
+        List<String> args = new ArrayList<>(List.of("mixer", path, Integer.toString(proc), Integer.toString(ops),
+            Integer.toString(keys), Long.toString(startAt)));
+        args.addAll(List.of(options));
+        mixers.add(ChildJvm.start(TransactionProcess.class, dir.resolve("mixer-" + proc + ".log"),
+            args.toArray(new String[0])));
+      }
+      for (ChildJvm m : mixers) {
+        String line;
+        int seen = 0;
+        while ((line = m.readLine()) != null && !line.equals("done")) {
+          if (line.startsWith("op ")) {
+            all.add(MixOp.parse("mixer-" + (mixers.indexOf(m) + 1), line));
+            seen++;
+          } else if (line.startsWith("abandoned ")) {
+            abandoned += Long.parseLong(line.substring("abandoned ".length()));
+          }
+        }
+        assertEquals(ops, seen, m::tail);
+        assertEquals(0, m.waitFor(120), m::tail);
+      }
+    } finally {
+      for (ChildJvm m : mixers) {
+        m.close();
+      }
+    }
+    assertTrue(abandoned > 0, "the two processes took buckets from each other at least once");
+    long published = all.stream().filter(o -> o.kind().equals("txn")).count();
+    long aborted = all.stream().filter(o -> o.kind().equals("aborted")).count();
+    long added = all.stream().filter(o -> o.kind().equals("add")).count();
+    assertTrue(published > 0 && aborted > 0 && added > 0, "every kind of operation ran: " + published + " published, "
+        + aborted + " aborted, " + added + " adds");
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      Map<String, Object> before = StoreTestSupport.view(store, "token_count");
+      assertMixMatchesRealTimeOrder(all, before);
+      store.flush();
+      store.gc();
+      assertEquals(before, StoreTestSupport.view(store, "token_count"), "merging everything changed the view");
+    }
+  }
+
+  /**
+   * Every key holds the value of an acknowledged operation (or of an add whose outcome was unknown), never one of
+   * an aborted transaction, and no acknowledged operation on that key started after the winner ended: the
+   * store's order agrees with real time, across processes and both commit modes.
+   */
+  private static void assertMixMatchesRealTimeOrder(List<MixOp> all, Map<String, Object> view) {
+    Map<String, List<MixOp>> byKey = new java.util.HashMap<>();
+    Map<String, MixOp> byWrite = new java.util.HashMap<>();
+    for (MixOp o : all) {
+      o.values().forEach((k, v) -> {
+        byKey.computeIfAbsent(k, x -> new ArrayList<>()).add(o);
+        byWrite.put(k + "=" + v, o);
+      });
+    }
+    assertEquals(BASE, view.size(), "keys k0..k" + (BASE - 1) + " and no others");
+    for (Map.Entry<String, List<MixOp>> e : byKey.entrySet()) {
+      String key = e.getKey();
+      Object value = view.get(key);
+      MixOp winner = byWrite.get(key + "=" + value);
+      assertTrue(winner != null, key + " holds " + value + ", which no operation wrote");
+      assertFalse(winner.kind().equals("aborted"), key + " holds " + value + " of an aborted transaction");
+      if (!winner.acknowledged()) {
+        continue;  // an add whose outcome was unknown may have taken effect at any time after it began
+      }
+      for (MixOp later : e.getValue()) {
+        assertFalse(later.acknowledged() && later.start() > winner.end(), () -> key + " holds " + value + " of "
+            + winner + ", but " + later + " wrote it after that ended");
+      }
+    }
+  }
 }
