@@ -56,7 +56,8 @@ import org.apache.arrow.vector.ipc.ArrowReader;
  * {@code write.batch-rows} rows or about {@code write.batch-bytes}) and every Arrow batch is deduplicated by
  * key and split by bucket, and each bucket's rows are kept until the handle holds about
  * {@code write.batch-bytes} of staged rows, then written once as Lance data (one part per bucket) under the
- * transaction, so a handle holds at most about twice {@code write.batch-bytes} however many rows a task
+ * transaction, so a handle holds at most about three times {@code write.batch-bytes} (buffer, the copy split by bucket,
+ * staging buffer) however many rows a task
  * streams through it; nothing of it is visible. {@link #commit()} then returns a summary
  * naming the parts staged since the previous commit, and the rows become visible when
  * {@link ContextStore#publish} is called with the summaries of the transaction's handles. Capability

@@ -97,4 +97,50 @@ class BulkWriteTest extends StoreTest {
       assertEquals(50, store.count());
     }
   }
+
+  /**
+   * A Spark task streams its whole partition through one atomic handle: the store's Arrow memory stays
+   * within about three times {@code write.batch-bytes} (buffer, its copy split by bucket, staging buffer)
+   * however many rows pass, so a partition four times as large peaks no higher.
+   */
+  @Test
+  void anAtomicHandleStreamsAPartitionWithMemoryBoundedByTheBatchBytesNotTheRows() throws Exception {
+    String text = "x".repeat(300);
+    long[] peaks = new long[2];
+    int[] rows = {8_000, 32_000};
+    for (int run = 0; run < 2; run++) {
+      String name = "m" + run;
+      try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, name, "context", "shards", "4",
+          "write.batch-rows", "100000", "write.batch-bytes", "512KiB", "merge.trigger.generations", "1000",
+          "merge.trigger.interval", "1h"))) {
+        org.apache.arrow.memory.BufferAllocator allocator = store.resident().allocator();
+        long before = allocator.getAllocatedMemory();
+        long peak = 0;
+        io.lancecontext.core.result.WriteSummary summary;
+        try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction("t" + run, "0").build())) {
+          for (int i = 0; i < rows[run]; i++) {
+            Map<String, Object> r = row("k" + i, i);
+            r.put("text_payload", text + i);
+            w.write(r);
+            if (i % 250 == 0) {
+              peak = Math.max(peak, allocator.getAllocatedMemory() - before);
+            }
+          }
+          summary = w.commit();
+          peak = Math.max(peak, allocator.getAllocatedMemory() - before);
+        }
+        store.publish("t" + run, List.of(summary));
+        assertEquals(rows[run], store.count());
+        assertEquals(rows[run], summary.rowsWritten());
+        assertTrue(summary.staged().size() > 4, "the staging buffer wrote parts while the rows streamed: "
+            + summary.staged().size());
+        peaks[run] = peak;
+      }
+    }
+    long bound = 13 * 512 * 1024 / 4;  // 3.25 x write.batch-bytes: room for Arrow's rounding  // buffer + staging buffer, with room for Arrow's rounding
+    assertTrue(peaks[0] <= bound && peaks[1] <= bound, "peak Arrow memory " + peaks[0] + " and " + peaks[1]
+        + " bytes, over " + bound);
+    // 32,000 rows of ~320 bytes (10 MB) streamed within the same bound as 8,000 (2.5 MB)
+    assertTrue(peaks[1] < peaks[0] * 3 / 2 + 64 * 1024, "memory grew with the rows: " + peaks[0] + " -> " + peaks[1]);
+  }
 }
