@@ -1,6 +1,7 @@
 package io.lancecontext.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,6 +9,8 @@ import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.testing.ChildJvm;
 import io.lancecontext.core.testing.S3ServerExtension;
 import io.lancecontext.core.testing.StoreTest;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -31,22 +34,61 @@ class S3StoreTest extends StoreTest {
     return o;
   }
 
-  @Test
-  void aStoreOnS3WorksThroughEveryTierWhenTheEnvironmentMatchesItsOptions() throws Exception {
-    String uri = S3.newUri("store");
+  /** Runs {@link S3StoreProcess}'s whole cycle on a new store in a child JVM; returns what it printed, by step. */
+  private Map<String, String> runCycle(String name, Map<String, String> extraEnv, List<String> printed)
+      throws Exception {
+    String uri = S3.newUri(name);
     List<String> args = new ArrayList<>();
     options(uri).forEach((k, v) -> args.add(k + "=" + v));
+    Map<String, String> env = new HashMap<>(S3.memWalEnvironment());
+    env.putAll(extraEnv);
     Map<String, String> seen = new HashMap<>();
-    try (ChildJvm child = ChildJvm.start(S3StoreProcess.class, dir.resolve("s3-child.log"), S3.memWalEnvironment(),
+    seen.put("uri", uri);
+    try (ChildJvm child = ChildJvm.start(S3StoreProcess.class, dir.resolve(name + "-child.log"), env,
         args.toArray(new String[0]))) {
       String line;
       while ((line = child.readLine()) != null && !line.equals("done")) {
+        printed.add(line);
         assertTrue(!line.startsWith("error"), line + "\n" + child.tail());
         int sp = line.indexOf(' ');
         seen.put(line.substring(0, sp), line.substring(sp + 1));
       }
       assertEquals("done", line, child.tail());
     }
+    return seen;
+  }
+
+  /**
+   * The whole cycle with every logger at DEBUG (lancecontext, the AWS SDK and its HTTP client, lance-core's
+   * native log): the secret key appears in no line the process printed or logged.
+   */
+  @Test
+  void noLogLineOfAWholeCycleAtDebugLevelHoldsTheSecretKey() throws Exception {
+    List<String> printed = new ArrayList<>();
+    Map<String, String> seen = runCycle("debug", Map.of("LANCECONTEXT_TEST_LOG_LEVEL", "debug",
+        "LANCECONTEXT_TEST_ROOT_LOG_LEVEL", "debug", "LANCE_LOG", "debug"), printed);
+    assertEquals("250", seen.get("count-compacted"), "the cycle ran");
+    List<String> log = Files.readAllLines(dir.resolve("debug-child.log"), StandardCharsets.UTF_8);
+    // the scan means something only if the levels took effect: lancecontext, the SDK and lance-core all spoke
+    assertTrue(log.stream().anyMatch(l -> l.contains(" DEBUG ") && l.contains("[")), "no DEBUG line was logged");
+    assertTrue(log.stream().anyMatch(l -> l.contains("software.amazon") || l.contains("request")),
+        "the AWS SDK logged nothing at DEBUG");
+    assertTrue(log.stream().anyMatch(l -> l.contains("DEBUG lance") || l.contains("DEBUG object_store")),
+        "lance-core's native log said nothing at debug");
+    String secret = S3.secretKey();
+    for (String line : printed) {
+      assertFalse(line.contains(secret), "the process printed the secret: " + line);
+    }
+    for (String line : log) {
+      assertFalse(line.contains(secret), "a DEBUG log line holds the secret: " + line);
+    }
+    System.out.println("DEBUG cycle on S3: " + log.size() + " log lines scanned, no secret");
+  }
+
+  @Test
+  void aStoreOnS3WorksThroughEveryTierWhenTheEnvironmentMatchesItsOptions() throws Exception {
+    Map<String, String> seen = runCycle("store", Map.of(), new ArrayList<>());
+    String uri = seen.get("uri");
     assertEquals("250", seen.get("count"), "200 base keys + 50 new in the WAL tail");
     assertEquals("2.0", seen.get("get-k0010"), "replaced in a generation");
     assertEquals("3.0", seen.get("get-k0160"), "replaced in the WAL tail");
