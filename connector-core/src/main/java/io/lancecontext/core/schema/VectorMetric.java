@@ -19,8 +19,10 @@ public enum VectorMetric {
     return jsonName;
   }
 
+  /** The metric named {@code name}, in any case ({@code L2}, {@code l2}, {@code Cosine}). */
   public static Optional<VectorMetric> fromJsonName(String name) {
-    return Arrays.stream(values()).filter(m -> m.jsonName.equals(name)).findFirst();
+    return name == null ? Optional.empty()
+        : Arrays.stream(values()).filter(m -> m.jsonName.equalsIgnoreCase(name.trim())).findFirst();
   }
 
   @Override

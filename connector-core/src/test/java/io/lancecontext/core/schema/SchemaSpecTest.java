@@ -28,6 +28,18 @@ class SchemaSpecTest {
       """;
 
   @Test
+  void vectorMetricsAreNamedInAnyCase() {
+    assertEquals(VectorMetric.L2, VectorMetric.fromJsonName("L2").orElseThrow());
+    assertEquals(VectorMetric.COSINE, VectorMetric.fromJsonName("Cosine").orElseThrow());
+    assertEquals(VectorMetric.DOT, VectorMetric.fromJsonName(" dot ").orElseThrow());
+    assertTrue(VectorMetric.fromJsonName("hamming").isEmpty());
+    assertTrue(VectorMetric.fromJsonName(null).isEmpty());
+    SchemaSpec spec = SchemaSpec.fromJson(DESIGN_EXAMPLE.replace("\"cosine\"", "\"COSINE\""));
+    assertEquals(VectorMetric.COSINE, spec.column("embedding").metric());
+    assertTrue(spec.toJson().contains("\"cosine\""), "written back in its canonical lower case");
+  }
+
+  @Test
   void parsesTheDesignExample() {
     SchemaSpec spec = SchemaSpec.fromJson(DESIGN_EXAMPLE);
     assertEquals("id", spec.key());
