@@ -105,8 +105,16 @@ class CrossProcessTest extends StoreTest {
   void contendingProcessesNeverLoseAcknowledgedRowsAndEveryAddEndsWithinThePutTimeout() throws Exception {
     String path = createStore("contended", 1);
     String timeout = "write.put-timeout=3s";
-    try (ChildJvm a = ChildJvm.start(StoreProcess.class, dir.resolve("a.log"), "contender", path, "200", "a", "5", timeout);
-        ChildJvm b = ChildJvm.start(StoreProcess.class, dir.resolve("b.log"), "contender", path, "200", "b", "5", timeout)) {
+    String go = "test.start-at=go";  // both add from the same moment on, however long each took to start
+    try (ChildJvm a = ChildJvm.start(StoreProcess.class, dir.resolve("a.log"), "contender", path, "200", "a", "5", timeout,
+            go);
+        ChildJvm b = ChildJvm.start(StoreProcess.class, dir.resolve("b.log"), "contender", path, "200", "b", "5", timeout,
+            go)) {
+      for (ChildJvm c : List.of(a, b)) {
+        assertEquals("ready", c.readLine(), c::tail);
+      }
+      a.send("go");
+      b.send("go");
       Outcomes oa = Outcomes.read(a);
       Outcomes ob = Outcomes.read(b);
       assertEquals(0, a.waitFor(120), a::tail);

@@ -100,8 +100,9 @@ class S3ProcessesTest extends StoreTest {
     String uri = create("contended", 1);
     int adds = 40;
     String timeout = "write.put-timeout=20s";
-    // both add from the same moment on, and the back-off is short, so that each takes the shard from the other
-    String startAt = "test.start-at=" + (System.currentTimeMillis() + 8_000);
+    // both add from the same moment on (once both have opened the store), and the back-off is short, so that
+    // each takes the shard from the other
+    String startAt = "test.start-at=go";
     String backoff = "write.fence-backoff=50ms";
     List<List<String>> acked = new ArrayList<>();
     long abandoned = 0;
@@ -109,6 +110,11 @@ class S3ProcessesTest extends StoreTest {
             startAt, backoff);
         ChildJvm b = start(StoreProcess.class, "b.log", "contender", uri, Integer.toString(adds), "b", "5", timeout,
             startAt, backoff)) {
+      for (ChildJvm c : List.of(a, b)) {
+        assertEquals("ready", c.readLine(), c::tail);
+      }
+      a.send("go");
+      b.send("go");
       for (ChildJvm c : List.of(a, b)) {
         List<String> ok = new ArrayList<>();
         int unacked = 0;

@@ -28,8 +28,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       {@code published <alreadyPublished>}.</li>
  *   <li>{@code poller <path>}: prints {@code ready}, then, until stdin says anything, reads the whole view
  *       over and over and prints {@code state <rows> <rows of value 2>} whenever that changes.</li>
- *   <li>{@code mixer <path> <proc> <ops> <keys> <startAtMillis> [option=value ...]}: from the start time on,
- *       {@code ops} random operations on keys {@code k0 .. k<keys-1>}, each writing values of its own
+ *   <li>{@code mixer <path> <proc> <ops> <keys> [option=value ...]}: opens the store, prints {@code ready}
+ *       and waits for a line on stdin; then {@code ops} random operations on keys {@code k0 .. k<keys-1>}, each writing values of its own
  *       ({@code proc * 1,000,000 + op * 10 + part}): an immediate add of 1–6 keys, a transaction of two
  *       handles (parts {@code a} and {@code b}, overlapping keys) published, or one aborted. Prints one line
  *       per operation: {@code op <kind> <startMicros> <endMicros> <key>=<value>,...} where the interval is
@@ -157,7 +157,7 @@ public final class TransactionProcess {
 
   private static void mixer(String[] args, PrintStream out) throws Exception {
     Map<String, String> options = new HashMap<>(Map.of("path", args[1]));
-    for (int i = 6; i < args.length; i++) {
+    for (int i = 5; i < args.length; i++) {
       String[] kv = args[i].split("=", 2);
       options.put(kv[0], kv[1]);
     }
@@ -166,10 +166,7 @@ public final class TransactionProcess {
     int keys = Integer.parseInt(args[4]);
     java.util.Random random = new java.util.Random(31L * proc + ops);
     try (ContextStore store = ContextStore.open(options)) {
-      long wait = Long.parseLong(args[5]) - System.currentTimeMillis();
-      if (wait > 0) {
-        Thread.sleep(wait);
-      }
+      io.lancecontext.core.testing.StoreProcess.awaitGo(out);
       for (int op = 0; op < ops; op++) {
         int value = proc * 1_000_000 + op * 10;
         int kind = random.nextInt(10);

@@ -265,7 +265,6 @@ class TransactionProcessTest extends StoreTest {
     String path = create("mix");
     int keys = 40;
     int ops = 60;
-    long startAt = System.currentTimeMillis() + 5_000;  // both mixers open the store first, then start together
     String[] options = {"write.fence-backoff=50ms", "merge.trigger.generations=2", "merge.trigger.interval=1s",
         "gc.grace=0s"};
     List<MixOp> all = new ArrayList<>();
@@ -277,10 +276,16 @@ class TransactionProcessTest extends StoreTest {
     try {
       for (int proc = 1; proc <= 2; proc++) {
         List<String> args = new ArrayList<>(List.of("mixer", path, Integer.toString(proc), Integer.toString(ops),
-            Integer.toString(keys), Long.toString(startAt)));
+            Integer.toString(keys)));
         args.addAll(List.of(options));
         mixers.add(ChildJvm.start(TransactionProcess.class, dir.resolve("mixer-" + proc + ".log"),
             args.toArray(new String[0])));
+      }
+      for (ChildJvm m : mixers) {
+        assertEquals("ready", m.readLine(), m::tail);
+      }
+      for (ChildJvm m : mixers) {
+        m.send("go");  // both open the store first, then start together
       }
       for (ChildJvm m : mixers) {
         String line;

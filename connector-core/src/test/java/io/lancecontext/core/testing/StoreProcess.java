@@ -27,8 +27,9 @@ import java.util.Optional;
  *       {@code done}. Two options steer the contender rather than the store: {@code test.shared=<k>} adds
  *       the rows {@code shared-<n>-0 .. shared-<n>-<k-1>} (keys the other contender writes too) to every
  *       add; {@code test.reopen-at=<n>} closes every resident store before add {@code n} and opens the
- *       store again; {@code test.start-at=<epoch millis>} waits until then after opening (so that
- *       contenders started together add at the same time). Before {@code done} it prints
+ *       store again; {@code test.start-at=<epoch millis>} waits until then after opening, {@code test.start-at=go}
+ *       prints {@code ready} after opening and waits for a line on stdin (so that contenders started together
+ *       add at the same time). Before {@code done} it prints
  *       {@code abandoned <n>}: the shard writers this JVM lost to the other writer (or to timeouts).</li>
  *   <li>{@code claimer <path> <shardId> <seconds>}: claims the MemWAL shard again and again with raw
  *       lance-core writers (as a competing process would), printing {@code claiming} after the first
@@ -141,12 +142,19 @@ public final class StoreProcess {
     int shared = 0;
     int reopenAt = -1;
     long startAt = 0;
+    boolean startOnGo = false;
     for (int i = 5; i < args.length; i++) {
       String[] kv = args[i].split("=", 2);
       switch (kv[0]) {
         case "test.shared" -> shared = Integer.parseInt(kv[1]);
         case "test.reopen-at" -> reopenAt = Integer.parseInt(kv[1]);
-        case "test.start-at" -> startAt = Long.parseLong(kv[1]);
+        case "test.start-at" -> {
+          if (kv[1].equals("go")) {
+            startOnGo = true;
+          } else {
+            startAt = Long.parseLong(kv[1]);
+          }
+        }
         default -> options.put(kv[0], kv[1]);
       }
     }
@@ -154,6 +162,9 @@ public final class StoreProcess {
     String prefix = args[3];
     ContextStore store = ContextStore.open(options);
     try {
+      if (startOnGo) {
+        awaitGo(out);
+      }
       long wait = startAt - System.currentTimeMillis();
       if (wait > 0) {
         try {
@@ -203,5 +214,18 @@ public final class StoreProcess {
       store.close();
     }
     out.println("done");
+  }
+
+  /**
+   * Prints {@code ready} and waits for a line on stdin: a start barrier for processes that must run at the same
+   * time however long each took to start (a loaded machine can take longer than any fixed delay).
+   */
+  public static void awaitGo(PrintStream out) {
+    out.println("ready");
+    try {
+      new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 }
