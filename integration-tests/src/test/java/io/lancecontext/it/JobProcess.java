@@ -17,13 +17,17 @@ import java.util.concurrent.TimeUnit;
  * An engine job in a JVM of its own, on this JVM's class path (the engine's), started with the {@code AWS_*}
  * environment lance-core 7.0.0's MemWAL reads at process start. The job reads its store options from stdin
  * ({@code key=value} lines, then {@code end}: never on its command line), prints {@code name value} lines and
- * ends with {@code done}; its stderr (its whole log) goes to a file. JDK only.
+ * ends with {@code done}; its stderr (its whole log) goes to a file. Its stdin stays open until {@link #close()}:
+ * a job that calls {@link #exitWhenStdinCloses} ends when this JVM does, so a killed build leaves no job behind.
+ * JDK only.
  */
 public final class JobProcess implements AutoCloseable {
   private final Process process;
   private final BufferedReader out;
   private final Path log;
   private final List<String> printed = new ArrayList<>();
+  /** Kept open while the job runs: the job exits when it closes (see {@link #exitWhenStdinCloses}). */
+  private BufferedWriter in;
 
   private JobProcess(Process process, Path log) {
     this.process = process;
@@ -48,20 +52,33 @@ public final class JobProcess implements AutoCloseable {
     pb.environment().keySet().removeIf(k -> k.startsWith("AWS_"));
     pb.environment().putAll(env);
     JobProcess job = new JobProcess(pb.start(), log);
-    try (BufferedWriter in = new BufferedWriter(new OutputStreamWriter(job.process.getOutputStream(),
-        StandardCharsets.UTF_8))) {
-      for (Map.Entry<String, String> e : options.entrySet()) {
-        in.write(e.getKey() + "=" + e.getValue());
-        in.newLine();
-      }
-      in.write("end");
-      in.newLine();
+    job.in = new BufferedWriter(new OutputStreamWriter(job.process.getOutputStream(), StandardCharsets.UTF_8));
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      job.in.write(e.getKey() + "=" + e.getValue());
+      job.in.newLine();
     }
+    job.in.write("end");
+    job.in.newLine();
+    job.in.flush();
     return job;
   }
 
-  /** Reads the job's lines up to {@code done}; fails on an {@code error} line or an early exit. */
+  /**
+   * Reads the job's lines up to {@code done}; fails on an {@code error} line, an early exit, or when the job
+   * has not exited within {@code timeoutSeconds} (it is killed then).
+   */
   public List<String[]> runToEnd(long timeoutSeconds) throws IOException, InterruptedException {
+    Thread watchdog = new Thread(() -> {
+      try {
+        if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "job-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
     List<String[]> lines = new ArrayList<>();
     String line;
     while ((line = out.readLine()) != null && !line.equals("done")) {
@@ -73,10 +90,13 @@ public final class JobProcess implements AutoCloseable {
       lines.add(sp < 0 ? new String[] {line, ""} : new String[] {line.substring(0, sp), line.substring(sp + 1)});
     }
     if (line == null) {
-      throw new AssertionError("the job exited before 'done'; its log:\n" + S3Server.tail(log));
+      throw new AssertionError("the job exited before 'done' (or was killed after " + timeoutSeconds
+          + " s); its log:\n" + S3Server.tail(log));
     }
-    if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-      throw new AssertionError("the job did not exit within " + timeoutSeconds + " s after 'done'");
+    watchdog.join();  // the job exits after 'done' (or is killed at the deadline)
+    process.waitFor(30, TimeUnit.SECONDS);
+    if (process.isAlive()) {
+      throw new AssertionError("the job did not exit within " + timeoutSeconds + " s");
     }
     if (process.exitValue() != 0) {
       throw new AssertionError("the job exited with " + process.exitValue() + "; its log:\n" + S3Server.tail(log));
@@ -130,9 +150,33 @@ public final class JobProcess implements AutoCloseable {
     }
   }
 
+  /**
+   * For a job's main, after it read its options: exits the JVM (status 3) when stdin closes, which happens when
+   * the test's JVM ends or calls {@link #close()}.
+   */
+  public static void exitWhenStdinCloses(java.io.InputStream stdin) {
+    Thread t = new Thread(() -> {
+      try {
+        while (stdin.read() >= 0) {
+          // nothing else comes
+        }
+      } catch (IOException ignored) {
+        // closed
+      }
+      Runtime.getRuntime().halt(3);
+    }, "exit-when-stdin-closes");
+    t.setDaemon(true);
+    t.start();
+  }
+
   @Override
   public void close() throws InterruptedException {
-    if (process.isAlive()) {
+    try {
+      in.close();
+    } catch (IOException ignored) {
+      // the job has gone already
+    }
+    if (!process.waitFor(10, TimeUnit.SECONDS)) {
       process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
     }
   }

@@ -55,6 +55,7 @@ public final class S3Server implements AutoCloseable {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
     // the server needs no credentials from the environment; keep AWS_* of the build out of it
     pb.environment().keySet().removeIf(k -> k.startsWith("AWS_"));
+    pb.environment().put("AWS_EC2_METADATA_DISABLED", "true");
     S3Server server = new S3Server(pb.start(), log);
     String line;
     while ((line = server.out.readLine()) != null && !line.equals("ready")) {

@@ -5,6 +5,7 @@ import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.flink.sink.LanceContextSink;
 import io.lancecontext.flink.sink.RecordConverter;
 import io.lancecontext.flink.source.LanceContextSource;
+import io.lancecontext.it.JobProcess;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -50,6 +51,7 @@ public final class FlinkOnS3Job {
       int eq = line.indexOf('=');
       options.put(line.substring(0, eq), line.substring(eq + 1));
     }
+    JobProcess.exitWhenStdinCloses(System.in);  // the test's JVM ended: so does this one
     String wrongSecret = options.remove("test.wrong-secret");
     try {
       List<Map<String, Object>> records = new ArrayList<>();

@@ -55,7 +55,7 @@ class FlinkOnS3Test {
     List<String[]> lines;
     JobProcess job = JobProcess.start(FlinkOnS3Job.class, dir.resolve("flink-job.log"), flags, s3.environment(), options);
     try (job) {
-      lines = job.runToEnd(60);
+      lines = job.runToEnd(240);
     }
 
     TreeMap<String, String> input = new TreeMap<>();

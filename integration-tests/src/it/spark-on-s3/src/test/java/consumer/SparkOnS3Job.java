@@ -3,6 +3,7 @@ package consumer;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.result.FlushResult;
 import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.it.JobProcess;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -31,6 +32,7 @@ public final class SparkOnS3Job {
       int eq = line.indexOf('=');
       options.put(line.substring(0, eq), line.substring(eq + 1));
     }
+    JobProcess.exitWhenStdinCloses(System.in);  // the test's JVM ended: so does this one
     String path = options.remove("path");
     String wrongSecret = options.remove("test.wrong-secret");
     SparkSession spark = SparkSession.builder()
@@ -40,16 +42,17 @@ public final class SparkOnS3Job {
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.debug.maxToStringFields", "1000")  // whole plans in the log the test scans
         .getOrCreate();
     try {
       // 1. an atomic batch write creates the store: k0000..k0199, reward i / 8
-      spark.range(0, 200).repartition(2)
+      spark.range(0, 200, 1, 2)
           .selectExpr("format_string('k%04d', id) AS id", "concat('r', id % 5) AS rollout_id", "CAST(id AS DOUBLE) / 8 AS reward")
           .write().format("lancecontext").options(options).option("schema", "rollout").option("shards", "2")
           .option("write.commit", "atomic").mode("append").save(path);
       out.println("written atomic");
       // 2. an immediate upsert through the MemWAL: k0150..k0249, reward i / 8 + 1 (50 replaced, 50 new)
-      spark.range(150, 250).repartition(2)
+      spark.range(150, 250, 1, 2)
           .selectExpr("format_string('k%04d', id) AS id", "concat('u', id % 5) AS rollout_id", "CAST(id AS DOUBLE) / 8 + 1 AS reward")
           .write().format("lancecontext").options(options).option("write.commit", "immediate").mode("append").save(path);
       out.println("written immediate");

@@ -90,7 +90,7 @@ class SparkOnS3Test {
     List<String[]> lines;
     JobProcess job = JobProcess.start(SparkOnS3Job.class, dir.resolve("spark-job.log"), flags, s3.environment(), options);
     try (job) {
-      lines = job.runToEnd(60);
+      lines = job.runToEnd(240);
     }
 
     TreeMap<String, String> model = model();
