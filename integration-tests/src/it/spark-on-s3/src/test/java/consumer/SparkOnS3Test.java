@@ -82,6 +82,8 @@ class SparkOnS3Test {
     String uri = s3.newUri("spark");
     Map<String, String> options = new LinkedHashMap<>(s3.storeOptions());
     options.put("path", uri);
+    // the job's merge, not the background one (every 60 s by default), merges what it wrote
+    options.put("merge.trigger.interval", "3600s");
     String wrongSecret = "wrong-" + UUID.randomUUID();
     options.put("test.wrong-secret", wrongSecret);
     List<String> flags = List.of("-Xmx1g", "--add-opens=java.base/java.nio=ALL-UNNAMED",
