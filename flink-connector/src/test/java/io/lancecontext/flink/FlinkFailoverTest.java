@@ -17,6 +17,17 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.IntVector;
@@ -37,7 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Failover in both delivery modes: a job checkpointing every 200 ms writes 50,000 keyed records while a map
  * throws at random points (at least 5 restarts, fixed-delay restarts); the final store equals the input
- * exactly. Exactly-once: a reader polling the store meanwhile never sees part of a checkpoint.
+ * exactly. Exactly-once: a reader polling the store meanwhile never sees part of a checkpoint. And a checkpoint
+ * that expires after every writer staged it: its transaction is published, whole, by the next completed one.
  *
  * <p>How a reader recognises a checkpoint's rows: the source emits batch ids, and a chained flat map expands
  * each into {@value #BATCH} records tagged with the batch id and the batch size, all inside one emit, so a
@@ -54,8 +66,11 @@ class FlinkFailoverTest {
       + " {\"name\": \"batch\", \"type\": \"int64\"}, {\"name\": \"batch_size\", \"type\": \"int32\"},"
       + " {\"name\": \"value\", \"type\": \"int64\"}]}";
 
+  /** The sink's and Flink's committer metrics, read by {@link SlowSnapshotOnce} while the job runs. */
+  static final InMemoryReporter REPORTER = InMemoryReporter.createWithRetainedMetrics();
+
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER = FlinkTestCluster.create(2);
+  static final MiniClusterExtension CLUSTER = FlinkTestCluster.withReporter(2, REPORTER);
 
   @TempDir
   static Path dir;
@@ -143,7 +158,12 @@ class FlinkFailoverTest {
 
   /** The final store holds every input record once, with its value (count and per-key checksum). */
   private static void assertEqualsInput(ContextStore store) {
-    assertEquals(RECORDS, store.count());
+    assertEqualsInput(store, RECORDS);
+  }
+
+  /** The store holds records {@code 0 .. records - 1} once each, with their values (count and per-key checksum). */
+  private static void assertEqualsInput(ContextStore store, int records) {
+    assertEquals(records, store.count());
     long expected = 0;
     long actual = 0;
     Map<String, Long> values = new HashMap<>();
@@ -157,30 +177,45 @@ class FlinkFailoverTest {
         }
       }
     }
-    for (int i = 0; i < RECORDS; i++) {
+    for (int i = 0; i < records; i++) {
       String key = String.format("k%05d", i);
       Long value = values.get(key);
       assertEquals(valueOf(i), value == null ? -1 : value, "value of " + key);
       expected += key.hashCode() * 31L + valueOf(i);
       actual += key.hashCode() * 31L + value;
     }
-    assertEquals(RECORDS, values.size());
+    assertEquals(records, values.size());
     assertEquals(expected, actual, "per-key checksum");
   }
 
-  @Test
-  void exactlyOnceSurvivesRestartsAndReadersNeverSeePartOfACheckpoint() throws Exception {
-    String path = dir.resolve("eo").toString();
-    try (ContextStore created = ContextStore.open(Map.of("path", path, "schema", SPEC, "shards", "4"))) {
-      assertEquals(0, created.count());
+  /**
+   * Polls a store (a scan every 20 ms) while a job writes it and counts the states in which some batch is
+   * visible with fewer rows than its size: part of a checkpoint, or of a transaction, since both hold whole
+   * batches and every batch spans both writer subtasks.
+   */
+  static final class PollingReader {
+    private final AtomicBoolean done = new AtomicBoolean();
+    private final AtomicInteger polls = new AtomicInteger();
+    private final AtomicInteger partialStates = new AtomicInteger();
+    private final AtomicInteger intermediateStates = new AtomicInteger();
+    private final AtomicReference<String> firstPartial = new AtomicReference<>();
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private final Thread thread;
+    private final long total;
+
+    private PollingReader(String path, long total) {
+      this.total = total;
+      thread = new Thread(() -> poll(path), "polling-reader");
     }
-    AtomicBoolean done = new AtomicBoolean();
-    AtomicInteger polls = new AtomicInteger();
-    AtomicInteger partialStates = new AtomicInteger();
-    AtomicInteger intermediateStates = new AtomicInteger();
-    AtomicReference<String> firstPartial = new AtomicReference<>();
-    AtomicReference<Throwable> readerFailure = new AtomicReference<>();
-    Thread reader = new Thread(() -> {
+
+    /** Polls the store at {@code path}, into which the job writes {@code total} records. */
+    static PollingReader start(String path, long total) {
+      PollingReader r = new PollingReader(path, total);
+      r.thread.start();
+      return r;
+    }
+
+    private void poll(String path) {
       try (ContextStore store = ContextStore.open(Map.of("path", path))) {
         while (!done.get()) {
           Map<Long, Integer> perBatch = new HashMap<>();
@@ -197,7 +232,7 @@ class FlinkFailoverTest {
           }
           polls.incrementAndGet();
           long rows = perBatch.values().stream().mapToLong(Integer::longValue).sum();
-          if (rows > 0 && rows < RECORDS) {
+          if (rows > 0 && rows < total) {
             intermediateStates.incrementAndGet();
           }
           List<String> partial = new ArrayList<>();
@@ -213,24 +248,198 @@ class FlinkFailoverTest {
           Thread.sleep(20);
         }
       } catch (Throwable t) {
-        readerFailure.set(t);
+        failure.set(t);
       }
-    }, "polling-reader");
-    reader.start();
+    }
+
+    void stop() throws InterruptedException {
+      done.set(true);
+      thread.join(60_000);
+    }
+
+    /** No poll saw part of a batch, and at least {@code minIntermediate} polls saw a state between empty and full. */
+    void assertNeverSawPartOfABatch(int minIntermediate) {
+      assertEquals(null, failure.get(), "the reader failed");
+      assertEquals(0, partialStates.get(), "states showing part of a checkpoint, of " + polls.get() + " polls; first: "
+          + firstPartial.get());
+      assertTrue(intermediateStates.get() >= minIntermediate, "the reader saw the store between checkpoints "
+          + intermediateStates.get() + " times in " + polls.get() + " polls");
+    }
+  }
+
+  @Test
+  void exactlyOnceSurvivesRestartsAndReadersNeverSeePartOfACheckpoint() throws Exception {
+    String path = dir.resolve("eo").toString();
+    try (ContextStore created = ContextStore.open(Map.of("path", path, "schema", SPEC, "shards", "4"))) {
+      assertEquals(0, created.count());
+    }
+    PollingReader reader = PollingReader.start(path, RECORDS);
     try {
       run(path, DeliveryGuarantee.EXACTLY_ONCE);
     } finally {
-      done.set(true);
-      reader.join(60_000);
+      reader.stop();
     }
-    assertEquals(null, readerFailure.get(), "the reader failed");
     assertTrue(failuresThrown.get() >= 5, "restarts: " + failuresThrown.get());
-    assertEquals(0, partialStates.get(), "states showing part of a checkpoint, of " + polls.get() + " polls; first: "
-        + firstPartial.get());
-    assertTrue(intermediateStates.get() >= 3, "the reader saw the store between checkpoints "
-        + intermediateStates.get() + " times in " + polls.get() + " polls");
+    reader.assertNeverSawPartOfABatch(3);
     try (ContextStore store = ContextStore.open(Map.of("path", path))) {
       assertEqualsInput(store);
+    }
+  }
+
+  static final long CHECKPOINT_TIMEOUT_MS = 2_000;
+  /** Set by {@link SlowSnapshotOnce}: the checkpoint it let expire, and what it saw. */
+  static final AtomicLong expiredCheckpoint = new AtomicLong();
+  static final AtomicLong abortNotified = new AtomicLong();
+  static final AtomicLong rowsBeforeExpired = new AtomicLong();
+  static final AtomicLong rowsThroughExpired = new AtomicLong();
+  static final AtomicLong visibleAtNextSnapshot = new AtomicLong(-1);
+  static final AtomicLong pendingAtNextSnapshot = new AtomicLong(-1);
+  static final AtomicReference<String> setupFailure = new AtomicReference<>();
+
+  /** The sum of counter (or integer gauge) {@code metric} over the groups of {@code job} that have it, and how many have it. */
+  static long[] metric(JobID job, String metric) {
+    long sum = 0;
+    long groups = 0;
+    for (var group : REPORTER.getMetricsByGroup().entrySet()) {
+      if (!job.toString().equals(group.getKey().getAllVariables().get("<job_id>"))) {
+        continue;
+      }
+      Metric m = group.getValue().get(metric);
+      if (m instanceof Counter c) {
+        sum += c.getCount();
+        groups++;
+      } else if (m instanceof Gauge<?> g && g.getValue() instanceof Number n) {
+        sum += n.longValue();
+        groups++;
+      }
+    }
+    return new long[] {sum, groups};
+  }
+
+  /**
+   * Passes records on (chained to the source: the only way into the sink) and lets one checkpoint expire: at the
+   * second checkpoint whose interval carried records it waits until both writer subtasks have staged it (their
+   * {@code transactionsStaged} equals the checkpoints with records so far) and the committer has received its
+   * committable (Flink's {@code totalCommittables}), then blocks its own snapshot past the checkpoint timeout.
+   * The checkpoint is aborted after every writer took part in it, so its transaction is complete but not
+   * published. At its next snapshot it records what a reader sees and the committables the committer holds.
+   */
+  static final class SlowSnapshotOnce extends RichMapFunction<Event, Event> implements CheckpointedFunction,
+      CheckpointListener {
+    private final String path;
+    private transient long emitted;
+    private transient long emittedAtLastSnapshot;
+    private transient int checkpointsWithRows;
+
+    SlowSnapshotOnce(String path) {
+      this.path = path;
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) {
+      if (context.isRestored()) {
+        setupFailure.compareAndSet(null, "the job restarted");
+      }
+    }
+
+    @Override
+    public Event map(Event e) {
+      emitted++;
+      return e;
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext context) throws Exception {
+      long id = context.getCheckpointId();
+      boolean withRows = emitted > emittedAtLastSnapshot;
+      if (withRows) {
+        checkpointsWithRows++;
+      }
+      JobID job = getRuntimeContext().getJobInfo().getJobId();
+      if (expiredCheckpoint.get() == 0 && withRows && checkpointsWithRows == 2) {
+        long deadline = context.getCheckpointTimestamp() + CHECKPOINT_TIMEOUT_MS;
+        while (!(metric(job, "transactionsStaged")[0] == 2L * checkpointsWithRows
+            && metric(job, "transactionsStaged")[1] == 2 && metric(job, "totalCommittables")[0] == checkpointsWithRows)) {
+          if (System.currentTimeMillis() > deadline - 300) {
+            setupFailure.compareAndSet(null, "checkpoint " + id + " was not staged by both writers and at the committer "
+                + "within its timeout: transactionsStaged " + java.util.Arrays.toString(metric(job, "transactionsStaged"))
+                + ", totalCommittables " + metric(job, "totalCommittables")[0] + ", expected " + checkpointsWithRows);
+            break;
+          }
+          Thread.sleep(5);
+        }
+        rowsBeforeExpired.set(emittedAtLastSnapshot);
+        rowsThroughExpired.set(emitted);
+        expiredCheckpoint.set(id);
+        Thread.sleep(Math.max(0, deadline + 500 - System.currentTimeMillis()));
+      } else if (expiredCheckpoint.get() != 0 && visibleAtNextSnapshot.get() < 0) {
+        try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+          visibleAtNextSnapshot.set(store.count());
+        }
+        pendingAtNextSnapshot.set(metric(job, "pendingCommittables")[0]);
+      }
+      emittedAtLastSnapshot = emitted;
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) {}
+
+    @Override
+    public void notifyCheckpointAborted(long checkpointId) {
+      abortNotified.compareAndSet(0, checkpointId);
+    }
+  }
+
+  /**
+   * A checkpoint that expires after every writer staged its transaction and the committer received it: that
+   * transaction stays invisible, the next completed checkpoint publishes it and its own one after the other, a
+   * polling reader never sees part of either, and the final store equals the input exactly.
+   */
+  @Test
+  void anExpiredCheckpointIsPublishedWholeWithTheNextOne() throws Exception {
+    int batches = 80;
+    int records = batches * BATCH;
+    String path = dir.resolve("expired").toString();
+    try (ContextStore created = ContextStore.open(Map.of("path", path, "schema", SPEC, "shards", "4"))) {
+      assertEquals(0, created.count());
+    }
+    expiredCheckpoint.set(0);
+    abortNotified.set(0);
+    visibleAtNextSnapshot.set(-1);
+    pendingAtNextSnapshot.set(-1);
+    setupFailure.set(null);
+    Configuration conf = new Configuration();
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+    conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofMillis(200));
+    conf.set(CheckpointingOptions.CHECKPOINTING_TIMEOUT, Duration.ofMillis(CHECKPOINT_TIMEOUT_MS));
+    // the one expiry, and room for a slow checkpoint on a busy machine (the assertions hold either way)
+    conf.set(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER, 5);
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+    env.setParallelism(2);
+    PollingReader reader = PollingReader.start(path, records);
+    try {
+      env.fromSequence(0, batches - 1).setParallelism(1)
+          .flatMap(new ExpandBatch()).setParallelism(1)
+          .map(new SlowSnapshotOnce(path)).setParallelism(1)
+          .sinkTo(LanceContextSink.builder().options(Map.of("path", path, "schema", SPEC, "shards", "4"))
+              .build(RecordConverter.pojo(Event.class)));
+      env.execute("expired-checkpoint");
+    } finally {
+      reader.stop();
+    }
+    assertEquals(null, setupFailure.get());
+    long expired = expiredCheckpoint.get();
+    assertTrue(expired > 0, "no checkpoint was let expire");
+    assertEquals(expired, abortNotified.get(), "the checkpoint aborted");
+    assertTrue(rowsBeforeExpired.get() > 0 && rowsThroughExpired.get() > rowsBeforeExpired.get(),
+        rowsBeforeExpired + " " + rowsThroughExpired);
+    assertTrue(visibleAtNextSnapshot.get() <= rowsBeforeExpired.get(), "after checkpoint " + expired + " expired, "
+        + visibleAtNextSnapshot + " rows were visible; the checkpoints before it held " + rowsBeforeExpired);
+    assertTrue(pendingAtNextSnapshot.get() >= 1, "the committer holds the expired checkpoint's committable: "
+        + pendingAtNextSnapshot);
+    reader.assertNeverSawPartOfABatch(2);
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      assertEqualsInput(store, records);
     }
   }
 

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.error.StoreClosedException;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.flink.source.LanceContextSplit;
@@ -323,6 +326,89 @@ class FlinkReadTest {
     assertEquals(List.of("k1=1.0", "k2=2.0", "late1=null", "late1=null", "late2=20.0", "k1=1.0", "k2=2.0"),
         lookupWhileKeysArrive("lookup-partial", ", 'lookup.cache' = 'PARTIAL', 'lookup.partial-cache.max-rows' = '100',"
             + " 'lookup.partial-cache.expire-after-write' = '1 h'"));
+  }
+
+  /**
+   * A streaming lookup join on a store with {@code 'lookup.max-retries' = retries}: probes {@code k1}, then, after
+   * the test has closed the JVM's resident stores under the running join's open handle
+   * ({@code ContextStore.closeAllResident()}: what JVM shutdown does; the next call through that handle fails with
+   * core's retryable {@code StoreClosedException}), {@code k2, k1}. Returns each probe's key and reward and the
+   * job's {@code lookupRetries}; the job, without restarts, fails if a lookup fails.
+   */
+  private static Map.Entry<List<String>, Long> lookupAcrossAClosedStore(String name, int retries) throws Exception {
+    String store = dir.resolve(name).toString();
+    try (ContextStore s = ContextStore.open(Map.of("path", store, "schema", "rollout", "schema.embedding-dim", "2"))) {
+      s.add(List.of(Map.of("id", "k1", "reward", 1.0), Map.of("id", "k2", "reward", 2.0)));
+    }
+    NEXT_ROUND.drainPermits();
+    Configuration conf = new Configuration();
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+    env.setParallelism(1);
+    StreamTableEnvironment tables = StreamTableEnvironment.create(env);
+    tables.createTemporaryView("probes", tables.fromDataStream(
+        env.fromData("k1", "|", "k2", "k1").flatMap(new Rounds()).returns(Types.STRING),
+        Schema.newBuilder().column("f0", DataTypes.STRING()).columnByExpression("pt", "PROCTIME()").build()));
+    tables.executeSql("CREATE TABLE r (id STRING, reward DOUBLE) WITH ('connector' = 'lancecontext', 'path' = '" + store
+        + "', 'lookup.max-retries' = '" + retries + "')");
+    TableResult result = tables.executeSql("SELECT p.f0, r.reward FROM probes AS p JOIN r FOR SYSTEM_TIME AS OF p.pt "
+        + "AS r ON p.f0 = r.id");
+    JobID job = result.getJobClient().orElseThrow().getJobID();
+    List<String> got = new ArrayList<>();
+    try (CloseableIterator<Row> it = result.collect()) {
+      Row first = it.next();
+      got.add(first.getField(0) + "=" + first.getField(1));
+      // the join has looked k1 up through its open handle and waits for the next probes
+      ContextStore.closeAllResident();
+      NEXT_ROUND.release();
+      it.forEachRemaining(row -> got.add(row.getField(0) + "=" + row.getField(1)));
+    }
+    long retried = 0;
+    for (var group : REPORTER.getMetricsByGroup().entrySet()) {
+      if (job.toString().equals(group.getKey().getAllVariables().get("<job_id>"))
+          && group.getValue().get("lookupRetries") instanceof Counter c) {
+        retried += c.getCount();
+      }
+    }
+    return Map.entry(got, retried);
+  }
+
+  /** A lookup that meets a store closed under its handle retries, opening the store again: the join goes on. */
+  @Test
+  void aLookupRetriesAStoreClosedUnderItWithinLookupMaxRetries() throws Exception {
+    var result = lookupAcrossAClosedStore("retry-1", 1);
+    assertEquals(List.of("k1=1.0", "k2=2.0", "k1=1.0"), result.getKey());
+    assertEquals(1L, result.getValue(), "lookupRetries: one failed attempt, retried once");
+  }
+
+  /** With fewer retries than failures the lookup fails the job naming the key, the store and the option. */
+  @Test
+  void aLookupFailsNamingTheStoreWhenLookupMaxRetriesAreUsedUp() {
+    String store = dir.resolve("retry-0").toString();
+    Exception e = assertThrows(Exception.class, () -> lookupAcrossAClosedStore("retry-0", 0));
+    String messages = FlinkTestCluster.messages(e);
+    assertTrue(messages.contains("lookup of key 'k2' in the store at ") && messages.contains(store)
+        && messages.contains("failed after 1 attempt(s) ('lookup.max-retries' = 0)"), messages);
+    StoreClosedException cause = FlinkTestCluster.cause(e, StoreClosedException.class)
+        .orElseThrow(() -> new AssertionError("no StoreClosedException among the causes: " + messages, e));
+    assertTrue(cause.isRetryable(), cause.getMessage());
+  }
+
+  /**
+   * {@code 'lookup.cache' = 'FULL'} is refused when a lookup join plans, naming the option, the table's path and the
+   * supported values.
+   */
+  @Test
+  void aFullLookupCacheIsRefusedNamingTheOptionAndTheSupportedValues() {
+    TableEnvironment env = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+    env.executeSql("CREATE TABLE full_cache (id STRING, reward DOUBLE) WITH ('connector' = 'lancecontext', 'path' = '"
+        + path + "', 'lookup.cache' = 'FULL')");
+    Exception e = assertThrows(Exception.class, () -> env.executeSql("SELECT o.k, r.reward FROM (SELECT k, PROCTIME() AS "
+        + "pt FROM (VALUES ('k0001')) AS v(k)) AS o JOIN full_cache FOR SYSTEM_TIME AS OF o.pt AS r ON o.k = r.id"));
+    String messages = FlinkTestCluster.messages(e);
+    assertTrue(FlinkTestCluster.cause(e, ValidationException.class).isPresent(), messages);
+    assertTrue(messages.contains("option 'lookup.cache' = 'FULL' is not supported by the lancecontext table on " + path)
+        && messages.contains("supported values are 'NONE' (the default") && messages.contains("and 'PARTIAL'"), messages);
   }
 
   @Test

@@ -30,6 +30,16 @@ public final class FlinkTestCluster {
     return create(slots, reporter.addToConfiguration(new Configuration()));
   }
 
+  /** The first of {@code t} and its causes that is a {@code type}, if any (Flink keeps a job's failure cause). */
+  public static <T extends Throwable> java.util.Optional<T> cause(Throwable t, Class<T> type) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (type.isInstance(c)) {
+        return java.util.Optional.of(type.cast(c));
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
   /** The messages of {@code t} and its causes, for assertions on what an error names. */
   public static String messages(Throwable t) {
     StringBuilder sb = new StringBuilder();

@@ -2,6 +2,7 @@ package io.lancecontext.flink.lookup;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.flink.RecordRows;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -22,7 +23,12 @@ import org.apache.flink.table.types.logical.RowType;
  * its key index). Without a cache a lookup sees every add acknowledged before it started; with Flink's
  * {@code lookup.cache = PARTIAL} a cached row may be older by up to {@code lookup.partial-cache.expire-after-*}.
  * A failure core calls retryable ({@link LanceContextException#isRetryable()}) is retried up to
- * {@code lookup.max-retries} times.
+ * {@code lookup.max-retries} times; after a retryable {@link StoreClosedException} (the JVM's resident store
+ * was closed under the open handle: {@code ContextStore.closeAllResident()}, shutdown) the retry opens the
+ * store again, as core asks. Core raises no retryable error for a read that failed on storage (a
+ * {@code StorageException}, not retried): what the retries recover from is a store closed under the handle.
+ * When the retries are used up, the lookup fails with an {@code IOException} naming the key, the store and
+ * the option, its cause core's error.
  *
  * <p>Metrics (the lookup operator's group): {@code lookups} (store lookups made: every lookup without a
  * cache, the cache misses with one), {@code lookupKeysFound}, {@code lookupRetries} and
@@ -37,6 +43,7 @@ public final class LanceContextLookupFunction extends LookupFunction {
   private final RowType rowType;
   private final int maxRetries;
   private transient ContextStore store;
+  private transient String uri;
   private transient Counter lookups;
   private transient Counter retries;
   private transient Counter keysFound;
@@ -56,6 +63,7 @@ public final class LanceContextLookupFunction extends LookupFunction {
     keysFound = metrics.counter("lookupKeysFound");
     latency = metrics.histogram("lookupLatencyMs", new DescriptiveStatisticsHistogram(1024));
     store = ContextStore.open(options);
+    uri = store.uri();
   }
 
   @Override
@@ -68,6 +76,9 @@ public final class LanceContextLookupFunction extends LookupFunction {
     lookups.inc();
     for (int attempt = 0; ; attempt++) {
       try {
+        if (store == null) {
+          store = ContextStore.open(options);
+        }
         List<RowData> out = new ArrayList<>(1);
         for (Map<String, Object> record : store.lookup(List.of(key), rowType.getFieldNames(), false)) {
           out.add(RecordRows.toRow(record, rowType));
@@ -77,10 +88,15 @@ public final class LanceContextLookupFunction extends LookupFunction {
         return out;
       } catch (LanceContextException e) {
         if (!e.isRetryable() || attempt >= maxRetries) {
-          throw new IOException("lookup of key '" + key + "' in " + store.uri() + " failed after " + (attempt + 1)
-              + " attempt(s)", e);
+          throw new IOException("lookup of key '" + key + "' in the store at " + uri + " failed after " + (attempt + 1)
+              + " attempt(s) ('lookup.max-retries' = " + maxRetries + ")", e);
         }
         retries.inc();
+        if (e instanceof StoreClosedException && store != null) {
+          // the JVM's resident store was closed under this handle: only a handle opened again reaches the store
+          store.close();
+          store = null;
+        }
       }
     }
   }

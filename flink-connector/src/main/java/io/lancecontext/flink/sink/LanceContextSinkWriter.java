@@ -4,6 +4,7 @@ import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.StoreWriter;
 import io.lancecontext.core.WriterOptions;
 import io.lancecontext.core.error.FencedWriterException;
+import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.WriteNotAcknowledgedException;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.WriteSummary;
@@ -44,8 +45,8 @@ import org.apache.flink.types.RowKind;
  * so they are never visible (garbage collection removes them after {@code gc.grace}).
  *
  * <p>Changelog rows (both modes): +I and +U upsert; -D writes a tombstone where the spec has capability
- * {@code tombstones}, and on a store without it fails the writer naming the capability, the store and the key
- * (before the -D's buffer is put or staged). -U is ignored, not written: a +U (or +I, -D) of its key that follows
+ * {@code tombstones}, and on a store without it fails the writer with core's {@link SchemaException} naming the
+ * capability, the store and the key (before the -D's buffer is put or staged). -U is ignored, not written: a +U (or +I, -D) of its key that follows
  * before the next put of this writer's buffers replaces it. One case is different: Flink 2.3's planner also sends
  * this sink, whose changelog mode excludes -U, a lone -U (no +U follows) when a filter after an update drops the
  * updated row ({@code GROUP BY ... HAVING}); the key has left the query's result. So a -U whose key is not
@@ -187,7 +188,9 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
       return;
     }
     if (kind == RowKind.DELETE && !tombstones) {
-      throw new UnsupportedOperationException("a delete (-D) of key '" + format.key(element) + "' reached the store at "
+      // core's error for a delete without the capability (StoreWriter.delete), thrown before the handle is
+      // opened so that the rows buffered before the -D are never put or staged
+      throw new SchemaException("a delete (-D) of key '" + format.key(element) + "' reached the store at "
           + store.uri() + ", whose spec has no 'tombstones' capability (its capabilities: "
           + store.spec().capabilities() + "): deleting by key needs a spec declaring 'tombstones' (a JSON spec in "
           + "option 'schema', or the 'context' preset), or a changelog without deletes");
