@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * The shape of connector-core: a small public API on top, internals below, arrows pointing down.
  *
  * <pre>
- * io.lancecontext.core                 ContextStore, StoreWriter, RowAppender, WriterOptions, StoreReader
+ * io.lancecontext.core                 ContextStore, StoreWriter, RowAppender, WriterOptions, StoreReader, Warehouse
  *   .read .result                      ScanSpec, Predicate, ReadPlan, ReadSplit; stats and results
  *   .schema .options .error            value types
  *   .internal.store                    composition of a resident store
@@ -73,7 +73,7 @@ class ArchitectureTest {
   }
 
   private static final Set<String> EXPECTED_API = new TreeSet<>(Set.of(
-      "ContextStore", "RowAppender", "StoreReader", "StoreWriter", "WriterOptions",
+      "ContextStore", "RowAppender", "StoreReader", "StoreWriter", "Warehouse", "WriterOptions",
       "read.Predicate", "read.ReadPlan", "read.ReadSplit", "read.ScanSpec",
       "result.CompactionResult", "result.FlushResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
       "result.PublishResult", "result.WriteSummary",

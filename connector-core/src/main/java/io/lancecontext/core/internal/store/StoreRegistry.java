@@ -194,6 +194,22 @@ public final class StoreRegistry {
     }
   }
 
+  /** Closes the store at {@code uri} now, open handles or not (a dropped store); returns whether it was resident. */
+  public boolean close(String uri) {
+    return closeOutside(uri, false);
+  }
+
+  /** Closes every resident store whose location starts with {@code prefix} (a dropped namespace). */
+  public int closeBelow(String prefix) {
+    int n = 0;
+    for (String uri : new ArrayList<>(cache.asMap().keySet())) {
+      if (uri.startsWith(prefix) && closeOutside(uri, false)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** Evicts the store at {@code uri} if no handle is open; returns whether it was closed. */
   boolean evictIfIdle(String uri) {
     return closeOutside(uri, true);
