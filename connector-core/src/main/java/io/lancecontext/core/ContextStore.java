@@ -78,6 +78,35 @@ public final class ContextStore implements AutoCloseable {
     return open(StoreRegistry.INSTANCE, config);
   }
 
+  /**
+   * Deletes the store at option {@code path}: closed in this JVM first (its writers sealed; handles to it then
+   * fail with a retryable {@link StoreClosedException}, other stores stay open), then every object of it
+   * deleted. Processes that still write it are not stopped. Returns false, deleting nothing, when no store is
+   * there (a location without a Lance table is never deleted).
+   */
+  public static boolean drop(Map<String, String> options) {
+    StoreConfig config = StoreConfig.of(options);
+    io.lancecontext.core.internal.io.StoreFiles files =
+        io.lancecontext.core.internal.io.StoreFiles.forUri(config.uri(), config.storageOptions());
+    try {
+      if (!files.prefixExists("_versions/")) {
+        return false;
+      }
+      StoreRegistry.INSTANCE.close(config.uri());
+      int n = 0;
+      for (String name : files.list("")) {  // _versions, data, _mem_wal, _lc, _indices, ...
+        n += files.deletePrefix(name);
+      }
+      if (config.localPath().isPresent()) {
+        java.nio.file.Files.deleteIfExists(config.localPath().get());  // the emptied directory itself
+      }
+      org.slf4j.LoggerFactory.getLogger(ContextStore.class).info("Dropped store {} ({} objects)", config.uri(), n);
+      return true;
+    } catch (java.io.IOException e) {
+      throw new io.lancecontext.core.error.StorageException("could not drop the store at " + config.uri() + ": " + e, e);
+    }
+  }
+
   /** A handle from {@code registry} (tests use registries of their own). */
   static ContextStore open(StoreRegistry registry, StoreConfig config) {
     return new ContextStore(registry, registry.acquire(config), config);

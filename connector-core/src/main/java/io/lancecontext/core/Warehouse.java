@@ -165,14 +165,7 @@ public final class Warehouse {
    * still write it are not stopped. Returns whether it existed.
    */
   public boolean dropStore(List<String> namespace, String name) {
-    String dir = relative(namespace, name);
-    if (kind(dir) != Kind.STORE) {
-      return false;
-    }
-    StoreRegistry.INSTANCE.close(root + "/" + dir);
-    int n = io(() -> files.deletePrefix(dir + "/"), "drop store", dir);
-    LOG.info("Dropped store {} ({} objects)", root + "/" + dir, n);
-    return true;
+    return ContextStore.drop(storeOptions(namespace, name));
   }
 
   @Override

@@ -77,6 +77,23 @@ class WarehouseTest extends StoreTest {
   }
 
   @Test
+  void dropDeletesOnlyAStoreAndNothingElseOfTheFolder() throws Exception {
+    java.nio.file.Path notAStore = Files.createDirectories(dir.resolve("wh/db/notes"));
+    Files.writeString(notAStore.resolve("readme.txt"), "keep me");
+    assertFalse(ContextStore.drop(Map.of("path", notAStore.toString())), "no Lance table there");
+    assertTrue(Files.exists(notAStore.resolve("readme.txt")));
+    Warehouse w = Warehouse.open(dir.resolve("wh").toString(), Map.of());
+    assertFalse(w.dropStore(List.of("db"), "notes"));
+    assertTrue(Files.exists(notAStore.resolve("readme.txt")));
+    try (ContextStore s = createStore(w, List.of("db"), "s")) {
+      s.add(List.of(Map.of("id", "k1", "sequence_order", 1)));
+    }
+    assertTrue(ContextStore.drop(w.storeOptions(List.of("db"), "s")));
+    assertFalse(Files.exists(dir.resolve("wh/db/s")), "the store's directory is gone");
+    assertEquals(List.of("notes"), w.namespaces(List.of("db")), "a folder of other files is listed as a namespace");
+  }
+
+  @Test
   void namesThatWouldEscapeOrAliasTheRootAreRefusedNamingThem() {
     Warehouse w = Warehouse.open(dir.resolve("wh").toString(), Map.of());
     for (String bad : List.of("..", ".", "", "a/b", "a\\b", Warehouse.NAMESPACE_MARKER)) {
