@@ -1,6 +1,7 @@
 package io.lancecontext.spark.catalog;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.Warehouse;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.StoreNotFoundException;
 import io.lancecontext.core.options.StoreConfig;
@@ -9,18 +10,12 @@ import io.lancecontext.spark.SparkOptions;
 import io.lancecontext.spark.SparkSchemas;
 import io.lancecontext.spark.SparkTable;
 import io.lancecontext.spark.procedures.StoreProcedure;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
@@ -50,14 +45,16 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * ({@code schema}, {@code shards}, ...). A table created without {@code schema} gets one derived from its
  * columns ({@link SparkSchemas#toSpec}). Functions: {@code bucket(shards, key)}. Procedures, in namespace
  * {@code system}: {@code merge}, {@code flush}, {@code compact}, {@code gc}, {@code stats}. Names that would
- * escape the warehouse ({@code ..}, {@code /}) are refused. Local file systems only for now.
+ * escape the warehouse ({@code ..}, {@code /}) are refused. The warehouse is a local directory or an
+ * {@code s3://} URI (with the {@code storage.*} options its stores take); core's {@link Warehouse} keeps the
+ * layout, this class maps it to Spark's catalog calls.
  */
 public final class LanceContextCatalog implements TableCatalog, SupportsNamespaces, FunctionCatalog, ProcedureCatalog {
   public static final String WAREHOUSE = "warehouse";
   private static final String SYSTEM = "system";
 
   private String name;
-  private Path warehouse;
+  private Warehouse warehouse;
   private Map<String, String> defaults;
 
   @Override
@@ -67,7 +64,6 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     if (root == null || root.isBlank()) {
       throw new BadOptionException(WAREHOUSE, "is required: spark.sql.catalog." + name + ".warehouse = <directory>");
     }
-    this.warehouse = Path.of(root);
     Map<String, String> d = new LinkedHashMap<>();
     options.asCaseSensitiveMap().forEach((k, v) -> {
       if (!k.equalsIgnoreCase(WAREHOUSE)) {
@@ -75,6 +71,9 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
       }
     });
     this.defaults = Map.copyOf(d);
+    Map<String, String> core = new LinkedHashMap<>(SparkOptions.toConfig(withPath(d, root)).asMap());
+    core.remove(StoreOptions.PATH.key());
+    this.warehouse = Warehouse.open(root, core);
   }
 
   @Override
@@ -84,48 +83,25 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
 
   // ---------------------------------------------------------------- namespaces
 
-  private Path dir(String[] namespace) {
-    Path p = warehouse;
-    for (String part : namespace) {
-      p = p.resolve(checkName(part));
-    }
-    return p;
+  private static Map<String, String> withPath(Map<String, String> options, String path) {
+    Map<String, String> o = new LinkedHashMap<>(options);
+    o.put(StoreOptions.PATH.key(), path);
+    return o;
   }
 
-  /**
-   * A namespace or table name is one directory name: {@code ..}, {@code .}, an empty name and names with a
-   * path separator would escape (or alias) the warehouse and are refused.
-   *
-   * @throws IllegalArgumentException naming the name
-   */
-  private static String checkName(String part) {
-    if (part.isEmpty() || part.equals(".") || part.equals("..") || part.contains("/") || part.contains("\\")
-        || part.indexOf('\0') >= 0) {
-      throw new IllegalArgumentException("name '" + part + "' is not allowed in a lancecontext catalog: a namespace or "
-          + "table name is one directory of the warehouse (no '/', '\\', '.' or '..')");
-    }
-    return part;
+  private static List<String> ns(String[] namespace) {
+    return List.of(namespace);
   }
 
-  private static boolean isStore(Path dir) {
-    return Files.isDirectory(dir.resolve("_versions"));
-  }
-
-  private List<Path> children(Path dir) {
-    if (!Files.isDirectory(dir)) {
-      return List.of();
-    }
-    try (Stream<Path> s = Files.list(dir)) {
-      return s.filter(Files::isDirectory).sorted().toList();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+  private static String[] child(String[] namespace, String name) {
+    String[] out = Arrays.copyOf(namespace, namespace.length + 1);
+    out[namespace.length] = name;
+    return out;
   }
 
   @Override
   public String[][] listNamespaces() {
-    return children(warehouse).stream().filter(p -> !isStore(p))
-        .map(p -> new String[] {p.getFileName().toString()}).toArray(String[][]::new);
+    return warehouse.namespaces(List.of()).stream().map(n -> new String[] {n}).toArray(String[][]::new);
   }
 
   @Override
@@ -133,17 +109,12 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     if (!namespaceExists(namespace)) {
       throw new NoSuchNamespaceException(namespace);
     }
-    return children(dir(namespace)).stream().filter(p -> !isStore(p)).map(p -> {
-      String[] ns = Arrays.copyOf(namespace, namespace.length + 1);
-      ns[namespace.length] = p.getFileName().toString();
-      return ns;
-    }).toArray(String[][]::new);
+    return warehouse.namespaces(ns(namespace)).stream().map(n -> child(namespace, n)).toArray(String[][]::new);
   }
 
   @Override
   public boolean namespaceExists(String[] namespace) {
-    Path d = dir(namespace);
-    return namespace.length > 0 && Files.isDirectory(d) && !isStore(d);
+    return namespace.length > 0 && warehouse.namespaceExists(ns(namespace));
   }
 
   @Override
@@ -151,18 +122,13 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     if (!namespaceExists(namespace)) {
       throw new NoSuchNamespaceException(namespace);
     }
-    return Map.of("location", dir(namespace).toString());
+    return Map.of("location", warehouse.root() + "/" + String.join("/", namespace));
   }
 
   @Override
   public void createNamespace(String[] namespace, Map<String, String> metadata) throws NamespaceAlreadyExistsException {
-    if (namespaceExists(namespace)) {
+    if (!warehouse.createNamespace(ns(namespace))) {
       throw new NamespaceAlreadyExistsException(namespace);
-    }
-    try {
-      Files.createDirectories(dir(namespace));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
   }
 
@@ -177,23 +143,18 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     if (!namespaceExists(namespace)) {
       throw new NoSuchNamespaceException(namespace);
     }
-    if (!children(dir(namespace)).isEmpty() && !cascade) {
+    if (!cascade && !warehouse.contents(ns(namespace)).isEmpty()) {
       throw new NonEmptyNamespaceException(namespace);
     }
-    deleteTree(dir(namespace));
-    return true;
+    return warehouse.dropNamespace(ns(namespace));
   }
 
   // ---------------------------------------------------------------- tables
 
-  private Path location(Identifier ident) {
-    return dir(ident.namespace()).resolve(checkName(ident.name()));
-  }
-
   private StoreConfig config(Identifier ident, Map<String, String> properties) {
     Map<String, String> options = new LinkedHashMap<>(defaults);
     options.putAll(properties);
-    options.put(StoreOptions.PATH.key(), location(ident).toString());
+    options.put(StoreOptions.PATH.key(), warehouse.location(ns(ident.namespace()), ident.name()));
     return SparkOptions.toConfig(options);
   }
 
@@ -202,13 +163,12 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     if (!namespaceExists(namespace)) {
       throw new NoSuchNamespaceException(namespace);
     }
-    return children(dir(namespace)).stream().filter(LanceContextCatalog::isStore)
-        .map(p -> Identifier.of(namespace, p.getFileName().toString())).toArray(Identifier[]::new);
+    return warehouse.stores(ns(namespace)).stream().map(t -> Identifier.of(namespace, t)).toArray(Identifier[]::new);
   }
 
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
-    if (!isStore(location(ident))) {
+    if (!isStore(ident)) {
       throw new NoSuchTableException(ident);
     }
     StoreConfig config = config(ident, Map.of());
@@ -222,7 +182,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
   @Override
   public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    if (isStore(location(ident))) {
+    if (isStore(ident)) {
       throw new TableAlreadyExistsException(ident);
     }
     if (!namespaceExists(ident.namespace())) {
@@ -267,31 +227,22 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
         + "when the store is created");
   }
 
-  /** Deletes the table's store. Close writers of it first: this JVM's resident stores are closed. */
+  /**
+   * Deletes the table's store ({@link Warehouse#dropStore}): closed in this JVM, other tables stay open; stop
+   * other jobs writing it first.
+   */
   @Override
   public boolean dropTable(Identifier ident) {
-    Path location = location(ident);
-    if (!isStore(location)) {
-      return false;
-    }
-    ContextStore.closeAllResident();
-    deleteTree(location);
-    return true;
+    return warehouse.dropStore(ns(ident.namespace()), ident.name());
+  }
+
+  private boolean isStore(Identifier ident) {
+    return warehouse.storeExists(ns(ident.namespace()), ident.name());
   }
 
   @Override
   public void renameTable(Identifier from, Identifier to) {
     throw new UnsupportedOperationException("renaming a lancecontext table is not supported");
-  }
-
-  private static void deleteTree(Path root) {
-    try (Stream<Path> walk = Files.walk(root)) {
-      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 
   // ---------------------------------------------------------------- functions and procedures
@@ -334,7 +285,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
   private ContextStore openTable(String table) {
     String[] parts = table.split("\\.");
     Identifier ident = Identifier.of(Arrays.copyOf(parts, parts.length - 1), parts[parts.length - 1]);
-    if (!isStore(location(ident))) {
+    if (!isStore(ident)) {
       throw new IllegalArgumentException("no table " + table + " in catalog " + name);
     }
     return ContextStore.open(config(ident, Map.of()));

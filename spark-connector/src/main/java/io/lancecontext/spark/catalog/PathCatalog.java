@@ -12,16 +12,10 @@ import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.spark.SparkOptions;
 import io.lancecontext.spark.SparkSchemas;
 import io.lancecontext.spark.SparkTable;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Stream;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
@@ -178,19 +172,7 @@ public final class PathCatalog implements TableCatalog, FunctionCatalog {
     if (!CREATED.remove(ident.name())) {
       return false;
     }
-    var local = StoreConfig.forPath(ident.name()).localPath();
-    if (local.isEmpty()) {
-      return false;
-    }
-    ContextStore.closeAllResident();
-    try (Stream<Path> walk = Files.walk(local.get())) {
-      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return true;
+    return ContextStore.drop(Map.of(StoreOptions.PATH.key(), ident.name()));
   }
 
   @Override
