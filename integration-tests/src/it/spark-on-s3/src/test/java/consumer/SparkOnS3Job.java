@@ -83,7 +83,27 @@ public final class SparkOnS3Job {
       }
       print(out, "flushed-all", store);
 
-      // 4. the wrong secret: refused for the store open in this JVM (one value per store) and, for another
+      // 4. a catalog whose warehouse is on S3: namespaces, CREATE TABLE, INSERT, SHOW, CALL, DROP
+      spark.conf().set("spark.sql.catalog.lcs", "io.lancecontext.spark.catalog.LanceContextCatalog");
+      spark.conf().set("spark.sql.catalog.lcs.warehouse", path + "-wh");
+      options.forEach((k, v) -> spark.conf().set("spark.sql.catalog.lcs." + k, v));
+      spark.sql("CREATE NAMESPACE lcs.db");
+      spark.sql("CREATE NAMESPACE lcs.empty");
+      spark.sql("CREATE TABLE lcs.db.t USING lancecontext TBLPROPERTIES ('schema' = 'rollout', 'shards' = '2')");
+      spark.sql("INSERT INTO lcs.db.t (id, rollout_id, reward) SELECT format_string('c%02d', id), 'c', CAST(id AS DOUBLE) "
+          + "FROM range(10)");
+      out.println("catalog-namespaces " + names(spark.sql("SHOW NAMESPACES IN lcs"), 0));
+      out.println("catalog-tables " + names(spark.sql("SHOW TABLES IN lcs.db"), 1));
+      out.println("catalog-count " + spark.sql("SELECT count(*) FROM lcs.db.t").first().getLong(0));
+      Row merged = spark.sql("CALL lcs.system.merge(table => 'db.t')").first();
+      out.println("catalog-merge " + merged.getBoolean(merged.fieldIndex("merged")) + " " + merged);
+      out.println("catalog-count-merged " + spark.sql("SELECT count(*) FROM lcs.db.t WHERE reward >= 5").first().getLong(0));
+      spark.sql("DROP TABLE lcs.db.t");
+      out.println("catalog-tables-dropped " + names(spark.sql("SHOW TABLES IN lcs.db"), 1));
+      spark.sql("DROP NAMESPACE lcs.db");
+      out.println("catalog-namespaces-dropped " + names(spark.sql("SHOW NAMESPACES IN lcs"), 0));
+
+      // 5. the wrong secret: refused for the store open in this JVM (one value per store) and, for another
       //    store, at open because it disagrees with AWS_SECRET_ACCESS_KEY; neither message shows a secret
       Map<String, String> wrong = new LinkedHashMap<>(options);
       wrong.put("storage.aws_secret_access_key", wrongSecret);
@@ -99,6 +119,15 @@ public final class SparkOnS3Job {
       ContextStore.closeAllResident();
     }
     System.exit(0);
+  }
+
+  private static String names(Dataset<Row> rows, int column) {
+    List<String> out = new java.util.ArrayList<>();
+    for (Row r : rows.collectAsList()) {
+      out.add(r.getString(column));
+    }
+    java.util.Collections.sort(out);
+    return String.join(",", out);
   }
 
   private static String failure(Runnable r) {

@@ -118,6 +118,16 @@ class SparkOnS3Test {
     assertTrue(objects.stream().anyMatch(k -> k.startsWith("_versions/")), "the base table is in the bucket: " + objects);
     assertTrue(objects.stream().anyMatch(k -> k.startsWith("_mem_wal/")), "and so is the MemWAL: " + objects);
 
+    // the catalog on an S3 warehouse
+    assertEquals("db,empty", JobProcess.value(lines, "catalog-namespaces"), "an empty namespace lives in its marker");
+    assertEquals("t", JobProcess.value(lines, "catalog-tables"));
+    assertEquals("10", JobProcess.value(lines, "catalog-count"));
+    assertTrue(JobProcess.value(lines, "catalog-merge").startsWith("true "), "CALL merge on S3: "
+        + JobProcess.value(lines, "catalog-merge"));
+    assertEquals("5", JobProcess.value(lines, "catalog-count-merged"));
+    assertEquals("", JobProcess.value(lines, "catalog-tables-dropped"));
+    assertEquals("empty", JobProcess.value(lines, "catalog-namespaces-dropped"));
+    assertTrue(s3.list(uri + "-wh/db").isEmpty(), "the dropped namespace left nothing in the bucket");
     String open = JobProcess.value(lines, "wrong-secret-open");
     assertTrue(open.contains("storage.aws_secret_access_key"), "another secret for the open store is refused: " + open);
     String other = JobProcess.value(lines, "wrong-secret-new");
