@@ -49,10 +49,11 @@ class SparkCatalogTest extends SparkTest {
   @Test
   void aTableWithoutASchemaGetsOneFromItsColumns() {
     spark.sql("CREATE TABLE lct.db.derived (id STRING NOT NULL, emb ARRAY<FLOAT>, tags ARRAY<STRING>, score DOUBLE) "
-        + "USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '4')");
+        + "USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '4', 'vector.emb.metric' = 'Dot')");
     try (ContextStore store = ContextStore.open(Map.of("path", dir.resolve("db/derived").toString()))) {
       assertEquals(ColumnType.VECTOR, store.spec().column("emb").type());
       assertEquals(4, store.spec().column("emb").dim());
+      assertEquals(io.lancecontext.core.schema.VectorMetric.DOT, store.spec().column("emb").metric(), "any case");
       assertEquals(ColumnType.LIST, store.spec().column("tags").type());
       assertEquals(ColumnType.FLOAT64, store.spec().column("score").type());
     }
@@ -105,6 +106,17 @@ class SparkCatalogTest extends SparkTest {
     try (ContextStore store = ContextStore.open(Map.of("path", dir.resolve("db/ctx").toString()))) {
       assertEquals(69, store.count(), "core sees the same deletes");
     }
+  }
+
+  @Test
+  void insertOverwriteOfATableWithoutTombstonesThatHasRowsIsRefusedNamingTheCapabilityAndChangesNothing() {
+    spark.sql("CREATE TABLE lct.db.noreplace (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT OVERWRITE lct.db.noreplace (id, reward) VALUES ('a', 1.0), ('b', 2.0)");  // empty: nothing to delete
+    Exception e = assertThrows(Exception.class, () -> spark.sql("INSERT OVERWRITE lct.db.noreplace (id, reward) VALUES ('c', 3.0)"));
+    assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
+    assertTrue(SparkSaveModeTest.causes(e, io.lancecontext.core.error.SchemaException.class), SparkWriteTest.messages(e));
+    assertEquals(List.of("a", "b"), spark.sql("SELECT id FROM lct.db.noreplace ORDER BY id").as(org.apache.spark.sql.Encoders.STRING())
+        .collectAsList());
   }
 
   @Test

@@ -97,6 +97,21 @@ class SparkStreamingTest extends SparkTest {
     }
   }
 
+  @Test
+  void completeModeIntoAStoreWithoutTombstonesFailsNamingTheCapability() throws Exception {
+    String path = dir.resolve("complete-rollout").toString();
+    MemoryStream<String> input = MemoryStream.apply(Encoders.STRING(), spark);
+    StreamingQuery q = input.toDF().groupBy("value").count().selectExpr("value AS id", "cast(count AS int) AS num_tokens")
+        .writeStream().outputMode("complete").format("lancecontext").option("path", path).option("schema", "rollout")
+        .option("schema.embedding-dim", "4").option("checkpointLocation", dir.resolve("complete-rollout-checkpoint").toString())
+        .trigger(Trigger.ProcessingTime("1 second")).start();
+    add(input, "a");
+    Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, q::processAllAvailable);
+    q.stop();
+    assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
+    assertEquals(Map.of(), view(path), "nothing was written");
+  }
+
   /**
    * A rate source (50 rows/s) at a 1 s trigger for at least 10 micro-batches after warm-up: every batch is
    * committed (in the checkpoint, and as its own published transaction), the store holds exactly the rows the
