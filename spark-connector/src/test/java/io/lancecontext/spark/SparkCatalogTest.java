@@ -151,6 +151,22 @@ class SparkCatalogTest extends SparkTest {
   }
 
   @Test
+  void aDeleteWhoseConditionFailsOnSomeRowChangesNothing() {
+    spark.udf().register("failsOnK050", (org.apache.spark.sql.api.java.UDF1<String, Boolean>) id -> {
+      if (id.equals("k050")) {
+        throw new IllegalStateException("injected failure while evaluating the DELETE condition");
+      }
+      return true;
+    }, org.apache.spark.sql.types.DataTypes.BooleanType);
+    spark.sql("CREATE TABLE lct.db.faildel (id STRING, role STRING) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4', 'shards' = '1')");
+    spark.sql("INSERT INTO lct.db.faildel (id, role) SELECT format_string('k%03d', id), 'user' FROM range(0, 100)");
+    Exception e = assertThrows(Exception.class, () -> spark.sql("DELETE FROM lct.db.faildel WHERE failsOnK050(id)"));
+    assertTrue(SparkWriteTest.messages(e).contains("injected failure"), SparkWriteTest.messages(e));
+    assertEquals(100, spark.table("lct.db.faildel").count(), "the failed delete published nothing");
+  }
+
+  @Test
   void updateAndMergeAreRefusedAndChangeNothing() {
     spark.sql("CREATE TABLE lct.db.noupdate (id STRING, role STRING) USING lancecontext "
         + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4')");

@@ -86,6 +86,12 @@ public final class SparkDeleteOperation implements SupportsDelta {
       return "lancecontext delete (atomic) from " + config.uri();
     }
 
+    /** Spark logs the write by this; the options may hold storage credentials. */
+    @Override
+    public String toString() {
+      return description() + " (" + transactionId + ")";
+    }
+
     @Override
     public DeltaBatchWrite toBatch() {
       return this;
@@ -120,6 +126,11 @@ public final class SparkDeleteOperation implements SupportsDelta {
   }
 
   private record Factory(Map<String, String> options, String transactionId) implements DeltaWriterFactory {
+    @Override
+    public String toString() {
+      return "lancecontext delete writers (" + transactionId + ")";
+    }
+
     @Override
     public DeltaWriter<InternalRow> createWriter(int partitionId, long taskId) {
       return new Writer(options, transactionId, partitionId, taskId);
