@@ -237,6 +237,15 @@ class SparkSpeculationTest {
             int p = t.partitionId();
             String marker = "p" + p + "-a" + t.attemptNumber();
             boolean hang = p == 0 && t.attemptNumber() == 0;
+            if (p == 0 && !hang) {
+              // the hung attempt records what it wrote before this attempt writes anything (Spark may speculate
+              // it, and this attempt succeed and kill it, while it is still recording)
+              long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+              while (!Files.exists(Path.of(hungFile)) && System.nanoTime() < end) {
+                t.killTaskIfInterrupted();
+                Thread.sleep(20);
+              }
+            }
             return new Iterator<Row>() {
               int i;
 
@@ -288,7 +297,9 @@ class SparkSpeculationTest {
         try (ContextStore s = ContextStore.open(Map.of("path", path))) {
           visible = s.get(key(0, 0)).map(r -> "p0-a0".equals(r.get("rollout_id"))).orElse(false);
         }
-        Files.writeString(Path.of(hungFile), parts + " " + visible);
+        Path tmp = Path.of(hungFile + ".tmp");
+        Files.writeString(tmp, parts + " " + visible);
+        Files.move(tmp, Path.of(hungFile), java.nio.file.StandardCopyOption.ATOMIC_MOVE);  // whole, or not there
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < end) {
           t.killTaskIfInterrupted();
