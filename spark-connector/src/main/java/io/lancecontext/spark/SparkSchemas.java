@@ -121,9 +121,11 @@ public final class SparkSchemas {
         throw new BadOptionException(vectorDimOption(name), "must be a positive integer, not '"
             + options.get(vectorDimOption(name)) + "'");
       }
+      // any case ("L2", "Cosine"): core's names are lower case
       String metric = options.getOrDefault(vectorMetricOption(name), VectorMetric.COSINE.jsonName());
-      c = ColumnSpec.vector(name, dim, VectorMetric.fromJsonName(metric).orElseThrow(() ->
-          new BadOptionException(vectorMetricOption(name), "unknown metric '" + metric + "'")));
+      c = ColumnSpec.vector(name, dim, VectorMetric.fromJsonName(metric.strip().toLowerCase(java.util.Locale.ROOT))
+          .orElseThrow(() -> new BadOptionException(vectorMetricOption(name), "unknown metric '" + metric
+              + "' (expected l2, cosine or dot, in any case)")));
     } else if (t instanceof ArrayType a) {
       c = ColumnSpec.list(name, column(ColumnSpec.LIST_ITEM_NAME, a.elementType(), a.containsNull(), options));
     } else if (t instanceof StructType s) {

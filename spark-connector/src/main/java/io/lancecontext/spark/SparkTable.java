@@ -14,6 +14,7 @@ import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.read.SparkFilters;
 import io.lancecontext.spark.read.SparkScanBuilder;
+import io.lancecontext.spark.write.SparkDeleteOperation;
 import io.lancecontext.spark.write.SparkWriteBuilder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -28,10 +29,14 @@ import java.util.stream.Collectors;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperation;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -42,9 +47,11 @@ import org.slf4j.LoggerFactory;
  * A context store as a Spark table: reads return its LSM view (newest row per key, deletions hidden);
  * appends upsert by key; an overwrite (truncate, then write) replaces the contents in one publish; streaming
  * writes publish one transaction per epoch; {@code DELETE FROM ... WHERE} deletes the matching keys in one
- * transaction. Overwrite and DELETE need capability {@code tombstones}.
+ * transaction: by core's filters when core evaluates the whole condition ({@link #deleteWhere}), else by
+ * Spark's evaluation of the rows read ({@link SparkDeleteOperation}). An overwrite of a store with rows, and
+ * DELETE, need capability {@code tombstones}; UPDATE and MERGE are not supported.
  */
-public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
+public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDeleteV2, SupportsRowLevelOperations {
   private static final Logger LOG = LoggerFactory.getLogger(SparkTable.class);
 
   private final StoreConfig config;
@@ -122,6 +129,23 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
       throw new SchemaException("the store at " + config.uri() + " has no 'tombstones' capability: " + what
           + " is disabled (the spec's capabilities are fixed when the store is created)");
     }
+  }
+
+  /**
+   * A DELETE whose condition core cannot evaluate entirely (Spark asks for every DELETE, then takes
+   * {@link #deleteWhere} when {@link #canDeleteWhere} is true).
+   *
+   * @throws SchemaException naming the capability, for a store without capability {@code tombstones}
+   * @throws UnsupportedOperationException for UPDATE and MERGE
+   */
+  @Override
+  public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+    if (info.command() != RowLevelOperation.Command.DELETE) {
+      throw new UnsupportedOperationException(info.command() + " is not supported by lancecontext tables: upsert "
+          + "by key with INSERT INTO (or mode(\"append\")), delete with DELETE FROM");
+    }
+    requireTombstones("DELETE");
+    return () -> new SparkDeleteOperation(config, spec);
   }
 
   /**

@@ -49,10 +49,11 @@ class SparkCatalogTest extends SparkTest {
   @Test
   void aTableWithoutASchemaGetsOneFromItsColumns() {
     spark.sql("CREATE TABLE lct.db.derived (id STRING NOT NULL, emb ARRAY<FLOAT>, tags ARRAY<STRING>, score DOUBLE) "
-        + "USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '4')");
+        + "USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '4', 'vector.emb.metric' = 'Dot')");
     try (ContextStore store = ContextStore.open(Map.of("path", dir.resolve("db/derived").toString()))) {
       assertEquals(ColumnType.VECTOR, store.spec().column("emb").type());
       assertEquals(4, store.spec().column("emb").dim());
+      assertEquals(io.lancecontext.core.schema.VectorMetric.DOT, store.spec().column("emb").metric(), "any case");
       assertEquals(ColumnType.LIST, store.spec().column("tags").type());
       assertEquals(ColumnType.FLOAT64, store.spec().column("score").type());
     }
@@ -108,12 +109,82 @@ class SparkCatalogTest extends SparkTest {
   }
 
   @Test
+  void insertOverwriteOfATableWithoutTombstonesThatHasRowsIsRefusedNamingTheCapabilityAndChangesNothing() {
+    spark.sql("CREATE TABLE lct.db.noreplace (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT OVERWRITE lct.db.noreplace (id, reward) VALUES ('a', 1.0), ('b', 2.0)");  // empty: nothing to delete
+    Exception e = assertThrows(Exception.class, () -> spark.sql("INSERT OVERWRITE lct.db.noreplace (id, reward) VALUES ('c', 3.0)"));
+    assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
+    assertTrue(SparkSaveModeTest.causes(e, io.lancecontext.core.error.SchemaException.class), SparkWriteTest.messages(e));
+    assertEquals(List.of("a", "b"), spark.sql("SELECT id FROM lct.db.noreplace ORDER BY id").as(org.apache.spark.sql.Encoders.STRING())
+        .collectAsList());
+  }
+
+  /**
+   * Conditions core cannot evaluate (a function, a UDF, a cast, mixed with ones it can): Spark evaluates them on
+   * the rows read, and exactly the matching keys are deleted, in one transaction, also after an update that
+   * makes a row stop matching.
+   */
+  @Test
+  void deleteWithAConditionCoreCannotEvaluateDeletesExactlyTheMatchingKeys() {
+    spark.udf().register("isLongText", (org.apache.spark.sql.api.java.UDF1<String, Boolean>) t -> t != null
+        && t.length() > 8, org.apache.spark.sql.types.DataTypes.BooleanType);
+    spark.sql("CREATE TABLE lct.db.fdel (id STRING, text_payload STRING, role STRING, token_count INT) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4', 'shards' = '2')");
+    spark.sql("INSERT INTO lct.db.fdel (id, text_payload, role, token_count) SELECT format_string('k%03d', id), "
+        + "repeat('x', cast(id % 12 AS int)), IF(id % 2 = 0, 'tool', 'user'), cast(id AS int) FROM range(0, 120)");
+    spark.sql("INSERT INTO lct.db.fdel (id, text_payload, role, token_count) VALUES ('k011', 'short', 'user', 11)");
+    java.util.function.Function<String, List<String>> ids = where -> spark.sql("SELECT id FROM lct.db.fdel WHERE " + where
+        + " ORDER BY id").as(org.apache.spark.sql.Encoders.STRING()).collectAsList();
+    for (String condition : List.of("length(text_payload) > 9", "isLongText(text_payload) AND role = 'user'",
+        "upper(role) = 'TOOL' AND token_count < 30", "cast(token_count AS string) LIKE '%7'")) {
+      List<String> matching = ids.apply(condition);
+      List<String> rest = ids.apply("NOT (" + condition + ") OR (" + condition + ") IS NULL");
+      assertFalse(matching.isEmpty(), condition);
+      spark.sql("DELETE FROM lct.db.fdel WHERE " + condition);
+      assertEquals(List.of(), ids.apply(condition), "no row matches " + condition + " any more");
+      assertEquals(rest, ids.apply("true"), "exactly the matching keys were deleted by " + condition);
+    }
+    assertTrue(ids.apply("id = 'k011'").size() == 1, "k011 was updated to a short text before the first delete");
+    try (ContextStore store = ContextStore.open(Map.of("path", dir.resolve("db/fdel").toString()))) {
+      assertEquals(spark.table("lct.db.fdel").count(), store.count(), "core sees the same deletes");
+    }
+  }
+
+  @Test
+  void aDeleteWhoseConditionFailsOnSomeRowChangesNothing() {
+    spark.udf().register("failsOnK050", (org.apache.spark.sql.api.java.UDF1<String, Boolean>) id -> {
+      if (id.equals("k050")) {
+        throw new IllegalStateException("injected failure while evaluating the DELETE condition");
+      }
+      return true;
+    }, org.apache.spark.sql.types.DataTypes.BooleanType);
+    spark.sql("CREATE TABLE lct.db.faildel (id STRING, role STRING) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4', 'shards' = '1')");
+    spark.sql("INSERT INTO lct.db.faildel (id, role) SELECT format_string('k%03d', id), 'user' FROM range(0, 100)");
+    Exception e = assertThrows(Exception.class, () -> spark.sql("DELETE FROM lct.db.faildel WHERE failsOnK050(id)"));
+    assertTrue(SparkWriteTest.messages(e).contains("injected failure"), SparkWriteTest.messages(e));
+    assertEquals(100, spark.table("lct.db.faildel").count(), "the failed delete published nothing");
+  }
+
+  @Test
+  void updateAndMergeAreRefusedAndChangeNothing() {
+    spark.sql("CREATE TABLE lct.db.noupdate (id STRING, role STRING) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4')");
+    spark.sql("INSERT INTO lct.db.noupdate (id, role) VALUES ('a', 'user')");
+    Exception e = assertThrows(Exception.class, () -> spark.sql("UPDATE lct.db.noupdate SET role = 'tool' WHERE id = 'a'"));
+    assertTrue(SparkWriteTest.messages(e).contains("UPDATE is not supported"), SparkWriteTest.messages(e));
+    assertEquals("user", spark.sql("SELECT role FROM lct.db.noupdate").first().getString(0));
+  }
+
+  @Test
   void deleteOnAStoreWithoutTombstonesFailsNamingTheCapabilityAndChangesNothing() {
     spark.sql("CREATE TABLE lct.db.nodelete (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
     spark.sql("INSERT INTO lct.db.nodelete (id, reward) VALUES ('a', 1.0), ('b', 2.0)");
-    Exception e = assertThrows(Exception.class, () -> spark.sql("DELETE FROM lct.db.nodelete WHERE reward > 1.5"));
-    assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
-    assertTrue(SparkSaveModeTest.causes(e, io.lancecontext.core.error.SchemaException.class), SparkWriteTest.messages(e));
+    for (String condition : List.of("reward > 1.5", "abs(reward) > 1.5")) {  // core's filter path, and Spark's
+      Exception e = assertThrows(Exception.class, () -> spark.sql("DELETE FROM lct.db.nodelete WHERE " + condition));
+      assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
+      assertTrue(SparkSaveModeTest.causes(e, io.lancecontext.core.error.SchemaException.class), SparkWriteTest.messages(e));
+    }
     assertEquals(2, spark.table("lct.db.nodelete").count());
   }
 

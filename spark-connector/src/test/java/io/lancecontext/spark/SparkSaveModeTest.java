@@ -81,11 +81,11 @@ class SparkSaveModeTest extends SparkTest {
   }
 
   @Test
-  void aDerivedVectorColumnTakesItsMetricFromTheOptionAndAnUnknownMetricFailsNamingIt() {
+  void aDerivedVectorColumnTakesItsMetricFromTheOptionInAnyCaseAndAnUnknownMetricFailsNamingIt() {
     Dataset<Row> rows = spark.range(0, 4).selectExpr("cast(id AS string) AS id", "array(1.0f, cast(id AS float)) AS emb",
         "array(2.0f, 3.0f) AS other");
     String path = store("metric");
-    rows.write().format("lancecontext").option("vector.emb.dim", "2").option("vector.emb.metric", "l2")
+    rows.write().format("lancecontext").option("vector.emb.dim", "2").option("vector.emb.metric", "L2")
         .option("vector.other.dim", "2").save(path);
     try (ContextStore s = ContextStore.open(Map.of("path", path))) {
       assertEquals(io.lancecontext.core.schema.VectorMetric.L2, s.spec().column("emb").metric());
@@ -177,6 +177,57 @@ class SparkSaveModeTest extends SparkTest {
     try (ContextStore s = ContextStore.open(Map.of("path", path))) {
       assertEquals(10, s.count());
       assertEquals(1.0, (Double) s.get("k00003").orElseThrow().get("reward"));
+    }
+  }
+
+  @Test
+  void overwriteOfANewOrEmptyStoreWithoutTombstonesWritesItAndOfOneWithRowsIsRefused() {
+    String path = store("overwrite-new-rollout");
+    Dataset<Row> rows = spark.range(0, 10).selectExpr("format_string('k%05d', id) AS id", "1.0 AS reward");
+    // nothing to delete: the store is created and written, as an append would
+    rows.write().format("lancecontext").option("schema", "rollout").mode("overwrite").save(path);
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(10, s.count());
+      assertEquals(1.0, (Double) s.get("k00003").orElseThrow().get("reward"));
+    }
+    Exception e = assertThrows(Exception.class, () -> rows.limit(2).selectExpr("id", "2.0 AS reward").write()
+        .format("lancecontext").mode("overwrite").save(path));
+    assertTrue(causes(e, SchemaException.class) && SparkWriteTest.messages(e).contains("'tombstones' capability"),
+        SparkWriteTest.messages(e));
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(10, s.count(), "unchanged");
+      assertEquals(1.0, (Double) s.get("k00001").orElseThrow().get("reward"));
+    }
+  }
+
+  /** Set by the test below: the store a write task adds a row to (local mode: tasks run in this JVM). */
+  static volatile String concurrentStore;
+
+  @Test
+  void anOverwriteOfAnEmptyStoreWithoutTombstonesThatGetsRowsMeanwhileIsRefusedAndPublishesNothing() {
+    String path = store("overwrite-raced-rollout");
+    try (ContextStore s = ContextStore.open(Map.of("path", path, "schema", "rollout"))) {
+      assertEquals(0, s.count());
+    }
+    concurrentStore = path;
+    spark.udf().register("addARowToTheStoreOnce", (org.apache.spark.sql.api.java.UDF1<Long, Long>) i -> {
+      String p = concurrentStore;
+      if (p != null && i == 0) {
+        concurrentStore = null;
+        try (ContextStore s = ContextStore.open(Map.of("path", p))) {
+          s.add(List.of(Map.of("id", "other-writer", "reward", 7.0)));  // another writer, while the job runs
+        }
+      }
+      return i;
+    }, org.apache.spark.sql.types.DataTypes.LongType);
+    Dataset<Row> rows = spark.range(0, 10).selectExpr("format_string('k%05d', addARowToTheStoreOnce(id)) AS id",
+        "1.0 AS reward");
+    Exception e = assertThrows(Exception.class, () -> rows.write().format("lancecontext").mode("overwrite").save(path));
+    assertTrue(causes(e, SchemaException.class) && SparkWriteTest.messages(e).contains("'tombstones' capability"),
+        SparkWriteTest.messages(e));
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(1, s.count(), "only the other writer's row: the overwrite published nothing");
+      assertEquals(7.0, (Double) s.get("other-writer").orElseThrow().get("reward"));
     }
   }
 

@@ -97,6 +97,83 @@ class SparkStreamingTest extends SparkTest {
     }
   }
 
+  @Test
+  void completeModeIntoAStoreWithoutTombstonesFailsNamingTheCapability() throws Exception {
+    String path = dir.resolve("complete-rollout").toString();
+    MemoryStream<String> input = MemoryStream.apply(Encoders.STRING(), spark);
+    StreamingQuery q = input.toDF().groupBy("value").count().selectExpr("value AS id", "cast(count AS int) AS num_tokens")
+        .writeStream().outputMode("complete").format("lancecontext").option("path", path).option("schema", "rollout")
+        .option("schema.embedding-dim", "4").option("checkpointLocation", dir.resolve("complete-rollout-checkpoint").toString())
+        .trigger(Trigger.ProcessingTime("1 second")).start();
+    add(input, "a");
+    Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, q::processAllAvailable);
+    q.stop();
+    assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
+    assertEquals(Map.of(), view(path), "nothing was written");
+  }
+
+  /**
+   * A rate source (50 rows/s) at a 1 s trigger for at least 10 micro-batches after warm-up: every batch is
+   * committed (in the checkpoint, and as its own published transaction), the store holds exactly the rows the
+   * batches read, and the batches keep up with the trigger. Warm-up is the batches up to the second one with
+   * rows (the first reads what the source made while the query started, the second what it made while the
+   * first ran, with the JVM's first store writes). Keeping up is asserted so that a loaded 2-core machine passes:
+   * the sink's part of a batch ({@code addBatch}: the write and the publish) takes less than the trigger interval
+   * at the median, and no batch reads more than 3 s of input (a query that fell behind the trigger would read
+   * ever more rows per batch).
+   */
+  @Test
+  void aOneSecondTriggerSustainsTenMicroBatchesEachCommittedWithAnExactResult() throws Exception {
+    String path = dir.resolve("sustained").toString();
+    Path checkpoint = dir.resolve("sustained-checkpoint");
+    int rate = 50;
+    StreamingQuery q = spark.readStream().format("rate").option("rowsPerSecond", Integer.toString(rate))
+        .option("numPartitions", "2").load()
+        .selectExpr("format_string('s%06d', value) AS id", "cast(value AS int) AS num_tokens").writeStream()
+        .format("lancecontext").option("path", path).option("schema", "rollout").option("schema.embedding-dim", "4")
+        .option("checkpointLocation", checkpoint.toString()).trigger(Trigger.ProcessingTime("1 second")).start();
+    long started = System.nanoTime();
+    try {
+      while (steady(q.recentProgress()).size() < 10) {
+        assertTrue(q.isActive(), () -> "the query stopped: " + q.exception());
+        assertTrue(System.nanoTime() - started < java.util.concurrent.TimeUnit.SECONDS.toNanos(40),
+            () -> "10 batches after warm-up took more than 40 s: " + progress(q));
+        Thread.sleep(100);
+      }
+    } finally {
+      q.stop();
+    }
+    assertTrue(q.exception().isEmpty(), () -> "the query failed: " + q.exception());
+    StreamingQueryProgress[] batches = q.recentProgress();
+    long rows = Stream.of(batches).mapToLong(StreamingQueryProgress::numInputRows).sum();
+    Map<String, Object> want = new HashMap<>();
+    for (int v = 0; v < rows; v++) {
+      want.put(String.format("s%06d", v), v);
+    }
+    SparkWriteTest.assertSameView(want, view(path), "every row the " + batches.length + " batches read, once");
+    for (StreamingQueryProgress p : batches) {
+      assertTrue(Files.exists(checkpoint.resolve("commits").resolve(Long.toString(p.batchId()))),
+          "batch " + p.batchId() + " committed in the checkpoint");
+      if (p.numInputRows() > 0) {
+        assertTrue(Files.isDirectory(Path.of(path, "_lc", "txn", "spark-stream-" + q.id() + "-" + p.batchId())),
+            "batch " + p.batchId() + " is its own transaction");
+      }
+    }
+    List<StreamingQueryProgress> steady = steady(batches);
+    long[] sink = steady.stream().mapToLong(p -> p.durationMs().get("addBatch")).sorted().toArray();
+    assertTrue(sink[sink.length / 2] < 1000, "the sink's median part of a batch fits in the trigger: "
+        + java.util.Arrays.toString(sink) + "; " + progress(q));
+    assertTrue(steady.stream().allMatch(p -> p.numInputRows() <= 3 * rate),
+        () -> "no batch after warm-up read more than 3 s of input: " + progress(q));
+  }
+
+  /** The batches after warm-up: those after the second one that read rows. */
+  private static List<StreamingQueryProgress> steady(StreamingQueryProgress[] batches) {
+    List<StreamingQueryProgress> withRows = Stream.of(batches).filter(p -> p.numInputRows() > 0).toList();
+    return withRows.size() <= 2 ? List.of() : Stream.of(batches)
+        .filter(p -> p.batchId() > withRows.get(1).batchId()).toList();
+  }
+
   private static long lastCommittedEpoch(Path checkpoint) throws IOException {
     try (Stream<Path> files = Files.list(checkpoint.resolve("commits"))) {
       return files.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+")).mapToLong(Long::parseLong)
@@ -107,7 +184,9 @@ class SparkStreamingTest extends SparkTest {
   private static String progress(StreamingQuery q) {
     StringBuilder sb = new StringBuilder();
     for (StreamingQueryProgress p : q.recentProgress()) {
-      sb.append("batch ").append(p.batchId()).append(": ").append(p.numInputRows()).append(" rows; ");
+      sb.append("batch ").append(p.batchId()).append(" at ").append(p.timestamp()).append(": ").append(p.numInputRows())
+          .append(" rows in ").append(p.durationMs().get("triggerExecution")).append(" ms (sink ")
+          .append(p.durationMs().get("addBatch")).append(" ms); ");
     }
     return sb.toString();
   }
