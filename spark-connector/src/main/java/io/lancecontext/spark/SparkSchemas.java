@@ -121,9 +121,8 @@ public final class SparkSchemas {
         throw new BadOptionException(vectorDimOption(name), "must be a positive integer, not '"
             + options.get(vectorDimOption(name)) + "'");
       }
-      // any case ("L2", "Cosine"): core's names are lower case
       String metric = options.getOrDefault(vectorMetricOption(name), VectorMetric.COSINE.jsonName());
-      c = ColumnSpec.vector(name, dim, VectorMetric.fromJsonName(metric.strip().toLowerCase(java.util.Locale.ROOT))
+      c = ColumnSpec.vector(name, dim, VectorMetric.fromJsonName(metric)  // any case: "L2", "Cosine"
           .orElseThrow(() -> new BadOptionException(vectorMetricOption(name), "unknown metric '" + metric
               + "' (expected l2, cosine or dot, in any case)")));
     } else if (t instanceof ArrayType a) {

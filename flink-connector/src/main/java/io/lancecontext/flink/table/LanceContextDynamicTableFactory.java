@@ -71,7 +71,13 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
   }
 
   /** A table's store: its options (store options only), its spec, and the DDL's columns and primary key. */
-  private record Resolved(Map<String, String> options, SchemaSpec spec, RowType rowType, List<String> primaryKey) {}
+  private record Resolved(Map<String, String> options, SchemaSpec spec, RowType rowType, List<String> primaryKey) {
+    /** Never the options: they may hold storage credentials. */
+    @Override
+    public String toString() {
+      return "Resolved[" + options.get("path") + ", key " + primaryKey + "]";
+    }
+  }
 
   /**
    * Validates the table's options and finds its store, creating it when none exists at {@code path}: with

@@ -78,6 +78,12 @@ final class SparkStreamingWrite implements StreamingWrite {
 
   private record Factory(Map<String, String> options, StructType schema, String queryId)
       implements StreamingDataWriterFactory {
+    /** Names the query, never its options (they may hold storage credentials). */
+    @Override
+    public String toString() {
+      return "lancecontext StreamingDataWriterFactory[" + queryId + "]";
+    }
+
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long epochId) {
       return new SparkDataWriter(options, schema, queryId + "/" + epochId + "/" + partitionId,

@@ -213,6 +213,12 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   /** Creates task writers on executors; carries the store options (the write's own, as Spark ships them). */
   private record Factory(Map<String, String> options, StructType schema, String writeId, String transactionId)
       implements DataWriterFactory {
+    /** Names the write, never its options (they may hold storage credentials). */
+    @Override
+    public String toString() {
+      return "lancecontext DataWriterFactory[" + writeId + (transactionId == null ? "" : ", " + transactionId) + "]";
+    }
+
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
       return new SparkDataWriter(options, schema, writeId + "/" + partitionId, transactionId, partitionId, taskId);
