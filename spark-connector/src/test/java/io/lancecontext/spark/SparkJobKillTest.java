@@ -219,12 +219,7 @@ class SparkJobKillTest extends SparkTest {
   }
 
   private static String tail(Path log) {
-    try {
-      List<String> lines = Files.readAllLines(log);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e + ")";
-    }
+    return ChildLogs.tail(log, 40);
   }
 
   /** Counts task attempts started and ended, to wait for killed tasks to finish. */

@@ -153,12 +153,7 @@ class SparkSpeculationTest {
   }
 
   private static String tail(Path log) {
-    try {
-      List<String> lines = Files.readAllLines(log);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e + ")";
-    }
+    return ChildLogs.tail(log, 60);
   }
 
   /**

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.internal.session.LanceRuntime;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -104,12 +103,7 @@ class SparkTwoExecutorsTest {
   }
 
   private static String tail(Path log) {
-    try {
-      List<String> lines = Files.readAllLines(log);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e + ")";
-    }
+    return ChildLogs.tail(log, 60);
   }
 
   /**
