@@ -151,6 +151,21 @@ public final class JobProcess implements AutoCloseable {
   }
 
   /**
+   * For a job's main: reads its options from stdin ({@code key=value} lines up to {@code end}), then exits the
+   * JVM when stdin closes ({@link #exitWhenStdinCloses}).
+   */
+  public static Map<String, String> readOptionsFromStdin() throws IOException {
+    Map<String, String> options = new java.util.LinkedHashMap<>();
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    for (String line; (line = in.readLine()) != null && !line.equals("end"); ) {
+      int eq = line.indexOf('=');
+      options.put(line.substring(0, eq), line.substring(eq + 1));
+    }
+    exitWhenStdinCloses(System.in);  // the test's JVM ended: so does this one
+    return options;
+  }
+
+  /**
    * For a job's main, after it read its options: exits the JVM (status 3) when stdin closes, which happens when
    * the test's JVM ends or calls {@link #close()}.
    */

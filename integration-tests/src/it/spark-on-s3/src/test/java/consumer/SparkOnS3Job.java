@@ -4,8 +4,6 @@ import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.result.FlushResult;
 import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.it.JobProcess;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -26,13 +24,7 @@ public final class SparkOnS3Job {
 
   public static void main(String[] args) throws Exception {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    Map<String, String> options = new LinkedHashMap<>();
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    for (String line; (line = in.readLine()) != null && !line.equals("end"); ) {
-      int eq = line.indexOf('=');
-      options.put(line.substring(0, eq), line.substring(eq + 1));
-    }
-    JobProcess.exitWhenStdinCloses(System.in);  // the test's JVM ended: so does this one
+    Map<String, String> options = JobProcess.readOptionsFromStdin();
     String path = options.remove("path");
     String wrongSecret = options.remove("test.wrong-secret");
     SparkSession spark = SparkSession.builder()
