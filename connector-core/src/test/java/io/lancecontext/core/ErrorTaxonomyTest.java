@@ -64,6 +64,26 @@ class ErrorTaxonomyTest extends StoreTest {
     assertSame(fenced, assertInstanceOf(FencedWriterException.class, LanceErrors.translate("put", fenced)).getCause());
     RuntimeException conflict = new RuntimeException("Retryable commit conflict for version 7");
     assertTrue(assertInstanceOf(CommitConflictException.class, LanceErrors.translate("merge", conflict)).isRetryable());
+    assertFalse(storage.isRetryable(), "an I/O failure as such is looked at, not repeated");
+  }
+
+  @Test
+  void anObjectStoresTransientAnswersAreRetryableStorageErrorsAndOthersAreNot() {
+    for (String message : java.util.List.of(
+        "LanceError(IO): Generic S3 error: Error after 10 retries in 2.5s, max_retries:10, retry_timeout:180s, "
+            + "source:HTTP status server error (503 Service Unavailable) for url (http://127.0.0.1:9000/b/k)",
+        "LanceError(IO): Generic S3 error: Client error with status 429 Too Many Requests: SlowDown",
+        "LanceError(IO): Generic S3 error: error sending request for url (http://127.0.0.1:9000/b/k): connection reset",
+        "LanceError(IO): Generic S3 error: operation timed out")) {
+      LanceContextException e = LanceErrors.translate("read", new RuntimeException(message));
+      assertInstanceOf(StorageException.class, e, message);
+      assertTrue(e.isRetryable(), message);
+    }
+    for (String message : java.util.List.of("LanceError(IO): Generic S3 error: Client error with status 403 Forbidden",
+        "Encountered internal error. Please file a bug report at https://github.com/lancedb/lance/issues. "
+            + "Expected option to have value")) {
+      assertFalse(LanceErrors.translate("read", new RuntimeException(message)).isRetryable(), message);
+    }
   }
 
   @Test

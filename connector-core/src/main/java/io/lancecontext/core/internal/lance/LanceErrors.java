@@ -74,8 +74,26 @@ public final class LanceErrors {
     if (m.contains("schema doesn't match") || m.contains("schema error") || m.contains("no field named")) {
       return new SchemaException(text, t);
     }
-    return new StorageException(text, t);
+    return new StorageException(text, t, isTransient(m));
   }
+
+  /**
+   * Whether an object store's answer passes with time (what lance-core's object store client reports once its
+   * own retries are spent): throttling, 503 and 500 answers, reset or timed-out connections.
+   */
+  private static boolean isTransient(String lowerMessage) {
+    for (String marker : TRANSIENT) {
+      if (lowerMessage.contains(marker)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static final java.util.List<String> TRANSIENT = java.util.List.of("503 service unavailable",
+      "service unavailable", "slow down", "slowdown", "429 too many requests", "too many requests",
+      "500 internal server error", "connection reset", "broken pipe", "timed out", "error sending request",
+      "connection closed before message completed");
 
   private static boolean isNotFound(String lowerMessage) {
     return lowerMessage.contains("was not found") || lowerMessage.contains("not found:")
