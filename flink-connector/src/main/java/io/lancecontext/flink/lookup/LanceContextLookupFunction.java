@@ -25,8 +25,8 @@ import org.apache.flink.table.types.logical.RowType;
  * A failure core calls retryable ({@link LanceContextException#isRetryable()}) is retried up to
  * {@code lookup.max-retries} times; after a retryable {@link StoreClosedException} (the JVM's resident store
  * was closed under the open handle: {@code ContextStore.closeAllResident()}, shutdown) the retry opens the
- * store again, as core asks. Core raises no retryable error for a read that failed on storage (a
- * {@code StorageException}, not retried): what the retries recover from is a store closed under the handle.
+ * store again, as core asks; an object store's transient answers (throttling, 503, a reset connection) are
+ * retryable {@code StorageException}s and are retried on the same handle; other storage failures are not.
  * When the retries are used up, the lookup fails with an {@code IOException} naming the key, the store and
  * the option, its cause core's error.
  *
