@@ -395,8 +395,8 @@ class FlinkReadTest {
   }
 
   /**
-   * {@code 'lookup.cache' = 'FULL'} is refused when a lookup join plans, naming the option, the table's path and the
-   * supported values.
+   * {@code 'lookup.cache' = 'FULL'} is refused by any query of the table (a lookup join, and a plain scan that would
+   * otherwise accept it silently), naming the option, the table's path and the supported values.
    */
   @Test
   void aFullLookupCacheIsRefusedNamingTheOptionAndTheSupportedValues() {
@@ -409,6 +409,9 @@ class FlinkReadTest {
     assertTrue(FlinkTestCluster.cause(e, ValidationException.class).isPresent(), messages);
     assertTrue(messages.contains("option 'lookup.cache' = 'FULL' is not supported by the lancecontext table on " + path)
         && messages.contains("supported values are 'NONE' (the default") && messages.contains("and 'PARTIAL'"), messages);
+    Exception scan = assertThrows(Exception.class, () -> env.executeSql("SELECT * FROM full_cache").collect());
+    assertTrue(FlinkTestCluster.messages(scan).contains("option 'lookup.cache' = 'FULL' is not supported"),
+        FlinkTestCluster.messages(scan));
   }
 
   @Test

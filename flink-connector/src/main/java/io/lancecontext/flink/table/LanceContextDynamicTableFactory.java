@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.table.api.ValidationException;
+import org.apache.flink.table.connector.source.lookup.LookupOptions;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import java.util.List;
@@ -50,6 +51,13 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
   public DynamicTableSource createDynamicTableSource(Context context) {
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
     Resolved store = resolve(context, helper);
+    if (helper.getOptions().get(LookupOptions.CACHE_TYPE) == LookupOptions.LookupCacheType.FULL) {
+      // refused for every query of the table, not only lookup joins: a scan would accept it silently
+      throw new ValidationException("option 'lookup.cache' = 'FULL' is not supported by the lancecontext table on "
+          + store.options().get("path") + " (a full cache would copy the whole store into every lookup subtask and "
+          + "reload it on a timer): supported values are 'NONE' (the default: every probe looks its key up in the "
+          + "store) and 'PARTIAL' (lookup.partial-cache.*)");
+    }
     return new LanceContextTableSource(store.options(), helper.getOptions(), store.spec(), store.rowType());
   }
 

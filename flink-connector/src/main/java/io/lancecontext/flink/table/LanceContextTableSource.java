@@ -79,12 +79,6 @@ final class LanceContextTableSource
     if (flinkOptions.get(LookupOptions.CACHE_TYPE) == LookupOptions.LookupCacheType.PARTIAL) {
       return PartialCachingLookupProvider.of(function, new MeteredLookupCache(DefaultLookupCache.fromConfig(flinkOptions)));
     }
-    if (flinkOptions.get(LookupOptions.CACHE_TYPE) == LookupOptions.LookupCacheType.FULL) {
-      throw new ValidationException("option 'lookup.cache' = 'FULL' is not supported by the lancecontext table on "
-          + options.get("path") + " (a full cache would copy the whole store into every lookup subtask and reload it "
-          + "on a timer): supported values are 'NONE' (the default: every probe looks its key up in the store) and "
-          + "'PARTIAL' (lookup.partial-cache.*)");
-    }
     return LookupFunctionProvider.of(function);
   }
 
