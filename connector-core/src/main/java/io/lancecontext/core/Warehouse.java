@@ -24,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * <p>A folder is a store when it holds a Lance table ({@code _versions/}), and a namespace when it is not one
  * and holds anything else: an object store has no empty folders, so {@link #createNamespace} writes a small
  * marker object ({@value #NAMESPACE_MARKER}) in it. Names are single path segments: {@code ..}, {@code .},
- * empty names, names with {@code /}, {@code \} or NUL (which would escape or alias the root) and the marker's
- * name are refused with a {@link BadOptionException} naming the name. Each call reads the root afresh (one
+ * empty names, names with {@code /}, {@code \} or NUL (which would escape or alias the root) and names starting
+ * with {@code _} (Lance's and lancecontext's own folders, the marker's name) are refused with a
+ * {@link BadOptionException} naming the name. Each call reads the root afresh (one
  * listing, plus one per child it classifies), so processes sharing a root see each other's changes.
  */
 public final class Warehouse {
@@ -204,16 +205,21 @@ public final class Warehouse {
     return Kind.NAMESPACE;
   }
 
+  /**
+   * One path segment that neither escapes nor aliases the root, and does not start with {@code _}: Lance and
+   * lancecontext keep folders of their own under such names ({@code _versions} marks a store, so a namespace or
+   * store of that name would turn its parent into a store).
+   */
   private static boolean allowed(String part) {
     return !(part.isEmpty() || part.equals(".") || part.equals("..") || part.contains("/") || part.contains("\\")
-        || part.indexOf('\0') >= 0 || part.equals(NAMESPACE_MARKER));
+        || part.indexOf('\0') >= 0 || part.startsWith("_"));
   }
 
   private static String checked(String part) {
     if (part == null || !allowed(part)) {
       throw new BadOptionException(StoreOptions.PATH.key(), "name '" + part + "' is not allowed in a lancecontext "
-          + "warehouse: a namespace or store name is one folder of the warehouse (no '/', '\\', '.', '..' or '"
-          + NAMESPACE_MARKER + "')");
+          + "warehouse: a namespace or store name is one folder of the warehouse (no '/', '\\', '.' or '..', and "
+          + "not starting with '_', which Lance and lancecontext keep for their own folders)");
     }
     return part;
   }

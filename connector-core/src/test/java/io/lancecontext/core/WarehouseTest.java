@@ -96,7 +96,7 @@ class WarehouseTest extends StoreTest {
   @Test
   void namesThatWouldEscapeOrAliasTheRootAreRefusedNamingThem() {
     Warehouse w = Warehouse.open(dir.resolve("wh").toString(), Map.of());
-    for (String bad : List.of("..", ".", "", "a/b", "a\\b", Warehouse.NAMESPACE_MARKER)) {
+    for (String bad : List.of("..", ".", "", "a/b", "a\\b", Warehouse.NAMESPACE_MARKER, "_versions", "_x")) {
       BadOptionException e = assertThrows(BadOptionException.class, () -> w.createNamespace(List.of(bad)), bad);
       assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());
       assertThrows(BadOptionException.class, () -> w.location(List.of("db"), bad), bad);
