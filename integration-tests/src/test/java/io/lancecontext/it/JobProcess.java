@@ -150,6 +150,16 @@ public final class JobProcess implements AutoCloseable {
     }
   }
 
+  /** Every message of {@code t}'s cause chain on one line, for a job to print. */
+  public static String messages(Throwable t) {
+    StringBuilder sb = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      sb.append(c.getClass().getSimpleName()).append(": ").append(String.valueOf(c.getMessage()).replace('\n', ' '))
+          .append(" | ");
+    }
+    return sb.toString();
+  }
+
   /**
    * For a job's main: reads its options from stdin ({@code key=value} lines up to {@code end}), then exits the
    * JVM when stdin closes ({@link #exitWhenStdinCloses}).

@@ -202,13 +202,7 @@ class SparkSpeculationTest {
           .config("spark.speculation.efficiency.enabled", "false")
           .getOrCreate();
       try {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (spark.sparkContext().getExecutorMemoryStatus().size() < 3) {  // the driver and two executors
-          if (System.nanoTime() > deadline) {
-            throw new IllegalStateException("executors did not register: " + spark.sparkContext().getExecutorMemoryStatus());
-          }
-          Thread.sleep(100);
-        }
+        ChildLogs.awaitExecutors(spark, 2);
         for (String mode : List.of("atomic", "immediate")) {
           speculated(spark, mode, base.resolve(mode).toString(), base);
         }

@@ -136,13 +136,7 @@ class SparkTwoExecutorsTest {
           .config("spark.executorEnv.LANCE_LOG", System.getenv().getOrDefault("LANCE_LOG", "warn,lance::index=off"))
           .getOrCreate();
       try {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (spark.sparkContext().getExecutorMemoryStatus().size() < 3) {  // the driver and two executors
-          if (System.nanoTime() > deadline) {
-            throw new IllegalStateException("executors did not register: " + spark.sparkContext().getExecutorMemoryStatus());
-          }
-          Thread.sleep(200);
-        }
+        ChildLogs.awaitExecutors(spark, 2);
         System.out.println("driver " + pid());
 
         StructType schema = new StructType().add("id", DataTypes.StringType, false).add("worker_id", DataTypes.StringType)

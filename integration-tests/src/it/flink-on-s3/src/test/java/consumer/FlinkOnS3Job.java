@@ -104,11 +104,6 @@ public final class FlinkOnS3Job {
   }
 
   private static String messages(Throwable t) {
-    StringBuilder sb = new StringBuilder();
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      sb.append(c.getClass().getSimpleName()).append(": ").append(String.valueOf(c.getMessage()).replace('\n', ' '))
-          .append(" | ");
-    }
-    return sb.toString();
+    return JobProcess.messages(t);
   }
 }
