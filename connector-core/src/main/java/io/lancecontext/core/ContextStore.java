@@ -1,9 +1,11 @@
 package io.lancecontext.core;
 
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.internal.codec.BatchConformer;
 import io.lancecontext.core.internal.codec.KeyIds;
+import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.StoreScan;
 import io.lancecontext.core.internal.store.ResidentStore;
@@ -27,6 +29,8 @@ import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -36,6 +40,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.slf4j.LoggerFactory;
 
 /**
  * A context store: one Lance dataset with MemWAL shards, written by many processes and read as one
@@ -86,8 +91,7 @@ public final class ContextStore implements AutoCloseable {
    */
   public static boolean drop(Map<String, String> options) {
     StoreConfig config = StoreConfig.of(options);
-    io.lancecontext.core.internal.io.StoreFiles files =
-        io.lancecontext.core.internal.io.StoreFiles.forUri(config.uri(), config.storageOptions());
+    StoreFiles files = StoreFiles.forUri(config.uri(), config.storageOptions());
     try {
       if (!files.prefixExists("_versions/")) {
         return false;
@@ -98,12 +102,12 @@ public final class ContextStore implements AutoCloseable {
         n += files.deletePrefix(name);
       }
       if (config.localPath().isPresent()) {
-        java.nio.file.Files.deleteIfExists(config.localPath().get());  // the emptied directory itself
+        Files.deleteIfExists(config.localPath().get());  // the emptied directory itself
       }
-      org.slf4j.LoggerFactory.getLogger(ContextStore.class).info("Dropped store {} ({} objects)", config.uri(), n);
+      LoggerFactory.getLogger(ContextStore.class).info("Dropped store {} ({} objects)", config.uri(), n);
       return true;
-    } catch (java.io.IOException e) {
-      throw new io.lancecontext.core.error.StorageException("could not drop the store at " + config.uri() + ": " + e, e);
+    } catch (IOException e) {
+      throw new StorageException("could not drop the store at " + config.uri() + ": " + e, e);
     }
   }
 

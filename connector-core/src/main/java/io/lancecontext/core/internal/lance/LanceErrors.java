@@ -5,6 +5,7 @@ import io.lancecontext.core.error.FencedWriterException;
 import io.lancecontext.core.error.LanceContextException;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StorageException;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -90,7 +91,7 @@ public final class LanceErrors {
     return false;
   }
 
-  private static final java.util.List<String> TRANSIENT = java.util.List.of("503 service unavailable",
+  private static final List<String> TRANSIENT = List.of("503 service unavailable",
       "service unavailable", "slow down", "slowdown", "429 too many requests", "too many requests",
       "500 internal server error", "connection reset", "broken pipe", "timed out", "error sending request",
       "connection closed before message completed");
