@@ -371,13 +371,21 @@ class S3StoreFilesTest {
     @Override
     public void close() {
       Configuration config = context.getConfiguration();
+      // levels first, in effect before the console is back: the server's threads log DEBUG events meanwhile,
+      // which must not reach the build log
       previous.forEach((name, level) -> {
         LoggerConfig lc = config.getLoggerConfig(name);
         lc.removeAppender(getName());
-        detached.getOrDefault(name, Map.of()).values().forEach(a -> lc.addAppender(a, null, null));
         lc.setLevel(level);
       });
       created.forEach(config::removeLogger);
+      context.updateLoggers();
+      previous.keySet().forEach(name -> {
+        if (!created.contains(name)) {
+          LoggerConfig lc = config.getLoggerConfig(name);
+          detached.getOrDefault(name, Map.of()).values().forEach(a -> lc.addAppender(a, null, null));
+        }
+      });
       context.updateLoggers();
       stop();
     }
