@@ -182,7 +182,7 @@ public final class Warehouse {
     String dir = relative(namespace, null);
     List<String> out = new ArrayList<>();
     for (String name : io(() -> files.list(dir), "list", dir)) {
-      if (!name.equals(NAMESPACE_MARKER) && allowed(name) && kind(dir.isEmpty() ? name : dir + "/" + name) == wanted) {
+      if (allowed(name) && kind(dir.isEmpty() ? name : dir + "/" + name) == wanted) {  // the marker starts with _
         out.add(name);
       }
     }
