@@ -182,7 +182,8 @@ public final class SparkSchemas {
       case TIMESTAMP -> DataTypes.TimestampType;
       case LIST -> new ArrayType(type(c.item()), c.item().nullable());
       case STRUCT -> toStruct(c.fields());
-      case VECTOR -> new ArrayType(DataTypes.FloatType, false);
+      // elements nullable so that Spark adds no per-element check to writes; SparkRowWriter refuses a null element
+      case VECTOR -> new ArrayType(DataTypes.FloatType, true);
     };
   }
 }

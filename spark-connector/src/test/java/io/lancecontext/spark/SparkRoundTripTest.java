@@ -64,7 +64,7 @@ class SparkRoundTripTest extends SparkTest {
     assertSameRows(want, readBack(path, "event_id", columns));
     Dataset<Row> back = spark.read().format("lancecontext").load(path);
     assertEquals(DataTypes.BinaryType, back.schema().apply("output_binary").dataType());
-    assertEquals(new ArrayType(DataTypes.FloatType, false), back.schema().apply("embedding").dataType());
+    assertEquals(new ArrayType(DataTypes.FloatType, true), back.schema().apply("embedding").dataType());
     assertEquals(0, back.where("error_message IS NOT NULL OR retry_count IS NOT NULL").count(),
         "columns the write did not name are null");
     assertEquals(33, back.schema().fields().length, "every column of the preset");

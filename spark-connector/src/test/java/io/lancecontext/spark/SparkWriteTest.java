@@ -158,6 +158,18 @@ class SparkWriteTest extends SparkTest {
   }
 
   @Test
+  void aNullVectorElementFailsTheWriteNamingTheColumnAndLeavesTheStoreUnchanged() {
+    String path = store("vecnull");
+    append(rollouts(10, 0.0), path);
+    Dataset<Row> bad = rollouts(400, 1.0).selectExpr("id", "rollout_id", "reward",
+        "CASE WHEN id = 'k00250' THEN array(cast(1 AS float), cast(NULL AS float), cast(1 AS float), cast(1 AS float),"
+            + " cast(1 AS float), cast(1 AS float), cast(1 AS float), cast(1 AS float)) ELSE embedding END AS embedding");
+    Exception e = assertThrows(Exception.class, () -> append(bad, path));
+    assertTrue(messages(e).contains("SchemaException: column 'embedding': null element at index 1"), messages(e));
+    assertUnchanged(path, 10, 0.0);
+  }
+
+  @Test
   void inImmediateModeAWrongVectorLengthFailsItsTaskNamingTheColumnAndTheRowsOfOtherTasksStay() {
     String path = store("veclen-immediate");
     append(rollouts(10, 0.0), path);

@@ -21,7 +21,7 @@ final class FixedSizeListColumnVector extends ColumnVector {
   private final int dim;
 
   FixedSizeListColumnVector(FixedSizeListVector vector) {
-    super(new ArrayType(DataTypes.FloatType, false));
+    super(new ArrayType(DataTypes.FloatType, true)); // as SparkSchemas reports vectors
     this.vector = vector;
     this.values = new ArrowColumnVector(vector.getDataVector());
     this.dim = vector.getListSize();

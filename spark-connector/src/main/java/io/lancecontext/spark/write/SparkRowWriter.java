@@ -1,6 +1,7 @@
 package io.lancecontext.spark.write;
 
 import io.lancecontext.core.RowAppender;
+import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.schema.ColumnSpec;
 import io.lancecontext.core.schema.ColumnType;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -90,12 +91,28 @@ final class SparkRowWriter {
     } else if (type instanceof TimestampType || type instanceof TimestampNTZType) {
       return (r, i) -> rows.setTimestampMicros(column, r.getLong(i));
     } else if (type instanceof ArrayType a && spec.type() == ColumnType.VECTOR) {
-      return (r, i) -> rows.setVector(column, r.getArray(i).toFloatArray());
+      String name = spec.name();
+      return (r, i) -> rows.setVector(column, vector(r.getArray(i), name));
     } else if (type instanceof ArrayType || type instanceof StructType) {
       return (r, i) -> rows.setValue(column, value(r, i, type));
     }
     throw new IllegalArgumentException("column '" + spec.name() + "': Spark type " + type.simpleString()
         + " has no store mapping");
+  }
+
+  /**
+   * A vector's floats. The table reports vectors as {@code array<float>} with nullable elements, so Spark adds no
+   * per-element not-null check to the write plan (an {@code ArrayTransform} that boxed every float: ~20% of a
+   * write's CPU); a null element is refused here instead, naming the column.
+   */
+  private static float[] vector(ArrayData array, String column) {
+    for (int k = 0, n = array.numElements(); k < n; k++) {
+      if (array.isNullAt(k)) {
+        throw new SchemaException(column, "null element at index " + k + " of a vector; vector elements may not"
+            + " be null");
+      }
+    }
+    return array.toFloatArray();
   }
 
   /** A nested value as a record holds it (lists, maps by field name). */
