@@ -41,11 +41,18 @@ public final class SparkOptions {
   }, ConfigOption.Scope.HANDLE, "Spark only: 'bucket' clusters a batch write's rows by bucket(shards, key) (a shuffle) so each task writes whole "
       + "buckets; 'none' writes the DataFrame's partitions as they are (no shuffle; each task may write every bucket).");
 
+  /** The most input partitions a batch read is planned into; default three per core of Spark's parallelism. */
+  public static final ConfigOption<Integer> READ_SPLITS = ConfigOption.optional("read.splits", OptionParsers::positiveInt,
+      ConfigOption.Scope.HANDLE,
+      "Spark only: the most input partitions a batch read is planned into (groups of base fragments of about equal "
+          + "rows and groups of fresh-tier buckets; fewer when the store has fewer). Default: three per core of "
+          + "Spark's default parallelism, at least 2, so that the tiers' unequal splits still keep every core busy.");
+
   /** Prefix of the options that declare a derived schema's vector columns ({@code vector.<col>.dim|metric}). */
   public static final String VECTOR_PREFIX = "vector.";
 
   /** The options only the Spark connector reads (not core's), with their defaults and descriptions. */
-  public static final List<ConfigOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION);
+  public static final List<ConfigOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION, READ_SPLITS);
 
   /** Keys Spark adds to a source's options itself; they are not store options. */
   private static final List<String> SPARK_KEYS = List.of("checkpointlocation", "queryname", "__checkpointlocation");

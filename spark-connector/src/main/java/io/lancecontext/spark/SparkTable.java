@@ -114,7 +114,7 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return new SparkScanBuilder(config, spec);
+    return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0));
   }
 
   @Override

@@ -84,6 +84,37 @@ class SparkReadTest extends SparkTest {
     assertEquals(expected.size(), read().count());
   }
 
+  /** A count once the executor holds the base's key hashes (a lookup asks for them) counts the same rows. */
+  @Test
+  void countIsTheSameOnceTheExecutorHoldsTheBaseKeyHashes() throws Exception {
+    assertEquals(1, read().where(org.apache.spark.sql.functions.col("id").equalTo(key(5))).collectAsList().size());
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (store.stats().keyHashes().fragments() < store.stats().fragments() && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertEquals(store.stats().fragments(), store.stats().keyHashes().fragments(), store.stats().summary());
+    }
+    assertEquals(expected.size(), read().count());
+    assertEquals(expected.size(), read().select("id").distinct().count(), "the same as a read of the keys");
+  }
+
+  /**
+   * {@code read.splits} bounds the input partitions (each tier holding rows gets one at least); by default three
+   * per core, here one base fragment and two buckets of fresh rows.
+   */
+  @Test
+  void readSplitsBoundsTheInputPartitions() {
+    assertEquals(3, read().rdd().getNumPartitions(), "default: the fragment and each bucket");
+    Dataset<Row> two = spark.read().format("lancecontext").option("read.splits", "1").load(path);
+    assertEquals(2, two.rdd().getNumPartitions(), "one per tier");
+    assertEquals(expected.size(), two.count());
+    Exception e = assertThrows(Exception.class,
+        () -> spark.read().format("lancecontext").option("read.splits", "0").load(path).count());
+    Throwable cause = rootCause(e);
+    assertTrue(cause instanceof BadOptionException && cause.getMessage().contains("read.splits"), cause.toString());
+  }
+
   @Test
   void pushedFilterNeverReturnsReplacedRows() {
     // rewards below 1.0 are base rows; a third of them were replaced in a generation, others in the WAL tail

@@ -31,10 +31,13 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   private final List<String> columns;
   private final ScanSpec scan;
   private final org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed;
+  private final int maxSplits;
   private ReadPlan plan;
 
+  /** {@code maxSplits}: {@code read.splits}, or 0 for three per core of Spark's default parallelism. */
   SparkScan(StoreConfig config, SchemaSpec spec, List<String> columns, ScanSpec scan,
-      org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed) {
+      org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed, int maxSplits) {
+    this.maxSplits = maxSplits;
     this.config = config;
     this.spec = spec;
     this.columns = columns;
@@ -79,9 +82,11 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   /** The read plan of this scan: made once, on the driver, the first time Spark asks for partitions or statistics. */
   private ReadPlan plan() {
     if (plan == null) {
-      int maxSplits = Math.max(2, SparkSession.active().sparkContext().defaultParallelism());
+      // several splits per core: the base and fresh tiers' splits differ in rows (a tier gets its share of the
+      // splits rounded), and a store merging in the background takes a core from some of them
+      int splits = maxSplits > 0 ? maxSplits : Math.max(2, 3 * SparkSession.active().sparkContext().defaultParallelism());
       try (ContextStore store = ContextStore.open(config)) {
-        plan = store.planRead(scan, maxSplits);
+        plan = store.planRead(scan, splits);
       }
     }
     return plan;

@@ -27,10 +27,13 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
   private final List<org.apache.spark.sql.connector.expressions.filter.Predicate> pushed = new ArrayList<>();
   private final List<Predicate> filters = new ArrayList<>();
   private long limit = -1;
+  private final int maxSplits;
 
-  public SparkScanBuilder(StoreConfig config, SchemaSpec spec) {
+  /** {@code maxSplits}: {@code read.splits}, or 0 for the default. */
+  public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits) {
     this.config = config;
     this.spec = spec;
+    this.maxSplits = maxSplits;
     this.columns = spec.columnNames();
   }
 
@@ -77,12 +80,11 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
 
   @Override
   public Scan build() {
-    // a read of no columns (count(*)) still reads the key to count rows
-    List<String> read = columns.isEmpty() ? List.of(spec.key()) : columns;
-    ScanSpec scan = ScanSpec.all().withColumns(read).withFilter(Predicate.and(filters));
+    // a read of no columns (count(*)): core counts, reading only what it cannot count from its key hashes
+    ScanSpec scan = ScanSpec.all().withColumns(columns).withFilter(Predicate.and(filters));
     if (limit >= 0) {
       scan = scan.withLimit(limit);
     }
-    return new SparkScan(config, spec, columns, scan, pushedPredicates());
+    return new SparkScan(config, spec, columns, scan, pushedPredicates(), maxSplits);
   }
 }

@@ -5,6 +5,7 @@ import io.lancecontext.core.StoreWriter;
 import io.lancecontext.core.WriterOptions;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.PublishResult;
+import io.lancecontext.spark.SparkOptions;
 import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.read.SparkScanBuilder;
@@ -60,7 +61,7 @@ public final class SparkDeleteOperation implements SupportsDelta {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return new SparkScanBuilder(config, spec);
+    return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0));
   }
 
   @Override

@@ -81,6 +81,24 @@ public final class SparkWriteReadBenchmark {
         gen.write().format(FragmentAppendSource.class.getName()).option("vector.dim", "64").mode("append").save(frag);
         return "bytes=" + du(frag);
       });
+      // (the profiles run first: each lancecontext rep below closes the resident stores, so their background merges
+      // do not compete with the reads of the store measured)
+      // profile of the write: the same job with staged parts of 16x the default write.batch-rows (8192)
+      String lcLarge = data.resolve("rollouts-lancecontext-large-parts").toString();
+      time("write lancecontext (write.batch-rows=131072)", 1, () -> {
+        deleteTree(Paths.get(lcLarge));
+        gen.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "64")
+            .option("write.batch-rows", "131072").mode("append").save(lcLarge);
+        return "bytes=" + du(lcLarge);
+      });
+      // profile of the write: the same job without the bucket shuffle (write.distribution=none)
+      String lcUnclustered = data.resolve("rollouts-lancecontext-unclustered").toString();
+      double writeLcUnclustered = time("write lancecontext (write.distribution=none)", 1, () -> {
+        deleteTree(Paths.get(lcUnclustered));
+        gen.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "64")
+            .option("write.distribution", "none").mode("append").save(lcUnclustered);
+        return "bytes=" + du(lcUnclustered);
+      });
       double writeLc = best("write lancecontext (atomic)", reps, () -> {
         ContextStore.closeAllResident();
         deleteTree(Paths.get(lc));
@@ -89,13 +107,6 @@ public final class SparkWriteReadBenchmark {
         return "bytes=" + du(lc);
       });
 
-      // profile of the write: the same job with staged parts of 16x the default write.batch-rows (8192)
-      String lcLarge = data.resolve("rollouts-lancecontext-large-parts").toString();
-      time("write lancecontext (write.batch-rows=131072)", 1, () -> {
-        gen.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "64")
-            .option("write.batch-rows", "131072").mode("append").save(lcLarge);
-        return "bytes=" + du(lcLarge);
-      });
       stats("after the write (as the scans below find it)", lc);
 
       List<String> keys = new ArrayList<>();
@@ -142,6 +153,8 @@ public final class SparkWriteReadBenchmark {
 
       System.out.printf(Locale.ROOT, "write rows/s: parquet %.0f, fragment-append %.0f, lancecontext %.0f (noop floor %.0f)%n",
           n / writeParquet, n / writeFragments, n / writeLc, n / noop);
+      System.out.printf(Locale.ROOT, "write without the bucket shuffle: %.0f rows/s, %.2fx parquet, %.2fx fragment-append%n",
+          n / writeLcUnclustered, writeParquet / writeLcUnclustered, writeFragments / writeLcUnclustered);
       System.out.printf(Locale.ROOT, "scan ratio %.2f, count ratio %.2f, scan ratio after flush %.2f%n", scanParquet / scanLc,
           countParquet / countLc, scanParquet / scanLcFlushed);
       System.out.printf(Locale.ROOT, "load at end: %s%n", load());

@@ -6,7 +6,9 @@ import io.lancecontext.core.internal.lance.KeyIndexCoverage;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.SystemColumns;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -22,6 +24,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -57,6 +60,11 @@ final class BaseKeyHashes implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BaseKeyHashes.class);
   /** How long {@link #close()} waits for a fragment read in flight. */
   private static final long CLOSE_WAIT_SECONDS = 30;
+  /**
+   * A count-only read asks for the hashes of fragments of at least this many rows only: reading a smaller one
+   * costs about what hashing it does, and a store that changes between counts would keep the reader thread busy.
+   */
+  static final long MIN_ROWS_HASHED_FOR_COUNTS = 8_192;
   /** What a row's hash costs, for deciding which fragments fit the bound. */
   private static final long BYTES_PER_ROW = 10;
 
@@ -78,7 +86,7 @@ final class BaseKeyHashes implements AutoCloseable {
   }
 
   private final long maxBytes;
-  private final Cache<String, KeyHashSet> byFragment;
+  private final Cache<String, FragmentKeys> byFragment;
   /** Fragments (by identity) whose keys are being read or queued. */
   private final Set<String> reading = ConcurrentHashMap.newKeySet();
   private final Set<Future<?>> inFlight = ConcurrentHashMap.newKeySet();
@@ -89,9 +97,20 @@ final class BaseKeyHashes implements AutoCloseable {
     this.maxBytes = maxBytes;
     this.byFragment = Caffeine.newBuilder()
         .maximumWeight(maxBytes)
-        .weigher((String k, KeyHashSet v) -> (int) Math.min(Integer.MAX_VALUE, v.bytes() + k.length() + 64))
+        .weigher((String k, FragmentKeys v) -> (int) Math.min(Integer.MAX_VALUE, v.hashes().bytes() + k.length() + 72))
         .executor(Runnable::run)
         .build();
+  }
+
+  /**
+   * What a fragment's hashes were read from: the hashes of its live rows' keys and how many of those rows are
+   * tombstones (a count-only read counts the others without reading the fragment).
+   */
+  record FragmentKeys(KeyHashSet hashes, long tombstones) {
+    /** Live rows that are not tombstones. */
+    long records() {
+      return hashes.size() - tombstones;
+    }
   }
 
   /**
@@ -114,11 +133,11 @@ final class BaseKeyHashes implements AutoCloseable {
         continue;
       }
       String id = identity(f);
-      KeyHashSet hashes = byFragment.getIfPresent(id);
-      if (hashes == null) {
+      FragmentKeys known = byFragment.getIfPresent(id);
+      if (known == null) {
         read.add(f.getId());
         missing.put(f.getId(), id);
-      } else if (hashes.containsAny(wanted)) {
+      } else if (known.hashes().containsAny(wanted)) {
         read.add(f.getId());
       }
     }
@@ -126,6 +145,42 @@ final class BaseKeyHashes implements AutoCloseable {
       readLater(base, spec, missing);
     }
     return read.size() == coverage.fragments().size() ? null : read;
+  }
+
+  /**
+   * The records (live rows, tombstones excluded) of each of {@code fragmentIds} (null: every fragment of
+   * {@code base}) whose hashes are known and hold no hash of {@code freshKeys}: a count-only read counts them
+   * without reading them. A fragment whose hashes share one with the fresh keys (a key the fresh tier may hold,
+   * or a collision) is left out and read; so is one not hashed yet, whose hashes are asked for when it holds at
+   * least {@value #MIN_ROWS_HASHED_FOR_COUNTS} rows.
+   */
+  Map<Integer, Long> countable(BaseTable base, SchemaSpec spec, List<Integer> fragmentIds, KeyHashSet freshKeys) {
+    KeyIndexCoverage coverage = base.keyIndexCoverage(spec);
+    boolean every = BYTES_PER_ROW * coverage.rows() <= maxBytes;
+    if (coverage.fragments().isEmpty() || (!every && BYTES_PER_ROW * coverage.uncoveredRows() > maxBytes)) {
+      return Map.of();
+    }
+    Set<Integer> wanted = fragmentIds == null ? null : Set.copyOf(fragmentIds);
+    Map<Integer, Long> out = new HashMap<>();
+    Map<Integer, String> missing = new HashMap<>();
+    for (FragmentMetadata f : coverage.fragments()) {
+      if ((wanted != null && !wanted.contains(f.getId())) || (!every && coverage.coveredIds().contains(f.getId()))) {
+        continue;
+      }
+      String id = identity(f);
+      FragmentKeys known = byFragment.getIfPresent(id);
+      if (known == null) {
+        if (f.getNumRows() >= MIN_ROWS_HASHED_FOR_COUNTS) {
+          missing.put(f.getId(), id);
+        }
+      } else if (freshKeys == null || !known.hashes().intersects(freshKeys)) {
+        out.put(f.getId(), known.records());
+      }
+    }
+    if (!missing.isEmpty()) {
+      readLater(base, spec, missing);
+    }
+    return out;
   }
 
   /** Queues a read of the keys of {@code fragments} (id → identity) not already queued. */
@@ -206,15 +261,22 @@ final class BaseKeyHashes implements AutoCloseable {
     return f.getFiles().get(0).getPath() + (d == null ? "" : "#" + d.getReadVersion() + "-" + d.getId());
   }
 
-  /** The sorted key hashes of each of {@code fragments} (every one, empty ones included), in one scan. */
-  private static Map<Integer, KeyHashSet> load(Dataset ds, SchemaSpec spec, Collection<Integer> fragments) {
+  /**
+   * The sorted key hashes of each of {@code fragments} (every one, empty ones included) and its tombstone rows,
+   * in one scan.
+   */
+  private static Map<Integer, FragmentKeys> load(Dataset ds, SchemaSpec spec, Collection<Integer> fragments) {
     Map<Integer, long[]> grown = new HashMap<>();
     Map<Integer, Integer> counts = new HashMap<>();
+    Map<Integer, Long> tombstones = new HashMap<>();
     for (int f : fragments) {
       grown.put(f, new long[1024]);
       counts.put(f, 0);
+      tombstones.put(f, 0L);
     }
-    ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key())).fragmentIds(new ArrayList<>(fragments))
+    boolean flagged = spec.has(Capability.TOMBSTONES);
+    List<String> columns = flagged ? List.of(spec.key(), SystemColumns.TOMBSTONE) : List.of(spec.key());
+    ScanOptions options = new ScanOptions.Builder().columns(columns).fragmentIds(new ArrayList<>(fragments))
         .withRowAddress(true).build();
     try (ScanHandle scan = ScanHandle.open(ds, options)) {
       ArrowReader reader = scan.reader();
@@ -222,8 +284,12 @@ final class BaseKeyHashes implements AutoCloseable {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();
         FieldVector addresses = in.getVector(MetadataColumns.ROWADDR);
         VarCharVector key = (VarCharVector) in.getVector(spec.key());
+        BitVector tombstone = flagged ? (BitVector) in.getVector(SystemColumns.TOMBSTONE) : null;
         for (int r = 0; r < in.getRowCount(); r++) {
           int f = (int) (RowIds.get(addresses, r) >>> 32);
+          if (tombstone != null && !tombstone.isNull(r) && tombstone.get(r) != 0) {
+            tombstones.merge(f, 1L, Long::sum);
+          }
           long[] a = grown.get(f);
           int c = counts.get(f);
           if (c == a.length) {
@@ -238,9 +304,10 @@ final class BaseKeyHashes implements AutoCloseable {
     } catch (Exception e) {
       throw LanceErrors.translate("read the keys of " + fragments.size() + " base fragments", e);
     }
-    Map<Integer, KeyHashSet> out = new HashMap<>();
+    Map<Integer, FragmentKeys> out = new HashMap<>();
     for (Map.Entry<Integer, long[]> e : grown.entrySet()) {
-      out.put(e.getKey(), new KeyHashSet(Arrays.copyOf(e.getValue(), counts.get(e.getKey()))));
+      out.put(e.getKey(), new FragmentKeys(new KeyHashSet(Arrays.copyOf(e.getValue(), counts.get(e.getKey()))),
+          tombstones.get(e.getKey())));
     }
     return out;
   }

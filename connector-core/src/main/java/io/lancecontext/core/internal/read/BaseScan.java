@@ -11,10 +11,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.lance.Dataset;
+import org.lance.FragmentMetadata;
 import org.lance.ipc.ScanOptions;
 
 /**
@@ -23,7 +25,9 @@ import org.lance.ipc.ScanOptions;
  * small fresh tiers) the exclusion of fresh keys are rendered into one Lance filter; where the filter
  * cannot be sent exactly (see {@link LanceSql}) Lance gets a superset and the filter is evaluated in Java
  * over it. The key exclusion is always re-checked in Java: a key the fresh tier holds never comes from the
- * base table, whatever Lance's index does. Needs only the fresh tier's key set, no fresh rows.
+ * base table, whatever Lance's index does. Needs only the fresh tier's key set, no fresh rows. A count-only
+ * read ({@link ScanRules#countOnly}) counts the fragments whose key hashes this JVM holds and share none with the
+ * fresh keys without reading them ({@link BaseKeyHashes#countable}), and reads the rest.
  */
 final class BaseScan implements AutoCloseable {
   /** Above this many fresh keys, the base scan filters them out in Java instead of in its Lance filter. */
@@ -43,6 +47,8 @@ final class BaseScan implements AutoCloseable {
   private final boolean javaFilter;
   private final String lanceFilter;
   private final boolean pushLimit;
+  /** Records of fragments a count-only read counted from their key hashes, not yet returned. */
+  private long countedRows;
   private ScanHandle scan;
 
   /**
@@ -53,9 +59,22 @@ final class BaseScan implements AutoCloseable {
     this.rules = rules;
     this.output = output;
     this.dataset = snapshot.base().dataset();
-    this.fragments = holding(rules, snapshot.base(), fragments);
     this.hashedFreshKeys = snapshot.hashedFreshKeys();
     this.freshKeys = hashedFreshKeys.keys();
+    List<Integer> read = holding(rules, snapshot.base(), fragments);
+    long counted = 0;
+    if (rules.countOnly) {
+      Map<Integer, Long> countable = snapshot.base().countableFragments(rules.spec, read,
+          freshKeys.isEmpty() ? null : hashedFreshKeys.hashes());
+      if (!countable.isEmpty()) {
+        counted = countable.values().stream().mapToLong(Long::longValue).sum();
+        List<Integer> all = read != null ? read : snapshot.base().keyIndexCoverage(rules.spec).fragments().stream()
+            .map(FragmentMetadata::getId).toList();
+        read = all.stream().filter(f -> !countable.containsKey(f)).toList();
+      }
+    }
+    this.fragments = read;
+    this.countedRows = counted;
     this.javaKeyCheck = !freshKeys.isEmpty();
     this.hashFreshKeys = javaKeyCheck && hashedFreshKeys.worthHashing(snapshot.base().keyIndexCoverage(rules.spec).rows());
     LanceSql.Rendered rendered = LanceSql.renderSuperset(rules.baseFilter);
@@ -96,6 +115,11 @@ final class BaseScan implements AutoCloseable {
   /** The next non-null output batch (possibly empty), or null at the end. */
   VectorSchemaRoot next() {
     try {
+      if (countedRows > 0) {
+        int n = (int) Math.min(countedRows, Integer.MAX_VALUE);
+        countedRows -= n;
+        return output.emitCount(n);
+      }
       if (fragments != null && fragments.isEmpty()) {
         return null;  // no fragment can hold any of the keys the read is confined to
       }

@@ -79,6 +79,14 @@ public final class BaseTable extends RefCounted {
     return keyHashes == null ? null : keyHashes.fragmentsFor(this, spec, keys);
   }
 
+  /**
+   * The records of the fragments among {@code fragmentIds} (null: all) a count-only read may count without
+   * reading them ({@link BaseKeyHashes#countable}); empty without key hashes.
+   */
+  Map<Integer, Long> countableFragments(SchemaSpec spec, List<Integer> fragmentIds, KeyHashSet freshKeys) {
+    return keyHashes == null ? Map.of() : keyHashes.countable(this, spec, fragmentIds, freshKeys);
+  }
+
   @Override
   protected void free() {
     dataset.close();

@@ -138,6 +138,9 @@ final class FreshScan implements AutoCloseable {
       return null;
     }
     GenerationSource g = (GenerationSource) source;
+    if (rules.countOnly) {
+      return batchIndex++ == 0 ? output.emitCount(countWinners(g)) : null;
+    }
     if (genScan == null) {
       Set<String> cols = new LinkedHashSet<>(rules.columns);
       cols.add(rules.spec.key());
@@ -159,6 +162,19 @@ final class FreshScan implements AutoCloseable {
       }
     }
     return null;
+  }
+
+  /** The rows of {@code g} that are visible winners of their keys, from its loaded keys (no scan). */
+  private int countWinners(GenerationSource g) {
+    String[] keys = g.keys();
+    int count = 0;
+    for (int r = 0; r < keys.length; r++) {
+      LsmSnapshot.Winner win = snapshot.winner(keys[r]);
+      if (win.is(shard, sourceIndex, 0, r) && !win.ref().tombstone()) {
+        count++;
+      }
+    }
+    return count;
   }
 
   /**

@@ -64,6 +64,18 @@ final class KeyHashSet {
     return false;
   }
 
+  /** Whether this set and {@code other} share a hash (the smaller one's hashes are tested against the larger). */
+  boolean intersects(KeyHashSet other) {
+    KeyHashSet small = size() <= other.size() ? this : other;
+    KeyHashSet large = small == this ? other : this;
+    for (long h : small.hashes) {
+      if (large.contains(h)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /**
    * A 64-bit hash of a key's UTF-8 bytes {@code utf8[0..length)} (FNV-1a, then MurmurHash3's finalizer to
    * spread the bits, which the directory's top-bit slots need).

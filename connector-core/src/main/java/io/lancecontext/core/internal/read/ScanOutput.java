@@ -76,6 +76,11 @@ final class ScanOutput {
     }
   }
 
+  /** A batch of no columns and {@code rows} rows (a count-only read's counted rows). */
+  VectorSchemaRoot emitCount(int rows) {
+    return new VectorSchemaRoot(List.of(), List.of(), rows);
+  }
+
   private static boolean isIdentity(int[] rows, int n) {
     for (int i = 0; i < n; i++) {
       if (rows[i] != i) {

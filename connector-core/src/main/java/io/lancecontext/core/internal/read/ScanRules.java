@@ -27,6 +27,12 @@ final class ScanRules {
   final Predicate baseFilter;
   /** Keys a live record supersedes (empty unless capability supersession hides them). */
   final Set<String> superseded;
+  /**
+   * Whether the scan only counts: no output column, no filter (lifecycle rule included), nothing superseded, no
+   * offset or limit. Such a read takes a base fragment's count from its key hashes when no fresh key can be in
+   * it, and a fresh generation's from its loaded keys, without reading either.
+   */
+  final boolean countOnly;
 
   ScanRules(SchemaSpec spec, LsmSnapshot snapshot, ScanSpec scan, BufferAllocator allocator) {
     this.spec = spec;
@@ -41,6 +47,8 @@ final class ScanRules {
     this.baseFilter = Predicate.and(freshFilter, Predicates.notTombstone(spec));
     this.superseded = spec.has(Capability.SUPERSESSION) && !scan.includeSuperseded()
         ? snapshot.superseded(spec, allocator) : Set.of();
+    this.countOnly = columns.isEmpty() && freshFilter instanceof Predicate.True && superseded.isEmpty()
+        && !scan.hasLimit() && scan.offset() == 0;
   }
 
   /** The columns a scan returns: the requested top-level columns, or every declared one. */

@@ -229,6 +229,85 @@ class BaseKeyHashesTest extends StoreTest {
     }
   }
 
+  /**
+   * A count-only read counts the base fragments whose hashes this JVM holds and share none with the fresh keys
+   * without reading them, tombstone rows excluded, and reads the others; the count equals the model before the
+   * hashes are read, after, and through read splits, with fresh upserts of base keys, fresh deletes and merged
+   * tombstones.
+   */
+  @Test
+  void countOnlyReadsCountHashedFragmentsAndReadTheRest() throws Exception {
+    Map<String, String> o = new HashMap<>();
+    o.put("path", dir.resolve("counted").toString());
+    o.put("schema", """
+        {"key": "id", "columns": [{"name": "id", "type": "string", "nullable": false},
+          {"name": "text_payload", "type": "large_string"}], "capabilities": ["tombstones"]}""");
+    o.put("shards", "1");
+    o.put("merge.trigger.interval", "1h");
+    StoreConfig config = StoreConfig.of(o);
+    try (ContextStore store = ContextStore.open(config)) {
+      mergeRows(store, "a", 9_000, "first");  // hashed when a count asks (at least MIN_ROWS_HASHED_FOR_COUNTS rows)
+      mergeRows(store, "b", 500, "first");    // not: read by every count until a lookup hashes it
+      store.delete(List.of("a1", "a2", "b3"));  // tombstone rows in the base after this merge
+      store.seal();
+      store.merge();
+      mergeRows(store, "c", 200, "first");
+      long expected = 9_000 + 500 + 200 - 3;
+      assertEquals(expected, store.count(), "before any hashes");
+      BaseKeyHashes.awaitReads();
+      assertEquals(1, store.stats().keyHashes().fragments(), "the count asked for a's fragment's hashes only");
+      assertEquals(expected, store.count(), "a's fragment from its hashes, the others read");
+
+      SchemaSpec spec = store.spec();
+      BaseKeyHashes hashes = new BaseKeyHashes(1 << 20);
+      try (RootAllocator a = new RootAllocator()) {
+        BaseTable base = BaseTable.of(Dataset.open().allocator(a).uri(config.uri()).build(), hashes);
+        try {
+          assertEquals(Map.of(), base.countableFragments(spec, null, null), "nothing hashed yet");
+          BaseKeyHashes.awaitReads();
+          assertEquals(1, base.countableFragments(spec, null, null).size(), "a's fragment");
+          assertEquals(3, base.fragmentsHolding(spec, List.of("zz")).size(), "a lookup reads the 3 others, hashing them");
+          BaseKeyHashes.awaitReads();
+          assertEquals(List.of(), base.fragmentsHolding(spec, List.of("zz")));
+          Map<Integer, Long> all = base.countableFragments(spec, null, null);
+          assertEquals(base.keyIndexCoverage(spec).fragments().size(), all.size(), all.toString());
+          assertEquals(expected, all.values().stream().mapToLong(Long::longValue).sum(), "tombstone rows not counted");
+          int bFragment = holding(base.dataset(), base.keyIndexCoverage(spec), "b5");
+          KeyHashSet fresh = new KeyHashSet(KeyHashSet.hashes(List.of("b5", "zz")));
+          Map<Integer, Long> some = base.countableFragments(spec, null, fresh);
+          assertFalse(some.containsKey(bFragment), "b5 may be fresh: b's fragment is read");
+          assertEquals(all.size() - 1, some.size(), some.toString());
+          assertEquals(Map.of(bFragment, all.get(bFragment)), base.countableFragments(spec, List.of(bFragment), null));
+        } finally {
+          base.release();
+        }
+      }
+      hashes.close();
+
+      // fresh rows: upserts of base keys (counted once), new keys, deletes of base and fresh keys
+      store.add(List.of(Map.of("id", "a10", "text_payload", "second"), Map.of("id", "b20", "text_payload", "second"),
+          Map.of("id", "d1", "text_payload", "new"), Map.of("id", "d2", "text_payload", "new")));
+      store.delete(List.of("a100", "d2", "zz"));
+      store.seal();  // a generation
+      store.add(List.of(Map.of("id", "d3", "text_payload", "tail"), Map.of("id", "a1", "text_payload", "back")));
+      long now = expected + 3 - 1;  // d1, d3 and a1 (deleted before) back; a100 deleted; d2 added and deleted
+      assertEquals(now, store.count());
+      assertEquals(now, store.scanRecords(io.lancecontext.core.read.ScanSpec.all().withColumns(List.of("id"))).size());
+      long bySplits = 0;
+      var plan = store.planRead(io.lancecontext.core.read.ScanSpec.all().withColumns(List.of()), 4);
+      for (var split : plan.splits()) {
+        try (var reader = store.read(split)) {
+          while (reader.next()) {
+            assertEquals(0, reader.batch().getFieldVectors().size(), "no columns");
+            bySplits += reader.batch().getRowCount();
+          }
+        }
+      }
+      assertEquals(now, bySplits, plan.splits().size() + " splits");
+      assertEquals(2, store.count(io.lancecontext.core.read.Predicate.eq("text_payload", "second")), "a filter reads");
+    }
+  }
+
   /** The uncovered fragment whose live rows hold {@code key}. */
   private static int holding(Dataset ds, KeyIndexCoverage coverage, String key) throws Exception {
     List<Integer> found = new ArrayList<>();
