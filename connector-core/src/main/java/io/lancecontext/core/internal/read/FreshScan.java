@@ -64,6 +64,10 @@ final class FreshScan implements AutoCloseable {
             return null;
           }
           shard = shardIt.next();
+          // a scan resolves the winner of every row of the shard: one map of its newest rows makes that one
+          // look-up per shard instead of one per source of each (a shard of 18 sources: 18 look-ups per row, most
+          // of a full scan's Java time on a store of a million fresh keys)
+          shard.newest();
           sourceIndex = -1;
         }
         if (sourceIndex >= 0 && sourceIndex < shard.sources().size()) {

@@ -44,6 +44,9 @@ public final class FreshShard {
     void forEach(java.util.function.BiConsumer<String, RowRef> action);
 
     long maxSequence();
+
+    /** Keys in the segment. */
+    int size();
   }
 
   /** A generation or transaction part: its own key index. */
@@ -63,6 +66,11 @@ public final class FreshShard {
     public long maxSequence() {
       return g.maxSequence();
     }
+
+    @Override
+    public int size() {
+      return g.firstRows().size();
+    }
   }
 
   /** WAL entries (or folded segments), indexed into a map. */
@@ -75,6 +83,11 @@ public final class FreshShard {
     @Override
     public void forEach(java.util.function.BiConsumer<String, RowRef> action) {
       refs.forEach(action);
+    }
+
+    @Override
+    public int size() {
+      return refs.size();
     }
   }
 
@@ -202,7 +215,11 @@ public final class FreshShard {
     if (segments.size() == 1 && segments.get(0) instanceof MapSegment m) {
       return m.refs();
     }
-    Map<String, RowRef> all = new HashMap<>();
+    int rows = 0;
+    for (Segment s : segments) {
+      rows += s.size();
+    }
+    Map<String, RowRef> all = new HashMap<>(rows * 4 / 3 + 1);
     for (Segment s : segments) {
       s.forEach((k, ref) -> putNewer(all, k, ref));
     }
@@ -214,10 +231,7 @@ public final class FreshShard {
    * equal ones the later row ({@code ref} comes after every row already in {@code m}).
    */
   private static void putNewer(Map<String, RowRef> m, String key, RowRef ref) {
-    RowRef current = m.get(key);
-    if (current == null || ref.sequence() >= current.sequence()) {
-      m.put(key, ref);
-    }
+    m.merge(key, ref, (current, later) -> later.sequence() >= current.sequence() ? later : current);
   }
 
   /** The newest row of {@code key} in this shard (tombstones included), or null. */
