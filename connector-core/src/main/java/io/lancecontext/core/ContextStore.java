@@ -437,7 +437,7 @@ public final class ContextStore implements AutoCloseable {
 
   /**
    * Visible records matching {@code filter}. Without a filter (and lifecycle rule or supersession), base fragments
-   * whose key hashes this JVM holds and fresh generations are counted without reading their rows.
+   * whose key hashes this JVM holds and the fresh tier are counted without reading their rows.
    */
   public long count(Predicate filter) {
     try (StoreReader reader = scan(ScanSpec.all().withColumns(List.of()).withFilter(filter))) {

@@ -194,6 +194,7 @@ class LsmModelTest extends StoreTest {
           assertEquals(model, view(store, "n", ScanSpec.all().withFilter(Predicate.not(Predicate.in("tag", List.of())))),
               context + ", filter NOT (tag IN ())");
           assertEquals(List.of(), store.scanRecords(ScanSpec.all().withLimit(0)), context + ", limit 0");
+          assertEquals(model.size(), store.count(), context + ", count (no columns: counted, not read)");
         }
         if (!touched.isEmpty()) {
           // a filter on the key reads the fresh tier key by key: same answer as the model
@@ -413,6 +414,7 @@ class LsmModelTest extends StoreTest {
         }
         String context = "step " + step + " (" + what + "), seed " + seed;
         assertView(model, store.scanRecords(ScanSpec.all()), context + ", full scan");
+        assertEquals(model.size(), store.count(), context + ", count (no columns: counted, not read)");
         for (String k : touched) {
           Map<String, Object> expected = model.get(k);
           Optional<Map<String, Object>> got = store.get(k);

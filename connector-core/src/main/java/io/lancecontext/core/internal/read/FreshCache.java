@@ -247,7 +247,15 @@ public final class FreshCache implements AutoCloseable {
     parts.forEach(part -> signature.append('|').append(part.id()));
     positions.forEach(pos -> signature.append(',').append(pos));
     try {
-      return new FreshShard(shardId, watermark, p.manifest(), p.sources(), signature.toString());
+      FreshShard pinned = new FreshShard(shardId, watermark, p.manifest(), p.sources(), signature.toString());
+      FreshShard live;
+      synchronized (shardCache(shardId)) {
+        live = shardCache(shardId).current;
+      }
+      if (live != null) {
+        pinned.shareNewest(live);  // the planner's live view, when the split saw the same sources
+      }
+      return pinned;
     } catch (RuntimeException e) {
       releaseAll(p.sources());
       throw e;

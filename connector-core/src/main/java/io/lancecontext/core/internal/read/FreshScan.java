@@ -36,6 +36,8 @@ final class FreshScan implements AutoCloseable {
 
   private Iterator<FreshShard> shardIt;
   private FreshShard shard;
+  /** The index of {@link #shard} among the snapshot's views. */
+  private int shardIndex = -1;
   private int sourceIndex = -1;
   private int batchIndex;
   private ScanHandle genScan;
@@ -64,10 +66,16 @@ final class FreshScan implements AutoCloseable {
             return null;
           }
           shard = shardIt.next();
+          shardIndex++;
           // a scan resolves the winner of every row of the shard: one map of its newest rows makes that one
           // look-up per shard instead of one per source of each (a shard of 18 sources: 18 look-ups per row, most
           // of a full scan's Java time on a store of a million fresh keys)
           shard.newest();
+          if (rules.countOnly) {
+            int n = countWinners(shard, shardIndex);
+            shard = null;
+            return output.emitCount(n);
+          }
           sourceIndex = -1;
         }
         if (sourceIndex >= 0 && sourceIndex < shard.sources().size()) {
@@ -142,9 +150,6 @@ final class FreshScan implements AutoCloseable {
       return null;
     }
     GenerationSource g = (GenerationSource) source;
-    if (rules.countOnly) {
-      return batchIndex++ == 0 ? output.emitCount(countWinners(g)) : null;
-    }
     if (genScan == null) {
       Set<String> cols = new LinkedHashSet<>(rules.columns);
       cols.add(rules.spec.key());
@@ -168,13 +173,35 @@ final class FreshScan implements AutoCloseable {
     return null;
   }
 
-  /** The rows of {@code g} that are visible winners of their keys, from its loaded keys (no scan). */
-  private int countWinners(GenerationSource g) {
-    String[] keys = g.keys();
+  /**
+   * The keys whose winner is in {@code view} (the {@code index}-th of the snapshot's views) and not a tombstone,
+   * from the views' maps of newest rows, no row read: as {@link LsmSnapshot#winner}, the highest write sequence
+   * wins, and of equal ones the later view.
+   */
+  private int countWinners(FreshShard view, int index) {
+    List<FreshShard> others = new ArrayList<>();
+    List<Boolean> later = new ArrayList<>();
+    int i = 0;
+    for (FreshShard s : snapshot.shards().values()) {
+      if (i != index) {
+        s.newest();
+        others.add(s);
+        later.add(i > index);
+      }
+      i++;
+    }
     int count = 0;
-    for (int r = 0; r < keys.length; r++) {
-      LsmSnapshot.Winner win = snapshot.winner(keys[r]);
-      if (win.is(shard, sourceIndex, 0, r) && !win.ref().tombstone()) {
+    for (var e : view.newest().entrySet()) {
+      FreshShard.RowRef mine = e.getValue();
+      if (mine.tombstone()) {
+        continue;
+      }
+      boolean wins = true;
+      for (int o = 0; o < others.size() && wins; o++) {
+        FreshShard.RowRef theirs = others.get(o).ref(e.getKey());
+        wins = theirs == null || (later.get(o) ? mine.sequence() > theirs.sequence() : mine.sequence() >= theirs.sequence());
+      }
+      if (wins) {
         count++;
       }
     }

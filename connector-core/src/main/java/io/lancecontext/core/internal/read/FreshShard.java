@@ -276,6 +276,17 @@ public final class FreshShard {
     return sources;
   }
 
+  /**
+   * Takes {@code other}'s map of newest rows, if it built one and holds exactly this view's sources (the map
+   * depends on nothing else): a split's pinned view then resolves winners with the map its planner built.
+   */
+  void shareNewest(FreshShard other) {
+    Map<String, RowRef> theirs = other.newest;
+    if (newest == null && theirs != null && other.sameSources(sources)) {
+      newest = theirs;
+    }
+  }
+
   /** Newest row per key (tombstones included), built on first use. */
   public Map<String, RowRef> newest() {
     Map<String, RowRef> all = newest;

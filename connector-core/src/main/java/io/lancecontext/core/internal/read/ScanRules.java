@@ -30,7 +30,7 @@ final class ScanRules {
   /**
    * Whether the scan only counts: no output column, no filter (lifecycle rule included), nothing superseded, no
    * offset or limit. Such a read takes a base fragment's count from its key hashes when no fresh key can be in
-   * it, and a fresh generation's from its loaded keys, without reading either.
+   * it, and a fresh shard's from its map of newest rows, without reading either.
    */
   final boolean countOnly;
 
