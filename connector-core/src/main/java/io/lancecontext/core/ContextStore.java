@@ -440,18 +440,13 @@ public final class ContextStore implements AutoCloseable {
    * whose key hashes this JVM holds and the fresh tier are counted without reading their rows.
    */
   public long count(Predicate filter) {
-    // split by bucket as an engine's read is: a split's snapshot holds only its buckets' views, so resolving a
-    // fresh key looks in the lanes of its bucket, not in every view of the store
-    ReadPlan plan = planRead(ScanSpec.all().withColumns(List.of()).withFilter(filter), Math.max(1, shards()) + 1);
-    long n = 0;
-    for (ReadSplit split : plan.splits()) {
-      try (StoreReader reader = read(split)) {
-        while (reader.next()) {
-          n += reader.batch().getRowCount();
-        }
+    try (StoreReader reader = scan(ScanSpec.all().withColumns(List.of()).withFilter(filter))) {
+      long n = 0;
+      while (reader.next()) {
+        n += reader.batch().getRowCount();
       }
+      return n;
     }
-    return n;
   }
 
   public StoreStats stats() {

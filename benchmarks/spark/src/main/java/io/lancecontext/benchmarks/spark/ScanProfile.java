@@ -38,11 +38,6 @@ public final class ScanProfile {
         System.out.printf(Locale.ROOT, "count-only read %d: %d rows, plan %.3f s, splits:%s; total %.3f s%n", round, counted,
             planned, each, (System.nanoTime() - c) / 1e9);
       }
-      for (int round = 1; round <= 3; round++) {
-        long c = System.nanoTime();
-        long counted = store.count();
-        System.out.printf(Locale.ROOT, "count() %d: %d in %.3f s%n", round, counted, (System.nanoTime() - c) / 1e9);
-      }
       ReadPlan plan = store.planRead(ScanSpec.all(), maxSplits);
       System.out.printf(Locale.ROOT, "plan: %d splits in %.3f s%n", plan.splits().size(), (System.nanoTime() - t) / 1e9);
       for (int i = 0; i < plan.splits().size(); i++) {
