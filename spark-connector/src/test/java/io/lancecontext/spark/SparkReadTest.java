@@ -84,35 +84,9 @@ class SparkReadTest extends SparkTest {
     assertEquals(expected.size(), read().count());
   }
 
-  /**
-   * {@code COUNT(*)} is pushed down when every filter is, and core counts on the driver; other aggregates and
-   * counts with filters Spark keeps are Spark's, with the same answers.
-   */
+  /** A count once the executor holds the base's key hashes (a lookup asks for them) counts the same rows. */
   @Test
-  void countStarIsPushedDownAndCountedByCore() {
-    String plan = read().groupBy().count().queryExecution().executedPlan().toString();
-    assertTrue(plan.contains("count(*) pushed=[]") && !plan.contains("HashAggregate"), plan);
-    assertEquals(expected.size(), read().count());
-    long low = expected.values().stream().filter(r -> r < 1.0).count();
-    Dataset<Row> filtered = read().filter("reward < 1.0");
-    String filteredPlan = filtered.groupBy().count().queryExecution().executedPlan().toString();
-    assertTrue(filteredPlan.contains("count(*) pushed=[reward IS NOT NULL, reward < 1.0]"), filteredPlan);
-    assertEquals(low, filtered.count());
-    read().createOrReplaceTempView("counted_rollouts");
-    Row two = spark.sql("SELECT count(*), count(*) FROM counted_rollouts WHERE reward < 1.0").first();
-    assertEquals(List.of(low, low), List.of(two.getLong(0), two.getLong(1)));
-    Dataset<Row> kept = read().filter("length(id) = 6 AND reward < 1.0");
-    assertTrue(kept.groupBy().count().queryExecution().executedPlan().toString().contains("HashAggregate"));
-    assertEquals(low, kept.count(), "a filter Spark keeps: Spark counts");
-    Row agg = read().agg(org.apache.spark.sql.functions.count("id"), org.apache.spark.sql.functions.max("sequence_order"))
-        .first();
-    assertEquals(expected.size(), agg.getLong(0));
-    assertEquals(ROWS + 9, agg.getInt(1));
-  }
-
-  /** A count once this JVM holds the base's key hashes (a lookup asks for them) counts the same rows. */
-  @Test
-  void countIsTheSameOnceTheJvmHoldsTheBaseKeyHashes() throws Exception {
+  void countIsTheSameOnceTheExecutorHoldsTheBaseKeyHashes() throws Exception {
     assertEquals(1, read().where(org.apache.spark.sql.functions.col("id").equalTo(key(5))).collectAsList().size());
     try (ContextStore store = ContextStore.open(Map.of("path", path))) {
       long deadline = System.nanoTime() + 30_000_000_000L;

@@ -9,10 +9,6 @@ import java.util.List;
 import java.util.Optional;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
-import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
-import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
-import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
-import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
@@ -21,19 +17,16 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Builds a read of the store's LSM view: the columns Spark needs, every filter core evaluates exactly (the
- * rest stays with Spark), and a limit, which each split applies (Spark still applies the global limit); or,
- * for a {@code COUNT(*)}, a count core makes ({@link SparkCountScan}).
+ * rest stays with Spark), and a limit, which each split applies (Spark still applies the global limit).
  */
 public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters,
-    SupportsPushDownLimit, SupportsPushDownAggregates {
+    SupportsPushDownLimit {
   private final StoreConfig config;
   private final SchemaSpec spec;
   private List<String> columns;
   private final List<org.apache.spark.sql.connector.expressions.filter.Predicate> pushed = new ArrayList<>();
   private final List<Predicate> filters = new ArrayList<>();
   private long limit = -1;
-  /** How many {@code COUNT(*)} Spark pushed down (0: none; the scan reads rows). */
-  private int countStars;
   private final int maxSplits;
 
   /** {@code maxSplits}: {@code read.splits}, or 0 for the default. */
@@ -85,41 +78,8 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
     return true;  // a limit applies per split
   }
 
-  /**
-   * Takes a {@code COUNT(*)} without {@code GROUP BY} (Spark pushes one only when every filter was pushed): core
-   * counts ({@link SparkCountScan}). Any other aggregate stays with Spark.
-   */
-  @Override
-  public boolean pushAggregation(Aggregation aggregation) {
-    if (!countStarsOnly(aggregation) || limit >= 0) {
-      return false;
-    }
-    countStars = aggregation.aggregateExpressions().length;
-    return true;
-  }
-
-  @Override
-  public boolean supportCompletePushDown(Aggregation aggregation) {
-    return countStarsOnly(aggregation);
-  }
-
-  private static boolean countStarsOnly(Aggregation aggregation) {
-    if (aggregation.groupByExpressions().length > 0 || aggregation.aggregateExpressions().length == 0) {
-      return false;
-    }
-    for (AggregateFunc f : aggregation.aggregateExpressions()) {
-      if (!(f instanceof CountStar)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   @Override
   public Scan build() {
-    if (countStars > 0) {
-      return new SparkCountScan(config, Predicate.and(filters), countStars, pushedPredicates());
-    }
     // a read of no columns (count(*)): core counts, reading only what it cannot count from its key hashes
     ScanSpec scan = ScanSpec.all().withColumns(columns).withFilter(Predicate.and(filters));
     if (limit >= 0) {
