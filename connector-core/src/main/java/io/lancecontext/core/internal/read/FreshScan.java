@@ -36,8 +36,8 @@ final class FreshScan implements AutoCloseable {
 
   private Iterator<FreshShard> shardIt;
   private FreshShard shard;
-  /** The index of {@link #shard} among the snapshot's views. */
-  private int shardIndex = -1;
+  /** Whether a count-only read returned the fresh tier's count. */
+  private boolean counted;
   private int sourceIndex = -1;
   private int batchIndex;
   private ScanHandle genScan;
@@ -56,6 +56,9 @@ final class FreshScan implements AutoCloseable {
     if (keysToRead != null) {
       return nextByKey();
     }
+    if (rules.countOnly) {
+      return counted ? null : countWinners();
+    }
     try {
       while (true) {
         if (shard == null) {
@@ -66,16 +69,10 @@ final class FreshScan implements AutoCloseable {
             return null;
           }
           shard = shardIt.next();
-          shardIndex++;
           // a scan resolves the winner of every row of the shard: one map of its newest rows makes that one
           // look-up per shard instead of one per source of each (a shard of 18 sources: 18 look-ups per row, most
           // of a full scan's Java time on a store of a million fresh keys)
           shard.newest();
-          if (rules.countOnly) {
-            int n = countWinners(shard, shardIndex);
-            shard = null;
-            return output.emitCount(n);
-          }
           sourceIndex = -1;
         }
         if (sourceIndex >= 0 && sourceIndex < shard.sources().size()) {
@@ -174,38 +171,18 @@ final class FreshScan implements AutoCloseable {
   }
 
   /**
-   * The keys whose winner is in {@code view} (the {@code index}-th of the snapshot's views) and not a tombstone,
-   * from the views' maps of newest rows, no row read: as {@link LsmSnapshot#winner}, the highest write sequence
-   * wins, and of equal ones the later view.
+   * The fresh tier's count: its keys whose newest row (across the snapshot's views: {@link LsmSnapshot#winners},
+   * which a base scan needs too, made once per snapshot) is not a tombstone. No row is read.
    */
-  private int countWinners(FreshShard view, int index) {
-    List<FreshShard> others = new ArrayList<>();
-    List<Boolean> later = new ArrayList<>();
-    int i = 0;
-    for (FreshShard s : snapshot.shards().values()) {
-      if (i != index) {
-        s.newest();
-        others.add(s);
-        later.add(i > index);
-      }
-      i++;
-    }
+  private VectorSchemaRoot countWinners() {
+    counted = true;
     int count = 0;
-    for (var e : view.newest().entrySet()) {
-      FreshShard.RowRef mine = e.getValue();
-      if (mine.tombstone()) {
-        continue;
-      }
-      boolean wins = true;
-      for (int o = 0; o < others.size() && wins; o++) {
-        FreshShard.RowRef theirs = others.get(o).ref(e.getKey());
-        wins = theirs == null || (later.get(o) ? mine.sequence() > theirs.sequence() : mine.sequence() >= theirs.sequence());
-      }
-      if (wins) {
+    for (LsmSnapshot.Winner w : snapshot.winners().values()) {
+      if (!w.ref().tombstone()) {
         count++;
       }
     }
-    return count;
+    return output.emitCount(count);
   }
 
   /**
