@@ -248,9 +248,10 @@ public final class FreshCache implements AutoCloseable {
     positions.forEach(pos -> signature.append(',').append(pos));
     try {
       FreshShard pinned = new FreshShard(shardId, watermark, p.manifest(), p.sources(), signature.toString());
+      ShardCache cache = shardCache(shardId);
       FreshShard live;
-      synchronized (shardCache(shardId)) {
-        live = shardCache(shardId).current;
+      synchronized (cache) {
+        live = cache.current;
       }
       if (live != null) {
         pinned.shareNewest(live);  // the planner's live view, when the split saw the same sources
