@@ -210,10 +210,16 @@ public final class ContextStore implements AutoCloseable {
    * The staging buffer of an atomic write handle, bounded by {@code write.batch-bytes}, its parts by
    * {@code merge.max-bytes}.
    */
+  /** The attempt of transaction {@code txid} an atomic handle opened now stages under (see TxnIds.attempt). */
+  String currentAttempt(String txid) {
+    check();
+    return store.operation("read the record of a transaction", () -> store.transactions().currentAttempt(txid));
+  }
+
   io.lancecontext.core.internal.write.StagingBuffer stagingBuffer(String txid, String partId) {
     check();
     return store.writes().stagingBuffer(txid, partId, config().get(StoreOptions.BATCH_BYTES),
-        config().get(StoreOptions.MERGE_MAX_BYTES));
+        config().get(StoreOptions.MERGE_MAX_BYTES), config().get(StoreOptions.TXN_TIMEOUT));
   }
 
   /** Stages a batch in the dataset schema through an atomic handle's buffer (null batch: flush it). */
@@ -277,7 +283,7 @@ public final class ContextStore implements AutoCloseable {
 
       @Override
       public Optional<TxnRecord> record(String txid) {
-        return store.transactions().record(txid);
+        return store.transactions().record(store.transactions().currentAttempt(txid));
       }
 
       @Override
@@ -304,9 +310,35 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
+   * Keeps transaction {@code transactionId} alive until the lease is closed (see {@link TransactionLease}): for
+   * a job's coordinator (a Spark driver from the start of a write to its commit), so that garbage collection
+   * never aborts a transaction whose job still runs, however long its tasks take between two staged parts.
+   * Atomic write handles hold their transaction so while they are open. Costs one small object write per
+   * quarter of {@code txn.timeout}.
+   */
+  public TransactionLease holdTransaction(String transactionId) {
+    io.lancecontext.core.internal.txn.TxnIds.requireValid(transactionId);
+    return holdAttempt(currentAttempt(transactionId));
+  }
+
+  /** Holds one attempt of a transaction alive (an atomic handle's, see TxnIds.attempt). */
+  TransactionLease holdAttempt(String attemptId) {
+    check();
+    AutoCloseable held = store.transactions().liveness().hold(attemptId, config().get(StoreOptions.TXN_TIMEOUT));
+    return () -> {
+      try {
+        held.close();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);  // never: the lease's close throws nothing
+      }
+    };
+  }
+
+  /**
    * Aborts transaction {@code transactionId}: nothing it staged will be visible, and garbage collection
-   * deletes its parts after {@code gc.grace}. Never publishing has the same effect once {@code gc.grace} has
-   * passed since the last part was staged; aborting decides it now, so that a late publish fails.
+   * deletes its parts after {@code gc.grace}. Never publishing has the same effect once {@code txn.timeout}
+   * has passed since its owner last renewed it (see {@link #holdTransaction}); aborting decides it now, so that
+   * a late publish fails.
    *
    * @return false if it was aborted before
    * @throws io.lancecontext.core.error.TransactionAbortedException if it was published

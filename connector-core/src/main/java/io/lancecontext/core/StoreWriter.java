@@ -84,6 +84,8 @@ public final class StoreWriter implements AutoCloseable {
   private final String partId;
   private final io.lancecontext.core.internal.write.StagingBuffer stager;
   private final List<WriteSummary.StagedPart> staged = new ArrayList<>();
+  /** Keeps an atomic handle's transaction alive while the handle is open (null: immediate). */
+  private final TransactionLease lease;
 
   StoreWriter(ContextStore store, WriterOptions options) {
     this.store = store;
@@ -97,7 +99,9 @@ public final class StoreWriter implements AutoCloseable {
       throw new SchemaException("the store at " + store.uri() + " has capability 'unique-ids', which takes immediate "
           + "writes only");
     }
-    this.transactionId = atomic ? options.transactionId().get() : null;
+    // a replay of a transaction that expired stages under its next attempt (TxnIds.attempt), which the
+    // summaries name and the publish of the transaction resolves alike
+    this.transactionId = atomic ? store.currentAttempt(options.transactionId().get()) : null;
     this.partId = atomic ? options.partId().get() : null;
     this.stager = atomic ? store.stagingBuffer(transactionId, partId) : null;
     this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
@@ -105,6 +109,7 @@ public final class StoreWriter implements AutoCloseable {
     KeyIds ids = KeyIds.seeded(options.idSeed().orElse(null));
     this.buffer = new RowBuffer(store.spec(), store.resident().allocator(), ids);
     this.appender = new RowAppender(this, buffer);
+    this.lease = atomic ? store.holdAttempt(transactionId) : null;
   }
 
   /** Writes one record (a map by column name), encoded now; put with the buffer. */
@@ -295,6 +300,9 @@ public final class StoreWriter implements AutoCloseable {
   public void close() {
     if (!closed) {
       closed = true;
+      if (lease != null) {
+        lease.close();
+      }
       if (failure == null) {
         buffer.close();
         if (stager != null) {

@@ -420,12 +420,12 @@ class TransactionTest extends StoreTest {
 
   @Test
   void anUnpublishedTransactionIsGoneAfterGarbageCollection() throws Exception {
-    try (ContextStore store = ContextStore.open(options())) {
+    try (ContextStore store = ContextStore.open(options("txn.timeout", "50ms"))) {
       stage(store, "lost", "a", 0, 10, 1);
       stage(store, "kept", "a", 0, 10, 1);
       assertTrue(Files.exists(dir.resolve("s/_lc/txn/lost")));
       store.abort("kept");
-      Thread.sleep(5);
+      Thread.sleep(100);  // "lost" is no longer renewed by anyone: it expires
       store.gc();
       assertEquals(0, store.count());
       for (String txid : List.of("lost", "kept")) {

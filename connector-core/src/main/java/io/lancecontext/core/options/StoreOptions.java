@@ -100,6 +100,15 @@ public final class StoreOptions {
   public static final ConfigOption<Duration> GC_GRACE = ConfigOption.of("gc.grace", "10min", OptionParsers::duration, Scope.RESIDENT,
       "Merged generations, WAL files and old base versions are deleted once they are this old.");
 
+  public static final ConfigOption<Duration> TXN_TIMEOUT = ConfigOption.of("txn.timeout", "1h",
+      OptionParsers::positiveDuration, Scope.HANDLE, "How long an unpublished transaction stays publishable after its "
+          + "owner last renewed it. Open atomic handles, the Spark driver of a write and each staged part renew it "
+          + "(every quarter of this), so a transaction lives as long as the job that owns it; once its owner is gone "
+          + "(a failed Flink job waiting to be restored, a streaming query stopped before its epoch's commit), "
+          + "garbage collection aborts it this long after the last renewal and deletes its staged rows. A Flink "
+          + "exactly-once sink needs more than its checkpoint interval plus checkpoint timeout, and a restore within "
+          + "it; a Spark streaming epoch replayed later re-stages and publishes under a new attempt.");
+
   public static final ConfigOption<Boolean> COMPACTION_BACKGROUND = ConfigOption.of("compaction.background", "false",
       OptionParsers::bool, Scope.RESIDENT, "Compact the base table's fragments in a background task of the writing JVM.");
 
@@ -120,6 +129,6 @@ public final class StoreOptions {
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
       PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, WRITE_COMMIT, BULK_ROWS, MERGE_GENERATIONS, MERGE_INTERVAL,
-      MERGE_MAX_BYTES, MERGE_MAX_INPUTS, MERGE_APPEND_MIN_ROWS, FLUSH_TIMEOUT, GC_GRACE,
+      MERGE_MAX_BYTES, MERGE_MAX_INPUTS, MERGE_APPEND_MIN_ROWS, FLUSH_TIMEOUT, GC_GRACE, TXN_TIMEOUT,
       COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
 }

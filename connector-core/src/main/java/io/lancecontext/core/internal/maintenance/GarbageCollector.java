@@ -149,7 +149,8 @@ final class GarbageCollector {
         }
       }
       if (transactions != null) {
-        long[] removed = collectTransactions(transactions, files, collectable, cutoff, lease);
+        long[] removed = collectTransactions(transactions, files, collectable, cutoff, now,
+            config.get(io.lancecontext.core.options.StoreOptions.TXN_TIMEOUT), lease);
         gens += (int) removed[0];
         bytes += removed[1];
       }
@@ -214,9 +215,12 @@ final class GarbageCollector {
   /**
    * Staged transaction data no read can need any more, {@code gc.grace} after that became so:
    * <ul>
-   *   <li>a transaction without a record whose newest part was staged before {@code cutoff}: it is decided
-   *       aborted first (its record written once, so a late publish fails instead of naming deleted parts),
-   *       then its parts are deleted;</li>
+   *   <li>a transaction without a record that is no longer alive: its newest liveness marker
+   *       ({@link io.lancecontext.core.internal.txn.TxnLiveness}) names a time before now or, without any, its
+   *       newest part was staged more than {@code txn.timeout} (this store's) ago. It is decided expired first
+   *       (its record written once, so a late publish fails instead of naming deleted parts), then its parts
+   *       are deleted. Liveness markers go once the transaction is decided, or once they are {@code gc.grace}
+   *       past their time when nothing was staged;</li>
    *   <li>an aborted transaction's parts, once its record is older than {@code cutoff};</li>
    *   <li>a published transaction's parts it did not name, likewise; the parts it named once every bucket's
    *       transaction watermark at the newest base version committed by {@code cutoff} reaches its publish
@@ -232,14 +236,12 @@ final class GarbageCollector {
    * @return part directories deleted, bytes freed
    */
   private static long[] collectTransactions(Transactions transactions, StoreFiles files, Map<String, Long> collectable,
-      long cutoff, MaintenanceLock lease) throws IOException {
+      long cutoff, long now, Duration txnTimeout, MaintenanceLock lease) throws IOException {
     long parts = 0;
     long bytes = 0;
     List<TxnRecord> compactable = new ArrayList<>();
     for (String txid : transactions.transactionIds()) {
-      try {
-        TxnIds.requireValid(txid);
-      } catch (IllegalArgumentException e) {
+      if (!TxnIds.isTransactionDir(txid)) {
         continue;  // not a transaction of this build
       }
       var record = transactions.record(txid);
@@ -248,10 +250,16 @@ final class GarbageCollector {
       long newest = -1;
       boolean others = false;  // objects of another kind: the transaction's directory is kept
       boolean recordFile = false;
+      List<String> markers = new ArrayList<>();
+      long liveUntil = -1;
       String prefix = TxnIds.dir(txid) + "/";
       for (StoreFiles.Entry e : files.listPrefix(prefix)) {
         String[] p = e.path().substring(prefix.length()).split("/", 3);
-        if (p.length == 3 && p[0].matches("b\\d{1,9}")) {
+        long until = p.length == 1 ? TxnIds.liveUntil(p[0]) : -1;
+        if (until >= 0) {
+          markers.add(e.path());
+          liveUntil = Math.max(liveUntil, until);
+        } else if (p.length == 3 && p[0].matches("b\\d{1,9}")) {
           staged.merge(p[0] + "/" + p[1], e.size(), Long::sum);
           newest = Math.max(newest, TxnIds.stagedAt(p[1]));
         } else if (e.path().equals(TxnIds.record(txid))) {
@@ -267,17 +275,34 @@ final class GarbageCollector {
         continue;
       }
       if (record.isEmpty()) {
-        if (newest < 0 || newest > cutoff) {
-          continue;  // still being staged, or nothing staged yet
+        if (newest < 0) {
+          if (!markers.isEmpty() && liveUntil <= cutoff && !others) {
+            // held by a job that never staged anything and is gone: only its markers are left
+            lease.ensureHeld();
+            files.deleteAll(markers);
+          }
+          continue;  // nothing staged yet
+        }
+        long alive = markers.isEmpty() ? newest + txnTimeout.toMillis() : liveUntil;
+        if (alive > now) {
+          continue;  // its owner still renews it, or did so less than its timeout ago
         }
         lease.ensureHeld();
-        TxnRecord mine = TxnRecord.aborted(txid, System.currentTimeMillis());
+        TxnRecord mine = TxnRecord.expired(txid, System.currentTimeMillis());
         TxnRecord decided = transactions.decide(mine);
         if (decided != mine) {
           continue;  // published (or aborted) meanwhile: judged by its record at the next collection
         }
+        org.slf4j.LoggerFactory.getLogger(GarbageCollector.class).warn("{}: transaction {} expired: nobody renewed "
+            + "it since {} (txn.timeout), so it was aborted and its {} staged parts are deleted; a publish of it fails",
+            transactions.files(), txid, java.time.Instant.ofEpochMilli(markers.isEmpty() ? newest : liveUntil),
+            staged.size());
         record = java.util.Optional.of(decided);
         decidedNow = true;  // never visible to any read: nothing to wait for
+      }
+      if (!markers.isEmpty()) {
+        lease.ensureHeld();
+        files.deleteAll(markers);  // decided: nothing left to keep alive
       }
       TxnRecord r = record.get();
       Set<String> named = new HashSet<>();

@@ -47,10 +47,18 @@ public final class Transactions {
   /** The published parts as of one marker value. */
   private record Listing(String marker, long atNanos, Map<Integer, List<PublishedPart>> parts) {}
 
+  private final TxnLiveness liveness;
+
   public Transactions(StoreConfig config, StoreFiles files, BufferAllocator allocator) {
     this.config = config;
     this.files = files;
     this.allocator = allocator;
+    this.liveness = new TxnLiveness(files, config.uri(), records::containsKey);
+  }
+
+  /** Renews and holds this store's transactions alive (see {@link TxnLiveness}). */
+  public TxnLiveness liveness() {
+    return liveness;
   }
 
   /** Listings of {@code _lc/txn} made by {@link #publishedParts()} so far (for tests and stats). */
@@ -130,6 +138,33 @@ public final class Transactions {
     }
     records.put(txid, r);
     return Optional.of(r);
+  }
+
+  /**
+   * The attempt of {@code txid} to stage under and publish now: the first of {@code txid}, {@code txid..1}, …
+   * ({@link TxnIds#attempt}) that did not expire. Reads one record per expired attempt (decided records are
+   * cached); an attempt without a record file is taken as it is (a compacted record is a published one).
+   */
+  public String currentAttempt(String txid) {
+    for (int n = 0; n < 100_000; n++) {
+      String id = TxnIds.attempt(txid, n);
+      TxnRecord r = records.get(id);
+      if (r == null) {
+        try {
+          Optional<byte[]> content = files.readIfPresent(TxnIds.record(id));
+          if (content.isEmpty()) {
+            return id;
+          }
+          r = cache(TxnRecord.fromBytes(content.get()));
+        } catch (IOException e) {
+          throw LanceErrors.translate("read the record of transaction " + id, e);
+        }
+      }
+      if (!r.expired()) {
+        return id;
+      }
+    }
+    throw new IllegalStateException("transaction " + txid + " expired 100,000 times");
   }
 
   /**

@@ -32,6 +32,8 @@ public final class StagingBuffer implements AutoCloseable {
   private final String partId;
   private final long maxBytes;
   private final long maxPartBytes;
+  /** Each written part renews the transaction by this (null: not renewed, the bulk path publishes at once). */
+  private final java.time.Duration timeout;
   private final Map<Integer, Pending> pending = new TreeMap<>();
   private long bytes;
   private int nextIndex;
@@ -44,8 +46,10 @@ public final class StagingBuffer implements AutoCloseable {
     long bytes;
   }
 
-  StagingBuffer(StoreWrites writes, String txid, String partId, int firstIndex, long maxBytes, long maxPartBytes) {
+  StagingBuffer(StoreWrites writes, String txid, String partId, int firstIndex, long maxBytes, long maxPartBytes,
+      java.time.Duration timeout) {
     this.writes = writes;
+    this.timeout = timeout;
     this.txid = txid;
     this.partId = partId;
     this.nextIndex = firstIndex;
@@ -126,6 +130,9 @@ public final class StagingBuffer implements AutoCloseable {
       writes.writePart(txid, bucket, name, p.batches);
     } finally {
       p.batches.forEach(VectorSchemaRoot::close);
+    }
+    if (timeout != null) {
+      writes.transactions().liveness().renew(txid, timeout);
     }
     return new WriteSummary.StagedPart(bucket, name, partId, index, p.rows - p.deletes, p.deletes);
   }

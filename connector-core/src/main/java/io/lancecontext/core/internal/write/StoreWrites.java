@@ -224,7 +224,7 @@ public final class StoreWrites {
    * of it is visible until the transaction is published naming these parts. Does not close {@code batch}.
    */
   public Staged stage(VectorSchemaRoot batch, boolean owned, String txid, String partId, int index) {
-    try (StagingBuffer buffer = new StagingBuffer(this, txid, partId, index, 0, Long.MAX_VALUE)) {
+    try (StagingBuffer buffer = new StagingBuffer(this, txid, partId, index, 0, Long.MAX_VALUE, null)) {
       Staged added = buffer.add(batch, owned);
       Staged flushed = buffer.flush();
       List<WriteSummary.StagedPart> parts = new ArrayList<>(added.parts());
@@ -236,10 +236,11 @@ public final class StoreWrites {
   /**
    * A staging buffer of one atomic write handle of transaction {@code txid}: it keeps each bucket's rows
    * until the buffer holds about {@code maxBytes} or the bucket {@code maxPartBytes}, so that a handle writes
-   * few, large parts (see {@link StagingBuffer}).
+   * few, large parts (see {@link StagingBuffer}). Each part it writes renews the transaction by {@code timeout}.
    */
-  public StagingBuffer stagingBuffer(String txid, String partId, long maxBytes, long maxPartBytes) {
-    return new StagingBuffer(this, txid, partId, 0, maxBytes, maxPartBytes);
+  public StagingBuffer stagingBuffer(String txid, String partId, long maxBytes, long maxPartBytes,
+      java.time.Duration timeout) {
+    return new StagingBuffer(this, txid, partId, 0, maxBytes, maxPartBytes, timeout);
   }
 
   /** One bucket's rows of a staged batch (after dedupe), the caller owns {@code rows}. */
@@ -265,6 +266,11 @@ public final class StoreWrites {
     return out;
   }
 
+  /** The store's transactions (records, parts, liveness). */
+  Transactions transactions() {
+    return transactions;
+  }
+
   /** Writes one part of {@code txid} from {@code batches} (one bucket's rows, one row per key, in order). */
   void writePart(String txid, int bucket, String partName, List<VectorSchemaRoot> batches) {
     transactions.writePart(txid, bucket, partName, batches);
@@ -278,18 +284,36 @@ public final class StoreWrites {
    *
    * @throws TransactionAbortedException if the transaction was aborted
    */
-  public PublishResult publish(String txid, Collection<WriteSummary> summaries) {
+  public PublishResult publish(String transaction, Collection<WriteSummary> summaries) {
     long started = System.nanoTime();
-    TxnIds.requireValid(txid);
+    TxnIds.requireValid(transaction);
+    for (WriteSummary w : summaries) {
+      if (w.transactionId().isEmpty() || !TxnIds.transactionOf(w.transactionId().get()).equals(transaction)) {
+        throw new IllegalArgumentException("a write summary of " + w.transactionId().map(t -> "transaction " + t)
+            .orElse("an immediate handle") + " passed to the publish of transaction " + transaction);
+      }
+    }
+    // the attempt a replay after an expiry staged under (TxnIds.attempt): the first that did not expire
+    String txid = transaction;
     var existing = transactions.record(txid);
+    int attempt = 0;
+    while (existing.isPresent() && existing.get().expired()) {
+      txid = TxnIds.attempt(transaction, ++attempt);
+      existing = transactions.record(txid);
+    }
     if (existing.isPresent()) {
       return decided(existing.get(), started);
     }
+    String current = txid;
+    if (attempt > 0 && summaries.stream().noneMatch(w -> w.transactionId().get().equals(current))) {
+      // nothing was staged again since the last attempt expired: that attempt's answer stands
+      return decided(transactions.record(TxnIds.attempt(transaction, attempt - 1)).orElseThrow(), started);
+    }
     Map<String, WriteSummary.StagedPart> byName = new LinkedHashMap<>();
     for (WriteSummary w : summaries) {
-      if (w.transactionId().isEmpty() || !w.transactionId().get().equals(txid)) {
-        throw new IllegalArgumentException("a write summary of " + w.transactionId().map(t -> "transaction " + t)
-            .orElse("an immediate handle") + " passed to the publish of transaction " + txid);
+      if (!w.transactionId().get().equals(txid)) {
+        // staged under an earlier attempt, which expired: its parts are gone
+        return decided(transactions.record(w.transactionId().get()).orElseThrow(), started);
       }
       for (WriteSummary.StagedPart p : w.staged()) {
         if (p.bucket() < 0 || p.bucket() >= writers.length) {
@@ -304,7 +328,7 @@ public final class StoreWrites {
         if (!transactions.files().prefixExists(TxnIds.partDir(txid, p.bucket(), p.name()) + "/")) {
           throw new io.lancecontext.core.error.StorageException(uri + ": staged part "
               + TxnIds.partDir(txid, p.bucket(), p.name()) + " of transaction " + txid + " does not exist (never "
-              + "staged, or collected after gc.grace without a publish)", null);
+              + "staged, or collected after its txn.timeout without a publish)", null);
         }
       }
     } catch (IOException e) {
@@ -353,6 +377,13 @@ public final class StoreWrites {
   }
 
   private PublishResult decided(TxnRecord r, long started) {
+    if (r.expired()) {
+      throw new io.lancecontext.core.error.TransactionExpiredException("transaction " + r.txid() + " of " + uri
+          + " expired before it was published: nothing renewed it for its txn.timeout, so garbage collection "
+          + "aborted it at " + java.time.Instant.ofEpochMilli(r.atMillis()) + " and deleted its staged rows. Raise "
+          + "'txn.timeout' (default 1h) above the longest time a job may stay down before it is restored or "
+          + "replayed");
+    }
     if (!r.published()) {
       throw new TransactionAbortedException("transaction " + r.txid() + " of " + uri + " was aborted; it cannot be "
           + "published");
@@ -379,8 +410,9 @@ public final class StoreWrites {
    * @return false if it was aborted before
    * @throws TransactionAbortedException if it was published (a transaction is decided once)
    */
-  public boolean abort(String txid) {
-    TxnIds.requireValid(txid);
+  public boolean abort(String transaction) {
+    TxnIds.requireValid(transaction);
+    String txid = transactions.currentAttempt(transaction);
     TxnRecord mine = TxnRecord.aborted(txid, System.currentTimeMillis());
     TxnRecord r = transactions.decide(mine);
     if (r.published()) {
