@@ -69,6 +69,22 @@ public final class StoreConfig implements Serializable {
     return new StoreConfig(copy);
   }
 
+  /**
+   * Refuses a {@code txn.timeout} a transaction could outlive without anyone renewing it: {@code span} is the
+   * longest such stretch the caller's engine allows by its own settings ({@code what} names them, e.g. a
+   * Flink job's checkpoint interval plus checkpoint timeout, during which staged parts wait for their publish).
+   *
+   * @throws BadOptionException naming {@code txn.timeout}, its value and {@code what}
+   */
+  public void requireTxnTimeoutAbove(java.time.Duration span, String what) {
+    java.time.Duration timeout = get(StoreOptions.TXN_TIMEOUT);
+    if (timeout.compareTo(span) <= 0) {
+      throw new BadOptionException(StoreOptions.TXN_TIMEOUT.key(), "'" + timeout + "' must be above " + what + " ("
+          + span + "): a transaction staged at a checkpoint waits that long for its publish, and garbage collection "
+          + "would abort it first; raise 'txn.timeout' (default 1h)");
+    }
+  }
+
   /** Options for a store at {@code path} with otherwise default settings. */
   public static StoreConfig forPath(String path) {
     return of(Map.of(StoreOptions.PATH.key(), path));

@@ -2,6 +2,7 @@ package io.lancecontext.flink.sink;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.error.TransactionExpiredException;
 import io.lancecontext.core.result.PublishResult;
 import java.io.IOException;
 import java.util.Collection;
@@ -23,7 +24,12 @@ import org.slf4j.LoggerFactory;
  * two leaves the first visible and the job, restored, publishes the rest. A retryable failure is retried by
  * Flink (up to {@code sink.committer.retries}); any other fails the job, which restores and publishes again.
  *
+ * A committable restored later than {@code txn.timeout} after its transaction's last renewal names rows garbage
+ * collection deleted: it is logged at ERROR (checkpoint, transaction, the option), counted in
+ * {@code transactionsExpired} and dropped, as Flink's Kafka sink drops a transaction that timed out.
+ *
  * <p>Metrics (committer group): {@code transactionsPublished}, {@code transactionsAlreadyPublished},
+ * {@code transactionsExpired},
  * {@code rowsPublished}, {@code publishLatencyMs} (histogram).
  */
 final class LanceContextCommitter implements Committer<LanceContextCommittable> {
@@ -32,6 +38,7 @@ final class LanceContextCommitter implements Committer<LanceContextCommittable> 
   private final ContextStore store;
   private final Counter published;
   private final Counter alreadyPublished;
+  private final Counter expired;
   private final Counter rows;
   private final Histogram latency;
 
@@ -39,6 +46,7 @@ final class LanceContextCommitter implements Committer<LanceContextCommittable> 
     this.store = ContextStore.open(options);
     this.published = metrics.counter("transactionsPublished");
     this.alreadyPublished = metrics.counter("transactionsAlreadyPublished");
+    this.expired = metrics.counter("transactionsExpired");
     this.rows = metrics.counter("rowsPublished");
     this.latency = metrics.histogram("publishLatencyMs", new DescriptiveStatisticsHistogram(1024));
   }
@@ -63,6 +71,13 @@ final class LanceContextCommitter implements Committer<LanceContextCommittable> 
             rows.inc(r.rows() + r.keysDeleted());
           }
         }
+      } catch (TransactionExpiredException e) {
+        // restored later than txn.timeout: garbage collection deleted the rows; failing every restore would not
+        // bring them back (Flink's Kafka sink treats a transaction that timed out the same way)
+        expired.inc();
+        LOG.error("checkpoint {} of {} is lost: {}", c.checkpointId(), store.uri(), e.getMessage());
+        request.signalFailedWithKnownReason(e);
+        continue;
       } catch (LanceContextException e) {
         if (e.isRetryable()) {
           LOG.warn("publishing checkpoint {} to {} failed, retrying: {}", c.checkpointId(), store.uri(), e.getMessage());

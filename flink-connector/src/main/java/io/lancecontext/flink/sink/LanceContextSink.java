@@ -146,6 +146,12 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
       LOG.warn("an exactly-once lancecontext sink in a streaming job without checkpointing: its rows become visible "
           + "only at the end of input; enable checkpointing, or use 'sink.delivery-guarantee' = 'at-least-once'");
     }
+    if (exactlyOnce && env.getCheckpointConfig().isCheckpointingEnabled()) {
+      var checkpoints = env.getCheckpointConfig();
+      Duration span = Duration.ofMillis(checkpoints.getCheckpointInterval())
+          .plus(Duration.ofMillis(checkpoints.getCheckpointTimeout()));
+      StoreConfig.of(options).requireTxnTimeoutAbove(span, "the checkpoint interval plus the checkpoint timeout");
+    }
     return rows.partitionCustom(new BucketPartitioner(), new BucketOfKey<>(format, shards));
   }
 
