@@ -55,6 +55,9 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   private volatile long published;
   private volatile long puts;
   private volatile long stagedParts;
+  /** Atomic: the driver keeps the job's transaction alive from the writer factory to commit or abort. */
+  private ContextStore holder;
+  private io.lancecontext.core.TransactionLease lease;
 
   SparkWrite(StoreConfig config, StructType schema, String writeId, String key, int clusterBuckets, int tasks,
       boolean atomic, boolean replace, boolean tombstones) {
@@ -146,6 +149,9 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
 
   @Override
   public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+    if (atomic) {
+      hold();
+    }
     return new Factory(config.asMap(), schema, writeId, atomic ? transactionId() : null);
   }
 
@@ -172,7 +178,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
       LOG.info("Wrote {} rows ({} deletes) into {} from {} tasks", rows, deletes, config.uri(), messages.length);
       return;
     }
-    try (ContextStore store = ContextStore.open(config)) {
+    try (ContextStore store = ContextStore.open(config); io.lancecontext.core.TransactionLease ignored = this::release) {
       if (replace && !tombstones && store.count() > 0) {
         // it was empty when the write was built; rows written since cannot be deleted: publish nothing
         store.abort(transactionId());
@@ -183,6 +189,27 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
       published = r.alreadyPublished() ? 0 : 1;
       LOG.info("Published {} rows ({} deletes) of {} tasks into {} at once ({}{})", r.rows(), r.keysDeleted(),
           messages.length, config.uri(), transactionId(), replace ? ", replacing the contents" : "");
+    }
+  }
+
+  /**
+   * Keeps the job's transaction alive until {@link #commit} or {@link #abort}: a task that stages nothing for
+   * longer than {@code txn.timeout} (a straggler, a long stage before the write) must not get the job's parts
+   * collected. Executors' open handles renew it too; this covers the gaps between their tasks.
+   */
+  private synchronized void hold() {
+    if (lease == null) {
+      holder = ContextStore.open(config);
+      lease = holder.holdTransaction(transactionId());
+    }
+  }
+
+  private synchronized void release() {
+    if (lease != null) {
+      lease.close();
+      holder.close();
+      lease = null;
+      holder = null;
     }
   }
 
@@ -199,7 +226,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   @Override
   public void abort(WriterCommitMessage[] messages) {
     if (atomic) {
-      try (ContextStore store = ContextStore.open(config)) {
+      try (ContextStore store = ContextStore.open(config); io.lancecontext.core.TransactionLease ignored = this::release) {
         store.abort(transactionId());
       }
       LOG.warn("Write into {} aborted: nothing of it is visible ({} aborted; its staged data is collected after "
