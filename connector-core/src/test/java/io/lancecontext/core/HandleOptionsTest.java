@@ -103,4 +103,46 @@ class HandleOptionsTest extends StoreTest {
       assertEquals(4, small.count());
     }
   }
+
+  @Test
+  void aResidentOptionChangedOnceEveryHandleClosedReopensTheStoreWithTheNewValue() {
+    // a notebook's next cell, or the next Spark job on an executor whose resident store outlived the last one
+    try (ContextStore first = ContextStore.open(options(dir, "s", SPEC, "gc.grace", "0s", "write.idle-timeout", "1h"))) {
+      first.add(java.util.List.of(rec("id", "a", "n", 1L)));
+    }
+    assertEquals(1, ContextStore.residentStores(), "the store stays resident between jobs");
+    try (ContextStore second = ContextStore.open(options(dir, "s", null, "gc.grace", "5min"))) {
+      BadOptionException e = assertThrows(BadOptionException.class,
+          () -> ContextStore.open(options(dir, "s", null, "gc.grace", "0s")), "the resident store now has 5min");
+      assertTrue(e.getMessage().contains("gc.grace=5min"), e.getMessage());
+      second.add(java.util.List.of(rec("id", "b", "n", 2L)));
+      assertEquals(2, second.count(), "nothing of the first store's rows was lost by the reopen");
+      assertEquals(1, ContextStore.residentStores());
+    }
+  }
+
+  @Test
+  void rotatedStorageCredentialsApplyToTheNextHandleOnceTheOthersAreClosed() {
+    Map<String, String> o = new HashMap<>(options(dir, "s", SPEC));
+    o.put("storage.aws_session_token", "token-1");
+    try (ContextStore first = ContextStore.open(o)) {
+      first.add(java.util.List.of(rec("id", "a", "n", 1L)));
+    }
+    Map<String, String> rotated = new HashMap<>(options(dir, "s", null));
+    rotated.put("storage.aws_session_token", "token-2");
+    try (ContextStore second = ContextStore.open(rotated)) {
+      assertEquals(1, second.count());
+    }
+  }
+
+  @Test
+  void theLayoutStaysFixedWhenTheStoreReopens() {
+    try (ContextStore first = ContextStore.open(options(dir, "s", SPEC))) {
+      first.add(java.util.List.of(rec("id", "a", "n", 1L)));
+    }
+    BadOptionException e = assertThrows(BadOptionException.class,
+        () -> ContextStore.open(options(dir, "s", null, "shards", "3", "gc.grace", "1s")));
+    assertEquals("shards", e.key());
+    assertTrue(e.getMessage().contains("2 shards") && e.getMessage().contains("got 3"), e.getMessage());
+  }
 }

@@ -88,11 +88,24 @@ public final class StoreRegistry {
     Runtime.getRuntime().addShutdownHook(new Thread(this::closeAll, "lancecontext-shutdown"));
   }
 
-  /** A handle to the resident store for {@code config}, opening (or creating) it if needed. */
+  /**
+   * A handle to the resident store for {@code config}, opening (or creating) it if needed. A resident store
+   * with no open handle whose options differ from {@code config}'s (a notebook's next cell, the next Spark job
+   * on an executor, rotated storage credentials) is closed and opened again with {@code config}'s: options of
+   * scope resident store apply per job; only while handles are open do they have one value.
+   */
   public ResidentStore acquire(StoreConfig config) {
     String uri = config.uri();
     while (true) {
       awaitClosed(uri);
+      Entry idle = cache.asMap().get(uri);
+      if (idle != null && idle.handles == 0 && !idle.store.isClosed() && !sameOptions(idle.store, config)) {
+        checkLayout(idle.store, config);
+        if (closeOutside(uri, true)) {
+          LOG.info("Reopened store {} with the options of its new handle ({})", uri, changedKeys(idle.store, config));
+        }
+        continue;
+      }
       boolean[] beingClosed = {false};
       Entry e = cache.asMap().compute(uri, (k, existing) -> {
         if (closing.containsKey(k)) {
@@ -135,6 +148,55 @@ public final class StoreRegistry {
    * the handle's own; {@link Scope#JVM} ones are the session's (see {@code LanceRuntime}).
    */
   static void checkCompatible(ResidentStore resident, StoreConfig config) {
+    checkLayout(resident, config);
+    List<String> changed = changedKeys(resident, config);
+    if (changed.isEmpty()) {
+      return;
+    }
+    String key = changed.get(0);
+    StoreConfig held = resident.config();
+    Optional<ConfigOption<?>> option = StoreOptions.ALL.stream().filter(o -> o.key().equals(key)).findFirst();
+    String values = option.isPresent()
+        ? " with " + key + "=" + text(held, option.get()) + "; this handle asked for " + text(config, option.get())
+        : " with another value of this storage option (values are not shown)";
+    throw new BadOptionException(key, "the store at " + config.uri() + " is open in this JVM" + values + ". "
+        + RESIDENT_RULE);
+  }
+
+  /** Whether a handle with {@code config} may share {@code resident} as it is. */
+  private static boolean sameOptions(ResidentStore resident, StoreConfig config) {
+    return changedKeys(resident, config).isEmpty();
+  }
+
+  /**
+   * The keys of the resident-scope and storage options {@code config} sets to another value than the resident
+   * store's (options it leaves unset take the resident store's; a storage option it leaves out is dropped
+   * only if it sets any).
+   */
+  private static List<String> changedKeys(ResidentStore resident, StoreConfig config) {
+    StoreConfig held = resident.config();
+    List<String> changed = new ArrayList<>();
+    for (ConfigOption<?> option : StoreOptions.ALL) {
+      if (option.scope() == Scope.RESIDENT && config.isSet(option)
+          && !Objects.equals(config.get(option), held.get(option))) {
+        changed.add(option.key());
+      }
+    }
+    Map<String, String> storage = config.storageOptions();
+    if (!storage.isEmpty()) {
+      TreeSet<String> keys = new TreeSet<>(storage.keySet());
+      keys.addAll(held.storageOptions().keySet());
+      for (String k : keys) {
+        if (!Objects.equals(storage.get(k), held.storageOptions().get(k))) {
+          changed.add(StoreOptions.STORAGE_PREFIX + k);
+        }
+      }
+    }
+    return changed;
+  }
+
+  /** The store's layout (schema spec, shards) is fixed: a handle that asks for another is refused. */
+  private static void checkLayout(ResidentStore resident, StoreConfig config) {
     Optional<SchemaSpec> requested = config.requestedSpec();
     if (requested.isPresent() && !requested.get().equals(resident.spec())) {
       throw new SchemaException("the store at " + config.uri() + " was created with another schema spec; omit option '"
@@ -144,29 +206,11 @@ public final class StoreRegistry {
       throw new BadOptionException(StoreOptions.SHARDS.key(), "the store at " + config.uri() + " has "
           + resident.shards() + " shards, fixed at creation; got " + config.shards());
     }
-    StoreConfig held = resident.config();
-    for (ConfigOption<?> option : StoreOptions.ALL) {
-      if (option.scope() == Scope.RESIDENT && config.isSet(option)
-          && !Objects.equals(config.get(option), held.get(option))) {
-        throw new BadOptionException(option.key(), "the store at " + config.uri() + " is open in this JVM with "
-            + option.key() + "=" + text(held, option) + "; this handle asked for " + text(config, option) + ". " + RESIDENT_RULE);
-      }
-    }
-    Map<String, String> storage = config.storageOptions();
-    if (!storage.isEmpty()) {
-      TreeSet<String> keys = new TreeSet<>(storage.keySet());
-      keys.addAll(held.storageOptions().keySet());
-      for (String k : keys) {
-        if (!Objects.equals(storage.get(k), held.storageOptions().get(k))) {
-          throw new BadOptionException(StoreOptions.STORAGE_PREFIX + k, "the store at " + config.uri()
-              + " is open in this JVM with another value of this storage option (values are not shown). " + RESIDENT_RULE);
-        }
-      }
-    }
   }
 
-  private static final String RESIDENT_RULE = "Options of scope 'resident store' have one value per store per JVM: "
-      + "open every handle with the same value, or close every handle and call ContextStore.closeAllResident() first";
+  private static final String RESIDENT_RULE = "Options of scope 'resident store' have one value per store per JVM "
+      + "while handles to it are open: give this handle the same value, or open it once the other handles are "
+      + "closed (the store then reopens with the new value)";
 
   private static String text(StoreConfig config, ConfigOption<?> option) {
     String raw = config.asMap().get(option.key());
