@@ -419,6 +419,21 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
+   * Keeps {@code plan} readable until the lease is closed, and {@code read.lease-timeout} after that: garbage
+   * collection, in any process, deletes nothing its splits read. For a plan used longer than {@code gc.grace}
+   * (a cached DataFrame's second action, a long scan, a stage retry, a Flink job restoring its splits). Costs
+   * one small object write now and per quarter of {@code read.lease-timeout}.
+   */
+  public io.lancecontext.core.read.ReadLease holdRead(ReadPlan plan) {
+    check();
+    long plannedAt = plan.splits().stream().mapToLong(s -> s.snapshot().plannedAt().toEpochMilli()).min()
+        .orElse(System.currentTimeMillis());
+    var lease = io.lancecontext.core.internal.io.ReadLeases.hold(store.files(), plannedAt,
+        config().get(StoreOptions.READ_LEASE_TIMEOUT));
+    return lease::close;
+  }
+
+  /**
    * Reads one part of a planned read (in this or any other process) with this handle's storage options.
    * The cost is proportional to the part: a base part needs only the set of keys the fresh tier holds
    * (computed once per plan and JVM), a fresh part only its buckets. Close the reader.

@@ -21,4 +21,47 @@ class SparkLongSessionTest extends SparkTest {
     long rows = spark.read().format("lancecontext").option("path", path).option("gc.grace", "2h").load().count();
     assertEquals(250, rows);
   }
+
+  @Test
+  void aDataFramesSecondActionLongAfterGcGraceReadsItsPlanWhileMaintenanceRewroteEveryTier() throws Exception {
+    String path = dir.resolve("cached-plan").toString();
+    java.util.Map<String, String> options = java.util.Map.of("path", path, "schema", "rollout",
+        "schema.embedding-dim", "4", "gc.grace", "1s", "merge.trigger.interval", "1d");
+    try (io.lancecontext.core.ContextStore store = io.lancecontext.core.ContextStore.open(options)) {
+      for (int round = 0; round < 2; round++) {
+        java.util.List<java.util.Map<String, Object>> rows = new java.util.ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+          rows.add(java.util.Map.of("id", "k" + i, "num_tokens", round * 100 + i));
+        }
+        store.add(rows);
+        store.seal();
+        store.merge();
+      }
+      store.add(java.util.List.of(java.util.Map.of("id", "k3", "num_tokens", -3)));
+      store.seal();                                                                   // an unmerged generation
+      store.add(java.util.List.of(java.util.Map.of("id", "k4", "num_tokens", -4)));  // the WAL tail
+    }
+    org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> df = spark.read().format("lancecontext").options(options)
+        .load().select("id", "num_tokens");
+    java.util.List<org.apache.spark.sql.Row> first = df.collectAsList();
+    assertEquals(50, first.size());
+    try (io.lancecontext.core.ContextStore store = io.lancecontext.core.ContextStore.open(options)) {
+      for (int round = 2; round < 5; round++) {
+        java.util.List<java.util.Map<String, Object>> rows = new java.util.ArrayList<>();
+        for (int i = 0; i < 80; i++) {
+          rows.add(java.util.Map.of("id", "k" + i, "num_tokens", round * 100 + i));
+        }
+        store.add(rows);
+        store.seal();
+        store.merge();
+      }
+      store.compact();
+      Thread.sleep(2_500);  // gc.grace, and then some
+      store.gc();
+    }
+    io.lancecontext.core.ContextStore.closeAllResident();  // nothing cached in this JVM serves the next read
+    java.util.List<org.apache.spark.sql.Row> again = df.collectAsList();  // same plan: the same snapshot
+    assertEquals(new java.util.HashSet<>(first), new java.util.HashSet<>(again));
+    assertEquals(80, spark.read().format("lancecontext").options(options).load().count(), "a new read sees the new rows");
+  }
 }

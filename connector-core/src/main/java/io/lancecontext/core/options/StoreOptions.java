@@ -109,6 +109,13 @@ public final class StoreOptions {
           + "exactly-once sink needs more than its checkpoint interval plus checkpoint timeout, and a restore within "
           + "it; a Spark streaming epoch replayed later re-stages and publishes under a new attempt.");
 
+  public static final ConfigOption<Duration> READ_LEASE_TIMEOUT = ConfigOption.of("read.lease-timeout", "1h",
+      OptionParsers::positiveDuration, Scope.HANDLE, "How long a planned read stays readable after its holder last "
+          + "renewed its lease (ContextStore.holdRead: a Spark scan while its DataFrame is reachable, a Flink source "
+          + "while its job runs). Without a lease a plan is readable for gc.grace after it was made; with one, "
+          + "garbage collection keeps what the plan reads until this long after the last renewal (a Flink job "
+          + "restoring its splits must do so within it).");
+
   public static final ConfigOption<Boolean> COMPACTION_BACKGROUND = ConfigOption.of("compaction.background", "false",
       OptionParsers::bool, Scope.RESIDENT, "Compact the base table's fragments in a background task of the writing JVM.");
 
@@ -129,6 +136,6 @@ public final class StoreOptions {
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
       PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, WRITE_COMMIT, BULK_ROWS, MERGE_GENERATIONS, MERGE_INTERVAL,
-      MERGE_MAX_BYTES, MERGE_MAX_INPUTS, MERGE_APPEND_MIN_ROWS, FLUSH_TIMEOUT, GC_GRACE, TXN_TIMEOUT,
+      MERGE_MAX_BYTES, MERGE_MAX_INPUTS, MERGE_APPEND_MIN_ROWS, FLUSH_TIMEOUT, GC_GRACE, TXN_TIMEOUT, READ_LEASE_TIMEOUT,
       COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
 }

@@ -20,7 +20,8 @@ import java.util.Map;
  * collection removes a file only {@code gc.grace} after it stopped being needed by new snapshots
  * (a base version once its successor is that old, a generation once the merge that folded it in is,
  * WAL entries and shard manifests once the seal or manifest that superseded them is). Later, the read
- * may fail with a {@link io.lancecontext.core.error.StorageException}; plan again.
+ * may fail with a {@link io.lancecontext.core.error.StorageException}; plan again, or hold the plan with
+ * {@code ContextStore.holdRead} for as long as it is used.
  *
  * <p><b>Secrets stay on the reading side.</b> {@code storage.*} options (credentials, endpoints) are never
  * part of a split: {@link #config()} holds the store's other options only. The process that reads a split

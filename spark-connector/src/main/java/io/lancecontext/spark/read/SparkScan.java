@@ -79,7 +79,15 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
     return this;
   }
 
-  /** The read plan of this scan: made once, on the driver, the first time Spark asks for partitions or statistics. */
+  /** Closes the read leases of scans no plan references any more. */
+  private static final java.lang.ref.Cleaner LEASES = java.lang.ref.Cleaner.create();
+
+  /**
+   * The read plan of this scan: made once, on the driver, the first time Spark asks for partitions or
+   * statistics, and held readable (core's read lease) for as long as this scan is reachable: a cached
+   * DataFrame's later actions, stage retries and long scans read the same snapshot however much later they
+   * run. Once Spark drops the scan, the lease runs out after {@code read.lease-timeout}.
+   */
   private ReadPlan plan() {
     if (plan == null) {
       // several splits per core: the base and fresh tiers' splits differ in rows (a tier gets its share of the
@@ -87,6 +95,8 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
       int splits = maxSplits > 0 ? maxSplits : Math.max(2, 3 * SparkSession.active().sparkContext().defaultParallelism());
       try (ContextStore store = ContextStore.open(config)) {
         plan = store.planRead(scan, splits);
+        io.lancecontext.core.read.ReadLease lease = store.holdRead(plan);
+        LEASES.register(this, lease::close);
       }
     }
     return plan;

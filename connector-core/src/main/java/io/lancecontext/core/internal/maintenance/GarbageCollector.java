@@ -50,13 +50,18 @@ import org.lance.index.Index;
  *       progress and stays), {@code gc.grace} after the time the {@link GcLedger} recorded for them.</li>
  * </ul>
  *
- * No file or directory modification time is used. Callers hold the {@link MaintenanceLock}; every
+ * A read that holds a lease ({@link io.lancecontext.core.internal.io.ReadLeases}) counts as planned now for
+ * as long as the lease lasts: the cutoff is never later than the planning time of the oldest leased read.
+ *
+ * <p>No file or directory modification time is used. Callers hold the {@link MaintenanceLock}; every
  * deletion is preceded by a check that they still do.
  */
 final class GarbageCollector {
   private GarbageCollector() {}
 
   private static final Pattern GENERATION_DIR = Pattern.compile("[0-9a-f]+_gen_(\\d{1,18})");
+  /** A leased read's planning time is taken this much earlier (its snapshot was taken just before). */
+  static final long LEASE_MARGIN_MILLIS = 1_000;
   /** Newest manifest versions always kept, whatever their age. */
   static final int KEEP_MANIFESTS = 8;
 
@@ -68,7 +73,9 @@ final class GarbageCollector {
   static GcResult collect(StoreConfig config, int shards, StoreFiles files, BufferAllocator allocator, Duration grace,
       MaintenanceLock lease, Transactions transactions) throws IOException {
     long now = System.currentTimeMillis();
-    long cutoff = now - grace.toMillis();
+    // a leased read planned at t keeps everything it needs: collect as if it had been planned just now
+    long leased = io.lancecontext.core.internal.io.ReadLeases.oldestPlannedAt(files, now);
+    long cutoff = Math.min(now - grace.toMillis(), leased == Long.MAX_VALUE ? Long.MAX_VALUE : leased - LEASE_MARGIN_MILLIS);
     // a shard view may use a manifest this much older than the newest (FreshCache.refresh): WAL entries and
     // manifests stay that much longer, so a read planned at t still finds its files until t + gc.grace
     long logCutoff = cutoff - io.lancecontext.core.internal.read.FreshCache.manifestRecheckNanos(grace) / 1_000_000;

@@ -1,0 +1,117 @@
+package io.lancecontext.core.internal.io;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Leases that keep planned reads readable while they are used. A read planned at {@code t} finds its files
+ * until {@code t + gc.grace} by itself; a lease extends that for as long as its holder (a Spark scan whose plan
+ * a cached DataFrame keeps, a Flink source whose splits a checkpoint holds) renews it, plus
+ * {@code read.lease-timeout} after the last renewal (a Flink job restored later, a driver that died). A lease is
+ * an empty object {@code _lc/read-leases/<plannedAt>-<until>-<random>}: garbage collection lists the folder and
+ * treats every lease not yet run out as a read planned at {@code plannedAt} still in progress, so it deletes
+ * nothing such a read needs ({@link #oldestPlannedAt}). Renewal writes the next object, then deletes the previous
+ * one, every quarter of the timeout; failures are logged and retried at the next period.
+ */
+public final class ReadLeases {
+  private static final Logger LOG = LoggerFactory.getLogger(ReadLeases.class);
+  public static final String DIR = "_lc/read-leases";
+  private static final Pattern NAME = Pattern.compile("(\\d{13})-(\\d{13})-[0-9a-f]{8}");
+  private static final long MIN_PERIOD_MILLIS = 20;
+  private static final ScheduledExecutorService RENEWALS = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "lancecontext-read-leases");
+    t.setDaemon(true);
+    return t;
+  });
+
+  private ReadLeases() {}
+
+  /** A held lease; {@link #close()} stops its renewals (it then runs out after its timeout). */
+  public static final class Lease implements AutoCloseable {
+    private final StoreFiles files;
+    private final long plannedAt;
+    private final Duration timeout;
+    private ScheduledFuture<?> renewal;
+    private String current;
+    private boolean closed;
+
+    private Lease(StoreFiles files, long plannedAt, Duration timeout) {
+      this.files = files;
+      this.plannedAt = plannedAt;
+      this.timeout = timeout;
+    }
+
+    private synchronized void renew() {
+      if (closed) {
+        return;
+      }
+      String next = DIR + "/" + String.format("%013d-%013d-%08x", plannedAt,
+          System.currentTimeMillis() + timeout.toMillis(), ThreadLocalRandom.current().nextInt());
+      try {
+        files.overwrite(next, new byte[0]);
+        String previous = current;
+        current = next;
+        if (previous != null) {
+          files.delete(previous);
+        }
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("{}: renewing the lease of a read planned at {} failed (retried): {}", files, plannedAt, e.toString());
+      }
+    }
+
+    @Override
+    public synchronized void close() {
+      if (!closed) {
+        closed = true;
+        renewal.cancel(false);
+      }
+    }
+  }
+
+  /**
+   * Holds a read planned at {@code plannedAtMillis} readable: one lease object written now, renewed every
+   * quarter of {@code timeout} until the lease is closed.
+   */
+  public static Lease hold(StoreFiles files, long plannedAtMillis, Duration timeout) {
+    Lease lease = new Lease(files, plannedAtMillis, timeout);
+    lease.renew();
+    long period = Math.max(MIN_PERIOD_MILLIS, timeout.toMillis() / 4);
+    lease.renewal = RENEWALS.scheduleAtFixedRate(lease::renew, period, period, TimeUnit.MILLISECONDS);
+    return lease;
+  }
+
+  /**
+   * The planning time of the oldest read still leased at {@code nowMillis} ({@link Long#MAX_VALUE} if none);
+   * leases that ran out are deleted.
+   */
+  public static long oldestPlannedAt(StoreFiles files, long nowMillis) throws IOException {
+    long oldest = Long.MAX_VALUE;
+    List<String> expired = new ArrayList<>();
+    for (StoreFiles.Entry e : files.listPrefix(DIR + "/")) {
+      Matcher m = NAME.matcher(e.name());
+      if (!m.matches() || !e.path().equals(DIR + "/" + e.name())) {
+        continue;
+      }
+      if (Long.parseLong(m.group(2)) <= nowMillis) {
+        expired.add(e.path());
+      } else {
+        oldest = Math.min(oldest, Long.parseLong(m.group(1)));
+      }
+    }
+    if (!expired.isEmpty()) {
+      files.deleteAll(expired);
+    }
+    return oldest;
+  }
+}
