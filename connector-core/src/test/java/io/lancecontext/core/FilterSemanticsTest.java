@@ -75,6 +75,26 @@ class FilterSemanticsTest extends StoreTest {
     put(c, "int64 > 9.2E18", Predicate.compare("big", Op.GT, 9.2e18), Set.of("r3", "r4"));
     put(c, "int64 = 9.223372036854775807E18", Predicate.compare("big", Op.EQ, 9.223372036854775807E18), Set.of());
     put(c, "int64 < 9.223372036854775807E18", Predicate.compare("big", Op.LT, 9.223372036854775807E18), NON_NULL_N);
+    put(c, "int64 < -9223372036854775807", Predicate.compare("big", Op.LT, Long.MIN_VALUE + 1), Set.of("r5"));
+    put(c, "int64 <= Long.MIN_VALUE", Predicate.compare("big", Op.LE, Long.MIN_VALUE), Set.of("r5"));
+    put(c, "int64 = Long.MIN_VALUE", Predicate.compare("big", Op.EQ, Long.MIN_VALUE), Set.of("r5"));
+    put(c, "int64 != Long.MIN_VALUE", Predicate.compare("big", Op.NE, Long.MIN_VALUE), Set.of("r1", "r2", "r3", "r4"));
+    put(c, "int64 > Long.MIN_VALUE", Predicate.compare("big", Op.GT, Long.MIN_VALUE), Set.of("r1", "r2", "r3", "r4"));
+    put(c, "int64 IN (Long.MIN_VALUE, Long.MAX_VALUE)", Predicate.in("big", List.of(Long.MIN_VALUE, Long.MAX_VALUE)),
+        Set.of("r4", "r5"));
+    put(c, "NOT (int64 IN (Long.MIN_VALUE, 0))", Predicate.not(Predicate.in("big", List.of(Long.MIN_VALUE, 0L))),
+        Set.of("r1", "r3", "r4"));
+    put(c, "int64 > 9223372036854775806", Predicate.compare("big", Op.GT, Long.MAX_VALUE - 1), Set.of("r4"));
+    put(c, "int64 = Long.MAX_VALUE", Predicate.compare("big", Op.EQ, Long.MAX_VALUE), Set.of("r4"));
+    put(c, "int32 = Integer.MIN_VALUE", Predicate.compare("n", Op.EQ, (long) Integer.MIN_VALUE), Set.of("r5"));
+    put(c, "int32 < -2147483647", Predicate.compare("n", Op.LT, (long) Integer.MIN_VALUE + 1), Set.of("r5"));
+    put(c, "int32 >= Integer.MAX_VALUE", Predicate.compare("n", Op.GE, (long) Integer.MAX_VALUE), Set.of("r4"));
+    put(c, "float64 > -Double.MAX_VALUE", Predicate.compare("d", Op.GT, -Double.MAX_VALUE), Set.of("r1", "r2"));
+    put(c, "float64 < Double.MAX_VALUE", Predicate.compare("d", Op.LT, Double.MAX_VALUE), Set.of("r1", "r2"));
+    put(c, "float64 > Double.MIN_VALUE", Predicate.compare("d", Op.GT, Double.MIN_VALUE), Set.of("r1", "r2"));
+    put(c, "float64 < 1e-300", Predicate.compare("d", Op.LT, 1e-300), Set.of());
+    put(c, "float64 < +inf", Predicate.compare("d", Op.LT, Double.POSITIVE_INFINITY), Set.of("r1", "r2"));
+    put(c, "float64 > -inf", Predicate.compare("d", Op.GT, Double.NEGATIVE_INFINITY), Set.of("r1", "r2"));
     put(c, "float32 = 0.1", Predicate.compare("f", Op.EQ, 0.1), Set.of("r1"));
     put(c, "float32 = 0.1f", Predicate.compare("f", Op.EQ, 0.1f), Set.of("r1"));
     put(c, "float32 IN (0.1, 0.5)", Predicate.in("f", List.of(0.1, 0.5)), Set.of("r1", "r2"));

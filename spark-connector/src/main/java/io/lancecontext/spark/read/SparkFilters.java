@@ -17,7 +17,9 @@ import org.apache.spark.unsafe.types.UTF8String;
 /**
  * Spark V2 predicates translated into core {@link Predicate}s. A predicate is translated only when core
  * evaluates it exactly as Spark would (SQL three-valued logic: a comparison with null is not true, and
- * neither is its negation), so a translated predicate is not evaluated again by Spark. Everything else
+ * neither is its negation; null-safe equality {@code c <=> v} is never null, so it becomes
+ * {@code c IS NOT NULL AND c = v}, whose negation holds for a null {@code c}), so a translated predicate is
+ * not evaluated again by Spark, neither in a read nor in a DELETE's condition. Everything else
  * (functions, casts, decimals, arithmetic, null-safe equality with null, comparisons with a floating-point
  * zero, which Spark treats as equal to negative zero) is left to Spark.
  */
@@ -106,8 +108,12 @@ public final class SparkFilters {
     if (isZero(value)) {
       return null;
     }
+    if (name.equals("<=>")) {
+      // true or false, never null: c <=> v (v not null) is (c IS NOT NULL AND c = v), so its negation holds for null c
+      return Predicate.and(Predicate.isNotNull(col.get()), Predicate.compare(col.get(), Predicate.Op.EQ, value));
+    }
     Predicate.Op op = switch (name) {
-      case "=", "<=>" -> Predicate.Op.EQ;
+      case "=" -> Predicate.Op.EQ;
       case "<>" -> Predicate.Op.NE;
       case "<" -> flipped ? Predicate.Op.GT : Predicate.Op.LT;
       case "<=" -> flipped ? Predicate.Op.GE : Predicate.Op.LE;

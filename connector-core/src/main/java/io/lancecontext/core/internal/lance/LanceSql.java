@@ -215,7 +215,10 @@ public final class LanceSql {
       return passable(s) ? string(s) : null;
     }
     if (v instanceof Long || v instanceof Integer) {
-      return v.toString();
+      long l = ((Number) v).longValue();
+      // Lance parses "-9223372036854775808" as the negation of a number beyond int64, a float64 it then cannot
+      // compare with an int64 column; an int64 expression folds to the exact value
+      return l == Long.MIN_VALUE ? "(-9223372036854775807 - 1)" : Long.toString(l);
     }
     if (v instanceof Double || v instanceof Float) {
       double d = ((Number) v).doubleValue();
