@@ -254,6 +254,36 @@ public final class ContextStore implements AutoCloseable {
     return store.operation("publish a transaction", () -> store.writes().publish(transactionId, summaries));
   }
 
+  /** As {@link #publish}, running {@code whileHeld} once every touched bucket is held (it may refuse by throwing). */
+  PublishResult publish(String transactionId, Collection<WriteSummary> summaries, Runnable whileHeld) {
+    check();
+    return store.operation("publish a transaction",
+        () -> store.writes().publish(transactionId, summaries, whileHeld));
+  }
+
+  /**
+   * Deletes every key whose newest row matches {@code filter}, in one transaction: all of them disappear together
+   * for every reader, and a failure leaves the store unchanged. The keys are read from one snapshot; if another
+   * writer changes one of them before the delete is published so that it no longer matches, nothing is deleted
+   * and a {@link io.lancecontext.core.error.CommitConflictException} (retryable) names the key. Keys that start
+   * to match after the read (written by others meanwhile) are not deleted. Needs capability {@code tombstones}.
+   *
+   * @return the publish, whose {@code keysDeleted} counts the keys deleted
+   */
+  public PublishResult deleteWhere(io.lancecontext.core.read.Predicate filter) {
+    return deleteWhere(filter, () -> { });
+  }
+
+  /** {@link #deleteWhere(io.lancecontext.core.read.Predicate)} running {@code afterRead} between its read and its publish (tests). */
+  PublishResult deleteWhere(io.lancecontext.core.read.Predicate filter, Runnable afterRead) {
+    check();
+    if (!store.spec().has(Capability.TOMBSTONES)) {
+      throw new SchemaException("the store at " + uri() + " has no 'tombstones' capability: deleting by key is "
+          + "disabled");
+    }
+    return DeleteWhere.run(this, filter, afterRead);
+  }
+
   /**
    * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish deletes
    * every key it does not write (superseded, retired and expired ones included, so none reappears):

@@ -1,22 +1,22 @@
 package io.lancecontext.spark;
 
 import io.lancecontext.core.ContextStore;
-import io.lancecontext.core.StoreReader;
-import io.lancecontext.core.StoreWriter;
-import io.lancecontext.core.WriterOptions;
+
+
+
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
-import io.lancecontext.core.read.ScanSpec;
+
 import io.lancecontext.core.result.PublishResult;
-import io.lancecontext.core.result.WriteSummary;
+
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.read.SparkFilters;
 import io.lancecontext.spark.read.SparkScanBuilder;
 import io.lancecontext.spark.write.SparkDeleteOperation;
 import io.lancecontext.spark.write.SparkWriteBuilder;
-import java.nio.charset.StandardCharsets;
+
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -24,9 +24,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
+
 import java.util.stream.Collectors;
-import org.apache.arrow.vector.VarCharVector;
+
 import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
@@ -173,30 +173,19 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
   }
 
   /**
-   * Deletes every key of the view matching the predicates, in one transaction: the keys are read with the
-   * predicates pushed into core, a tombstone is staged for each, and one publish makes them all deleted
-   * together (a failure before the publish leaves the store unchanged).
+   * Deletes every key of the view matching the predicates, in one transaction (core's
+   * {@link ContextStore#deleteWhere}): a key another writer changes before the publish so that it no longer
+   * matches fails the delete (retryable) instead of being deleted.
    */
   @Override
   public void deleteWhere(org.apache.spark.sql.connector.expressions.filter.Predicate[] predicates) {
     requireTombstones("DELETE");
     Predicate filter = translate(predicates).orElseThrow(() -> new IllegalArgumentException(
         "a DELETE condition core cannot evaluate exactly"));
-    String txid = "spark-delete-" + UUID.randomUUID();
     try (ContextStore store = ContextStore.open(config)) {
-      WriteSummary staged;
-      try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, "000000-0").build());
-          StoreReader keys = store.scan(ScanSpec.all().withColumns(List.of(spec.key())).withFilter(filter))) {
-        while (keys.next()) {
-          VarCharVector v = (VarCharVector) keys.batch().getVector(spec.key());
-          for (int r = 0; r < v.getValueCount(); r++) {
-            w.delete(new String(v.get(r), StandardCharsets.UTF_8));
-          }
-        }
-        staged = w.commit();
-      }
-      PublishResult published = store.publish(txid, List.of(staged));
-      LOG.info("Deleted {} keys of {} in one transaction ({})", published.keysDeleted(), config.uri(), txid);
+      PublishResult published = store.deleteWhere(filter);
+      LOG.info("Deleted {} keys of {} in one transaction ({})", published.keysDeleted(), config.uri(),
+          published.transactionId());
     }
   }
 }

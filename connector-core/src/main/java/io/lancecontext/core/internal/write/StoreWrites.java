@@ -285,6 +285,15 @@ public final class StoreWrites {
    * @throws TransactionAbortedException if the transaction was aborted
    */
   public PublishResult publish(String transaction, Collection<WriteSummary> summaries) {
+    return publish(transaction, summaries, () -> { });
+  }
+
+  /**
+   * As {@link #publish(String, Collection)}; {@code whileHeld} runs once every touched bucket is claimed for the
+   * publish (no put can land in them until it ends) and before the record is written: a check that throws
+   * leaves the transaction undecided and nothing published.
+   */
+  public PublishResult publish(String transaction, Collection<WriteSummary> summaries, Runnable whileHeld) {
     long started = System.nanoTime();
     TxnIds.requireValid(transaction);
     for (WriteSummary w : summaries) {
@@ -346,6 +355,7 @@ public final class StoreWrites {
         sequences.put(b, writers[b].beginPublish());
         begun.add(b);
       }
+      whileHeld.run();
       mine = new TxnRecord(txid, true, System.currentTimeMillis(), sequences, new ArrayList<>(byName.values()));
       decided = transactions.decide(mine);
     } finally {
