@@ -47,7 +47,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code system}: {@code merge}, {@code flush}, {@code compact}, {@code gc}, {@code stats}. Names that would
  * escape the warehouse ({@code ..}, {@code /}) are refused. The warehouse is a local directory or an
  * {@code s3://} URI (with the {@code storage.*} options its stores take); core's {@link Warehouse} keeps the
- * layout, this class maps it to Spark's catalog calls.
+ * layout, this class maps it to Spark's catalog calls. Creating a table in a namespace that does not exist
+ * yet creates the namespace ({@link Warehouse#prepareStore}).
  */
 public final class LanceContextCatalog implements TableCatalog, SupportsNamespaces, FunctionCatalog, ProcedureCatalog {
   public static final String WAREHOUSE = "warehouse";
@@ -185,7 +186,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     if (isStore(ident)) {
       throw new TableAlreadyExistsException(ident);
     }
-    if (!namespaceExists(ident.namespace())) {
+    if (ident.namespace().length == 0) {
       throw new NoSuchNamespaceException(ident.namespace());
     }
     if (partitions.length > 0) {
@@ -202,6 +203,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     }
     options.keySet().removeIf(k -> k.startsWith("vector."));
     StoreConfig config = config(ident, options);
+    warehouse.prepareStore(ns(ident.namespace()), ident.name());
     try (ContextStore store = ContextStore.open(config)) {
       return new SparkTable(config, store.spec(), store.shards(), true);
     }
