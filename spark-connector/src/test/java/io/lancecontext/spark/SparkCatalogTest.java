@@ -205,6 +205,24 @@ class SparkCatalogTest extends SparkTest {
   }
 
   @Test
+  void insertWithAColumnListAndCtasOfFewerColumnsFillTheOmittedNullableColumnsWithNull() {
+    spark.sql("CREATE TABLE lct.db.partial USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT INTO lct.db.partial (id, reward) SELECT 'a', 1.5");
+    spark.sql("INSERT INTO lct.db.partial (reward, id) VALUES (2.5, 'b')");
+    Row a = spark.sql("SELECT reward, rollout_id, num_tokens FROM lct.db.partial WHERE id = 'a'").first();
+    assertEquals(1.5, a.getDouble(0));
+    assertTrue(a.isNullAt(1) && a.isNullAt(2), a.toString());
+    assertEquals(2.5, spark.sql("SELECT reward FROM lct.db.partial WHERE id = 'b'").first().getDouble(0), "by name");
+
+    spark.sql("CREATE TABLE lct.db.ctaspartial USING lancecontext TBLPROPERTIES ('schema' = 'rollout') AS "
+        + "SELECT format_string('k%02d', id) AS id, id * 0.5 AS reward FROM range(0, 4)");
+    Row k = spark.sql("SELECT reward, rollout_id FROM lct.db.ctaspartial WHERE id = 'k03'").first();
+    assertEquals(1.5, k.getDouble(0));
+    assertTrue(k.isNullAt(1), k.toString());
+    assertEquals(4, spark.table("lct.db.ctaspartial").count());
+  }
+
+  @Test
   void ctasCreatesATableFromAQuery() {
     spark.sql("CREATE TABLE lct.db.ctas USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '2') AS "
         + "SELECT format_string('k%02d', id) AS id, array(cast(id AS float), 1.0f) AS emb, id * 2 AS n FROM range(0, 20)");

@@ -6,6 +6,7 @@ import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.StoreNotFoundException;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.SparkOptions;
 import io.lancecontext.spark.SparkSchemas;
 import io.lancecontext.spark.SparkTable;
@@ -205,8 +206,19 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     StoreConfig config = config(ident, options);
     warehouse.prepareStore(ns(ident.namespace()), ident.name());
     try (ContextStore store = ContextStore.open(config)) {
-      return new SparkTable(config, store.spec(), store.shards(), true);
+      return new SparkTable(config, store.spec(), store.shards(), true, written(store.spec(), columns));
     }
+  }
+
+  /**
+   * The columns of the table {@link #createTable} returns, which a create-table-as-select writes by position:
+   * the query's columns when they are some of the store's, with its key (a query with fewer columns than a
+   * preset leaves the others null, as a DataFrame write does); otherwise all the store's columns.
+   */
+  private static List<String> written(SchemaSpec spec, Column[] columns) {
+    List<String> names = Arrays.stream(columns).map(Column::name).toList();
+    boolean subset = !names.isEmpty() && names.contains(spec.key()) && names.stream().allMatch(n -> spec.column(n) != null);
+    return subset ? names : spec.columnNames();
   }
 
   /** The table properties that are store options: Spark's own ({@code provider}, {@code owner}, ...) removed. */
