@@ -128,6 +128,19 @@ public final class Warehouse {
   }
 
   /**
+   * Makes ready the location of a new store {@code name} of {@code namespace}: the namespace, and those above
+   * it, are created if absent, so a store may be created in a namespace that does not exist yet (as a table
+   * in Iceberg's Hadoop catalog). Returns whether this call created the namespace.
+   *
+   * @throws BadOptionException if a name is not allowed, or a store holds the namespace's location or one
+   *     above it (a store is never created inside another)
+   */
+  public boolean prepareStore(List<String> namespace, String name) {
+    checked(name);
+    return createNamespace(namespace);
+  }
+
+  /**
    * What {@code namespace} holds: its stores and namespaces (the marker not counted); empty if it holds
    * nothing, so it may be dropped without losing a store.
    */

@@ -94,6 +94,19 @@ class WarehouseTest extends StoreTest {
   }
 
   @Test
+  void aStoreMayBeCreatedInANamespaceThatDoesNotExistYetButNeverInsideAStore() {
+    Warehouse w = Warehouse.open(dir.resolve("wh-new").toString(), Map.of());
+    assertTrue(w.prepareStore(List.of("a", "b"), "t"), "the namespace was created");
+    assertTrue(w.namespaceExists(List.of("a")) && w.namespaceExists(List.of("a", "b")));
+    createStore(w, List.of("a", "b"), "t").close();
+    assertFalse(w.prepareStore(List.of("a", "b"), "u"), "it exists now");
+    BadOptionException inStore = assertThrows(BadOptionException.class, () -> w.prepareStore(List.of("a", "b", "t"), "u"));
+    assertTrue(inStore.getMessage().contains("is a store, not a namespace"), inStore.getMessage());
+    assertThrows(BadOptionException.class, () -> w.prepareStore(List.of("c"), ".."));
+    assertFalse(w.namespaceExists(List.of("c")), "a refused name creates nothing");
+  }
+
+  @Test
   void namesThatWouldEscapeOrAliasTheRootAreRefusedNamingThem() {
     Warehouse w = Warehouse.open(dir.resolve("wh").toString(), Map.of());
     for (String bad : List.of("..", ".", "", "a/b", "a\\b", Warehouse.NAMESPACE_MARKER, "_versions", "_x")) {

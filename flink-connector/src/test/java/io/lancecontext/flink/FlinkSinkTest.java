@@ -88,15 +88,35 @@ class FlinkSinkTest {
     DataStream<RowData> source = env.fromData(rows, InternalTypeInfo.of(type));
     source.sinkTo(sink);
     StreamGraph graph = env.getStreamGraph(false);
-    boolean keyed = false;
+    CustomPartitionerWrapper<?, RowData> partitioner = null;
     for (StreamNode node : graph.getStreamNodes()) {
       if (node.getOperatorName().contains("Writer")) {
         for (StreamEdge in : node.getInEdges()) {
-          keyed |= in.getPartitioner() instanceof CustomPartitionerWrapper;
+          if (in.getPartitioner() instanceof CustomPartitionerWrapper<?, ?> p) {
+            @SuppressWarnings("unchecked")
+            CustomPartitionerWrapper<?, RowData> typed = (CustomPartitionerWrapper<?, RowData>) p;
+            partitioner = typed;
+          }
         }
       }
     }
-    assertTrue(keyed, "the sink writer's input is partitioned by bucket");
+    assertTrue(partitioner != null, "the sink writer's input is partitioned by a custom partitioner");
+    // what the partitioner promises (LanceContextSink): bucket b of the key to writer subtask b % p, so each
+    // bucket is written by one subtask
+    partitioner.setup(2);
+    var record = new org.apache.flink.runtime.plugable.SerializationDelegate<
+        org.apache.flink.streaming.runtime.streamrecord.StreamRecord<RowData>>(null);
+    Map<Integer, java.util.Set<Integer>> subtasksOfBucket = new HashMap<>();
+    for (RowData row : rows) {
+      record.setInstance(new org.apache.flink.streaming.runtime.streamrecord.StreamRecord<>(row));
+      int subtask = partitioner.selectChannel(record);
+      int bucket = ContextStore.bucketOf(row.getString(0).toString(), 4);
+      assertEquals(bucket % 2, subtask, "row " + row.getString(0) + " of bucket " + bucket);
+      subtasksOfBucket.computeIfAbsent(bucket, b -> new java.util.HashSet<>()).add(subtask);
+    }
+    assertEquals(4, subtasksOfBucket.size(), "every bucket has rows: " + subtasksOfBucket);
+    assertTrue(subtasksOfBucket.values().stream().allMatch(t -> t.size() == 1), "one subtask per bucket: "
+        + subtasksOfBucket);
     env.execute(graph);
     try (ContextStore store = ContextStore.open(Map.of("path", path))) {
       assertEquals(500, store.count());

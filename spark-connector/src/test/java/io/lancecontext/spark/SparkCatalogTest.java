@@ -189,6 +189,40 @@ class SparkCatalogTest extends SparkTest {
   }
 
   @Test
+  void createTableInANamespaceThatDoesNotExistCreatesTheNamespace() {
+    assertFalse(spark.sql("SHOW NAMESPACES IN lct").collectAsList().stream().anyMatch(r -> r.getString(0).equals("fresh")));
+    spark.sql("CREATE TABLE lct.fresh.t (id STRING, n INT) USING lancecontext");
+    assertTrue(spark.sql("SHOW NAMESPACES IN lct").collectAsList().stream().anyMatch(r -> r.getString(0).equals("fresh")));
+    spark.sql("INSERT INTO lct.fresh.t VALUES ('a', 1)");
+    assertEquals(1, spark.sql("SELECT n FROM lct.fresh.t WHERE id = 'a'").first().getInt(0));
+    spark.sql("CREATE TABLE lct.outer.inner.t USING lancecontext AS SELECT 'b' AS id, 2 AS n");
+    assertEquals(List.of("t"), spark.sql("SHOW TABLES IN lct.outer.inner").collectAsList().stream()
+        .map(r -> r.getString(1)).toList(), "nested namespaces are created too");
+    Exception inStore = assertThrows(Exception.class,
+        () -> spark.sql("CREATE TABLE lct.fresh.t.u (id STRING) USING lancecontext"));
+    assertTrue(SparkWriteTest.messages(inStore).contains("is a store, not a namespace"), SparkWriteTest.messages(inStore));
+    assertFalse(Files.exists(dir.resolve("fresh/t/u")), "no store is created inside a store");
+  }
+
+  @Test
+  void insertWithAColumnListAndCtasOfFewerColumnsFillTheOmittedNullableColumnsWithNull() {
+    spark.sql("CREATE TABLE lct.db.partial USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT INTO lct.db.partial (id, reward) SELECT 'a', 1.5");
+    spark.sql("INSERT INTO lct.db.partial (reward, id) VALUES (2.5, 'b')");
+    Row a = spark.sql("SELECT reward, rollout_id, num_tokens FROM lct.db.partial WHERE id = 'a'").first();
+    assertEquals(1.5, a.getDouble(0));
+    assertTrue(a.isNullAt(1) && a.isNullAt(2), a.toString());
+    assertEquals(2.5, spark.sql("SELECT reward FROM lct.db.partial WHERE id = 'b'").first().getDouble(0), "by name");
+
+    spark.sql("CREATE TABLE lct.db.ctaspartial USING lancecontext TBLPROPERTIES ('schema' = 'rollout') AS "
+        + "SELECT format_string('k%02d', id) AS id, id * 0.5 AS reward FROM range(0, 4)");
+    Row k = spark.sql("SELECT reward, rollout_id FROM lct.db.ctaspartial WHERE id = 'k03'").first();
+    assertEquals(1.5, k.getDouble(0));
+    assertTrue(k.isNullAt(1), k.toString());
+    assertEquals(4, spark.table("lct.db.ctaspartial").count());
+  }
+
+  @Test
   void ctasCreatesATableFromAQuery() {
     spark.sql("CREATE TABLE lct.db.ctas USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '2') AS "
         + "SELECT format_string('k%02d', id) AS id, array(cast(id AS float), 1.0f) AS emb, id * 2 AS n FROM range(0, 20)");

@@ -154,8 +154,35 @@ class SparkReadTest extends SparkTest {
   }
 
   @Test
-  void limitReturnsThatManyRows() {
+  void limitReturnsThatManyRowsAndEachSplitOfTheSourceReturnsAtMostThatMany() throws Exception {
     assertEquals(7, read().limit(7).collectAsList().size());
+    // the source itself, without Spark's global limit above it: a scan with limit 7 pushed, read split by split
+    var table = (org.apache.spark.sql.connector.catalog.SupportsRead) new LanceContextDataSource().getTable(null,
+        new org.apache.spark.sql.connector.expressions.Transform[0], Map.of("path", path));
+    var builder = table.newScanBuilder(new org.apache.spark.sql.util.CaseInsensitiveStringMap(Map.of()));
+    ((org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns) builder)
+        .pruneColumns(new org.apache.spark.sql.types.StructType().add("id", "string"));
+    assertTrue(((org.apache.spark.sql.connector.read.SupportsPushDownLimit) builder).pushLimit(7));
+    var batch = builder.build().toBatch();
+    var readers = batch.createReaderFactory();
+    List<Integer> perSplit = new ArrayList<>();
+    Set<String> keys = new TreeSet<>();
+    for (var split : batch.planInputPartitions()) {
+      int n = 0;
+      try (var reader = readers.createColumnarReader(split)) {
+        while (reader.next()) {
+          var b = reader.get();
+          for (int r = 0; r < b.numRows(); r++) {
+            keys.add(b.column(0).getUTF8String(r).toString());
+          }
+          n += b.numRows();
+        }
+      }
+      perSplit.add(n);
+    }
+    assertTrue(perSplit.stream().allMatch(n -> n <= 7), "each split returned at most the limit: " + perSplit);
+    assertTrue(perSplit.stream().mapToInt(Integer::intValue).sum() >= 7, "enough rows for the limit: " + perSplit);
+    assertTrue(expected.keySet().containsAll(keys), "rows of the view: " + keys);
   }
 
   @Test

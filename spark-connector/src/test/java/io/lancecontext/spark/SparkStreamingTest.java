@@ -97,6 +97,38 @@ class SparkStreamingTest extends SparkTest {
     }
   }
 
+  /**
+   * Update mode: each epoch emits only the keys whose aggregate changed, and each is upserted, so the store
+   * holds one row per key with its latest aggregate (a key not seen again keeps its older value).
+   */
+  @Test
+  void inUpdateModeEachKeyHoldsItsLatestAggregate() throws Exception {
+    String path = dir.resolve("update").toString();
+    MemoryStream<String> input = MemoryStream.apply(Encoders.STRING(), spark);
+    // value "k:n": the running max of n per key k
+    StreamingQuery q = input.toDF().selectExpr("split(value, ':')[0] AS k", "cast(split(value, ':')[1] AS int) AS n")
+        .groupBy("k").max("n").selectExpr("k AS id", "`max(n)` AS num_tokens").writeStream().outputMode("update")
+        .format("lancecontext").option("path", path).option("schema", "rollout").option("schema.embedding-dim", "4")
+        .option("checkpointLocation", dir.resolve("update-checkpoint").toString())
+        .trigger(Trigger.ProcessingTime("1 second")).start();
+    try {
+      add(input, "a:1", "b:5", "a:3");
+      q.processAllAvailable();
+      assertEquals(Map.of("a", 3, "b", 5), view(path));
+      add(input, "a:7", "c:2", "b:4");
+      q.processAllAvailable();
+      add(input, "c:9", "a:2");
+      q.processAllAvailable();
+    } finally {
+      q.stop();
+    }
+    assertTrue(q.exception().isEmpty(), () -> "the query failed: " + q.exception());
+    assertEquals(Map.of("a", 7, "b", 5, "c", 9), view(path), "each key's latest running max");
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertEquals(3, s.count(), "one row per key");
+    }
+  }
+
   @Test
   void completeModeIntoAStoreWithoutTombstonesFailsNamingTheCapability() throws Exception {
     String path = dir.resolve("complete-rollout").toString();

@@ -31,6 +31,20 @@ class FlinkConsumerTest {
     }
   }
 
+  /**
+   * The SQL factory, found as Flink's planner finds it, lists its options, among them
+   * {@code sink.delivery-guarantee} of Flink's {@code DeliveryGuarantee}: flink-connector-base arrives with
+   * the connector (this project does not declare it; a cluster's lib/ does not hold it).
+   */
+  @Test
+  void theSqlFactoryLoadsWithItsDeliveryGuaranteeOptionWithoutDeclaringFlinkConnectorBase() {
+    var factory = org.apache.flink.table.factories.FactoryUtil.discoverFactory(getClass().getClassLoader(),
+        org.apache.flink.table.factories.DynamicTableSinkFactory.class, "lancecontext");
+    var guarantee = factory.optionalOptions().stream().filter(o -> o.key().equals("sink.delivery-guarantee"))
+        .findFirst().orElseThrow();
+    assertEquals("EXACTLY_ONCE", ((Enum<?>) guarantee.defaultValue()).name());
+  }
+
   @Test
   void jacksonModulesResolveToOneVersion() {
     // databind needs annotations and core of its own minor version (2.21 databind with 2.18 annotations

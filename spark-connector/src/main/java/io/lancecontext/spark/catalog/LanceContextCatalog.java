@@ -6,6 +6,7 @@ import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.StoreNotFoundException;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.SparkOptions;
 import io.lancecontext.spark.SparkSchemas;
 import io.lancecontext.spark.SparkTable;
@@ -47,7 +48,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code system}: {@code merge}, {@code flush}, {@code compact}, {@code gc}, {@code stats}. Names that would
  * escape the warehouse ({@code ..}, {@code /}) are refused. The warehouse is a local directory or an
  * {@code s3://} URI (with the {@code storage.*} options its stores take); core's {@link Warehouse} keeps the
- * layout, this class maps it to Spark's catalog calls.
+ * layout, this class maps it to Spark's catalog calls. Creating a table in a namespace that does not exist
+ * yet creates the namespace ({@link Warehouse#prepareStore}).
  */
 public final class LanceContextCatalog implements TableCatalog, SupportsNamespaces, FunctionCatalog, ProcedureCatalog {
   public static final String WAREHOUSE = "warehouse";
@@ -185,7 +187,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     if (isStore(ident)) {
       throw new TableAlreadyExistsException(ident);
     }
-    if (!namespaceExists(ident.namespace())) {
+    if (ident.namespace().length == 0) {
       throw new NoSuchNamespaceException(ident.namespace());
     }
     if (partitions.length > 0) {
@@ -202,9 +204,21 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     }
     options.keySet().removeIf(k -> k.startsWith("vector."));
     StoreConfig config = config(ident, options);
+    warehouse.prepareStore(ns(ident.namespace()), ident.name());
     try (ContextStore store = ContextStore.open(config)) {
-      return new SparkTable(config, store.spec(), store.shards(), true);
+      return new SparkTable(config, store.spec(), store.shards(), true, written(store.spec(), columns));
     }
+  }
+
+  /**
+   * The columns of the table {@link #createTable} returns, which a create-table-as-select writes by position:
+   * the query's columns when they are some of the store's, with its key (a query with fewer columns than a
+   * preset leaves the others null, as a DataFrame write does); otherwise all the store's columns.
+   */
+  private static List<String> written(SchemaSpec spec, Column[] columns) {
+    List<String> names = Arrays.stream(columns).map(Column::name).toList();
+    boolean subset = !names.isEmpty() && names.contains(spec.key()) && names.stream().allMatch(n -> spec.column(n) != null);
+    return subset ? names : spec.columnNames();
   }
 
   /** The table properties that are store options: Spark's own ({@code provider}, {@code owner}, ...) removed. */

@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
  * transaction again and its publish finds it published and changes nothing; an epoch that failed before its
  * publish is not aborted (its replay must be able to publish), and its staged parts are collected after
  * {@code gc.grace}. Keyless rows get keys derived from (query, epoch, partition, row), so a replay derives the
- * same ones. In complete output mode every epoch replaces the contents. Any trigger interval works: an epoch
- * costs one staged part per bucket and task, and one publish.
+ * same ones. In append and update output modes an epoch upserts its rows by key; in complete mode it replaces
+ * the contents. Any trigger interval works: an epoch costs one staged part per bucket and task, and one
+ * publish.
  */
 final class SparkStreamingWrite implements StreamingWrite {
   private static final Logger LOG = LoggerFactory.getLogger(SparkStreamingWrite.class);

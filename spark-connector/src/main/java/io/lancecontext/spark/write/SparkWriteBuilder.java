@@ -13,6 +13,7 @@ import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend;
 
 /**
  * Builds an append, or (after {@link #truncate()}: {@code mode("overwrite")}, {@code INSERT OVERWRITE}, a
@@ -22,8 +23,12 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
  * there naming the column, before any task runs and with the store unchanged. Values (a vector's length, a
  * null key) are checked by core as rows are written. The write's options ({@code write.commit}, {@code
  * write.tasks}, {@code write.distribution}) take precedence over the table's.
+ *
+ * <p>A streaming query in update mode writes as an append ({@link SupportsStreamingUpdateAsAppend}): each
+ * epoch's rows are the keys whose result changed, and an append upserts them by key, so the store holds each
+ * key's latest result.
  */
-public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate {
+public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate, SupportsStreamingUpdateAsAppend {
   private final StoreConfig config;
   private final SchemaSpec spec;
   private final int clusterBuckets;
