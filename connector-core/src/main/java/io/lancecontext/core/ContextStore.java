@@ -455,10 +455,17 @@ public final class ContextStore implements AutoCloseable {
    * one small object write now and per quarter of {@code read.lease-timeout}.
    */
   public io.lancecontext.core.read.ReadLease holdRead(ReadPlan plan) {
+    return holdRead(plan.splits().stream().map(s -> s.snapshot().plannedAt()).min(Instant::compareTo)
+        .orElse(Instant.now()));
+  }
+
+  /**
+   * As {@link #holdRead(ReadPlan)}, for every split planned at {@code plannedAt} or later (what a Flink
+   * enumerator restored from a checkpoint holds: the planning time of splits its readers may still read).
+   */
+  public io.lancecontext.core.read.ReadLease holdRead(Instant plannedAt) {
     check();
-    long plannedAt = plan.splits().stream().mapToLong(s -> s.snapshot().plannedAt().toEpochMilli()).min()
-        .orElse(System.currentTimeMillis());
-    var lease = io.lancecontext.core.internal.io.ReadLeases.hold(store.files(), plannedAt,
+    var lease = io.lancecontext.core.internal.io.ReadLeases.hold(store.files(), plannedAt.toEpochMilli(),
         config().get(StoreOptions.READ_LEASE_TIMEOUT));
     return lease::close;
   }

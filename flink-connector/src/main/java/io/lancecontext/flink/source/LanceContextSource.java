@@ -65,20 +65,23 @@ public final class LanceContextSource implements Source<RowData, LanceContextSpl
   public SplitEnumerator<LanceContextSplit, PendingSplits> createEnumerator(
       SplitEnumeratorContext<LanceContextSplit> context) {
     List<LanceContextSplit> splits = new ArrayList<>();
+    long plannedAt;
     try (ContextStore store = ContextStore.open(options)) {
       int n = maxSplits > 0 ? maxSplits : Math.max(2, 2 * context.currentParallelism());
       List<ReadSplit> planned = store.planRead(scan, n).splits();
       for (int i = 0; i < planned.size(); i++) {
         splits.add(new LanceContextSplit("split-" + i, planned.get(i), 0));
       }
+      plannedAt = planned.stream().mapToLong(s -> s.snapshot().plannedAt().toEpochMilli()).min()
+          .orElse(System.currentTimeMillis());
     }
-    return new LanceContextSplitEnumerator(context, splits);
+    return new LanceContextSplitEnumerator(context, splits, options, plannedAt);
   }
 
   @Override
   public SplitEnumerator<LanceContextSplit, PendingSplits> restoreEnumerator(
       SplitEnumeratorContext<LanceContextSplit> context, PendingSplits checkpoint) {
-    return new LanceContextSplitEnumerator(context, checkpoint.splits());
+    return new LanceContextSplitEnumerator(context, checkpoint.splits(), options, checkpoint.plannedAtMillis());
   }
 
   @Override
