@@ -5,17 +5,20 @@ import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.internal.codec.BatchConformer;
 import io.lancecontext.core.internal.codec.KeyIds;
+import io.lancecontext.core.internal.io.ReadLeases;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.StoreScan;
 import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.txn.ReplacePublish;
+import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.txn.TxnRecord;
 import io.lancecontext.core.internal.store.StoreRegistry;
 import io.lancecontext.core.internal.write.Buckets;
 import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ReadLease;
 import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
@@ -270,12 +273,12 @@ public final class ContextStore implements AutoCloseable {
    *
    * @return the publish, whose {@code keysDeleted} counts the keys deleted
    */
-  public PublishResult deleteWhere(io.lancecontext.core.read.Predicate filter) {
+  public PublishResult deleteWhere(Predicate filter) {
     return deleteWhere(filter, () -> { });
   }
 
-  /** {@link #deleteWhere(io.lancecontext.core.read.Predicate)} running {@code afterRead} between its read and its publish (tests). */
-  PublishResult deleteWhere(io.lancecontext.core.read.Predicate filter, Runnable afterRead) {
+  /** {@link #deleteWhere(Predicate)} running {@code afterRead} between its read and its publish (tests). */
+  PublishResult deleteWhere(Predicate filter, Runnable afterRead) {
     check();
     if (!store.spec().has(Capability.TOMBSTONES)) {
       throw new SchemaException("the store at " + uri() + " has no 'tombstones' capability: deleting by key is "
@@ -347,7 +350,7 @@ public final class ContextStore implements AutoCloseable {
    * quarter of {@code txn.timeout}.
    */
   public TransactionLease holdTransaction(String transactionId) {
-    io.lancecontext.core.internal.txn.TxnIds.requireValid(transactionId);
+    TxnIds.requireValid(transactionId);
     return holdAttempt(currentAttempt(transactionId));
   }
 
@@ -454,7 +457,7 @@ public final class ContextStore implements AutoCloseable {
    * (a cached DataFrame's second action, a long scan, a stage retry, a Flink job restoring its splits). Costs
    * one small object write now and per quarter of {@code read.lease-timeout}.
    */
-  public io.lancecontext.core.read.ReadLease holdRead(ReadPlan plan) {
+  public ReadLease holdRead(ReadPlan plan) {
     return holdRead(plan.splits().stream().map(s -> s.snapshot().plannedAt()).min(Instant::compareTo)
         .orElse(Instant.now()));
   }
@@ -463,9 +466,9 @@ public final class ContextStore implements AutoCloseable {
    * As {@link #holdRead(ReadPlan)}, for every split planned at {@code plannedAt} or later (what a Flink
    * enumerator restored from a checkpoint holds: the planning time of splits its readers may still read).
    */
-  public io.lancecontext.core.read.ReadLease holdRead(Instant plannedAt) {
+  public ReadLease holdRead(Instant plannedAt) {
     check();
-    var lease = io.lancecontext.core.internal.io.ReadLeases.hold(store.files(), plannedAt.toEpochMilli(),
+    var lease = ReadLeases.hold(store.files(), plannedAt.toEpochMilli(),
         config().get(StoreOptions.READ_LEASE_TIMEOUT));
     return lease::close;
   }

@@ -1,6 +1,7 @@
 package io.lancecontext.spark.write;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.TransactionLease;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.PublishResult;
@@ -57,7 +58,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   private volatile long stagedParts;
   /** Atomic: the driver keeps the job's transaction alive from the writer factory to commit or abort. */
   private ContextStore holder;
-  private io.lancecontext.core.TransactionLease lease;
+  private TransactionLease lease;
 
   SparkWrite(StoreConfig config, StructType schema, String writeId, String key, int clusterBuckets, int tasks,
       boolean atomic, boolean replace, boolean tombstones) {
@@ -178,7 +179,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
       LOG.info("Wrote {} rows ({} deletes) into {} from {} tasks", rows, deletes, config.uri(), messages.length);
       return;
     }
-    try (ContextStore store = ContextStore.open(config); io.lancecontext.core.TransactionLease ignored = this::release) {
+    try (ContextStore store = ContextStore.open(config); TransactionLease ignored = this::release) {
       if (replace && !tombstones && store.count() > 0) {
         // it was empty when the write was built; rows written since cannot be deleted: publish nothing
         store.abort(transactionId());
@@ -226,7 +227,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   @Override
   public void abort(WriterCommitMessage[] messages) {
     if (atomic) {
-      try (ContextStore store = ContextStore.open(config); io.lancecontext.core.TransactionLease ignored = this::release) {
+      try (ContextStore store = ContextStore.open(config); TransactionLease ignored = this::release) {
         store.abort(transactionId());
       }
       LOG.warn("Write into {} aborted: nothing of it is visible ({} aborted; its staged data is collected after "

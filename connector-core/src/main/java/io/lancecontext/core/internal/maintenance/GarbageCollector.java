@@ -1,5 +1,6 @@
 package io.lancecontext.core.internal.maintenance;
 
+import io.lancecontext.core.internal.io.ReadLeases;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LogNames;
@@ -14,9 +15,11 @@ import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.txn.TxnRecord;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.GcResult;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -32,6 +35,8 @@ import org.lance.Version;
 import org.lance.cleanup.CleanupPolicy;
 import org.lance.cleanup.RemovalStats;
 import org.lance.index.Index;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Deletes what no reader needs any more, {@code gc.grace} after it stopped being needed (so that a read
@@ -50,13 +55,15 @@ import org.lance.index.Index;
  *       progress and stays), {@code gc.grace} after the time the {@link GcLedger} recorded for them.</li>
  * </ul>
  *
- * A read that holds a lease ({@link io.lancecontext.core.internal.io.ReadLeases}) counts as planned now for
+ * A read that holds a lease ({@link ReadLeases}) counts as planned now for
  * as long as the lease lasts: the cutoff is never later than the planning time of the oldest leased read.
  *
  * <p>No file or directory modification time is used. Callers hold the {@link MaintenanceLock}; every
  * deletion is preceded by a check that they still do.
  */
 final class GarbageCollector {
+  private static final Logger LOG = LoggerFactory.getLogger(GarbageCollector.class);
+
   private GarbageCollector() {}
 
   private static final Pattern GENERATION_DIR = Pattern.compile("[0-9a-f]+_gen_(\\d{1,18})");
@@ -74,7 +81,7 @@ final class GarbageCollector {
       MaintenanceLock lease, Transactions transactions) throws IOException {
     long now = System.currentTimeMillis();
     // a leased read planned at t keeps everything it needs: collect as if it had been planned just now
-    long leased = io.lancecontext.core.internal.io.ReadLeases.oldestPlannedAt(files, now);
+    long leased = ReadLeases.oldestPlannedAt(files, now);
     long cutoff = Math.min(now - grace.toMillis(), leased == Long.MAX_VALUE ? Long.MAX_VALUE : leased - LEASE_MARGIN_MILLIS);
     // a shard view may use a manifest this much older than the newest (FreshCache.refresh): WAL entries and
     // manifests stay that much longer, so a read planned at t still finds its files until t + gc.grace
@@ -157,7 +164,7 @@ final class GarbageCollector {
       }
       if (transactions != null) {
         long[] removed = collectTransactions(transactions, files, collectable, cutoff, now,
-            config.get(io.lancecontext.core.options.StoreOptions.TXN_TIMEOUT), lease);
+            config.get(StoreOptions.TXN_TIMEOUT), lease);
         gens += (int) removed[0];
         bytes += removed[1];
       }
@@ -300,10 +307,9 @@ final class GarbageCollector {
         if (decided != mine) {
           continue;  // published (or aborted) meanwhile: judged by its record at the next collection
         }
-        org.slf4j.LoggerFactory.getLogger(GarbageCollector.class).warn("{}: transaction {} expired: nobody renewed "
-            + "it since {} (txn.timeout), so it was aborted and its {} staged parts are deleted; a publish of it fails",
-            transactions.files(), txid, java.time.Instant.ofEpochMilli(markers.isEmpty() ? newest : liveUntil),
-            staged.size());
+        LOG.warn("{}: transaction {} expired: nobody renewed it, so it was alive until {} (txn.timeout); it is "
+            + "aborted and its {} staged parts are deleted, and a publish of it fails", transactions.files(), txid,
+            Instant.ofEpochMilli(alive), staged.size());
         record = java.util.Optional.of(decided);
         decidedNow = true;  // never visible to any read: nothing to wait for
       }

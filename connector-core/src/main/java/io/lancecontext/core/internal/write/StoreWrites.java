@@ -2,6 +2,7 @@ package io.lancecontext.core.internal.write;
 
 import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.error.TransactionAbortedException;
+import io.lancecontext.core.error.TransactionExpiredException;
 import io.lancecontext.core.internal.txn.Transactions;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.txn.TxnRecord;
@@ -388,7 +389,7 @@ public final class StoreWrites {
 
   private PublishResult decided(TxnRecord r, long started) {
     if (r.expired()) {
-      throw new io.lancecontext.core.error.TransactionExpiredException("transaction " + r.txid() + " of " + uri
+      throw new TransactionExpiredException("transaction " + r.txid() + " of " + uri
           + " expired before it was published: nothing renewed it for its txn.timeout, so garbage collection "
           + "aborted it at " + java.time.Instant.ofEpochMilli(r.atMillis()) + " and deleted its staged rows. Raise "
           + "'txn.timeout' (default 1h) above the longest time a job may stay down before it is restored or "
