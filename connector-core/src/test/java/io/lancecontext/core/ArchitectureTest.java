@@ -73,8 +73,8 @@ class ArchitectureTest {
   }
 
   private static final Set<String> EXPECTED_API = new TreeSet<>(Set.of(
-      "ContextStore", "RowAppender", "StoreReader", "StoreWriter", "Warehouse", "WriterOptions",
-      "read.Predicate", "read.ReadPlan", "read.ReadSplit", "read.ScanSpec",
+      "ContextStore", "RowAppender", "StoreReader", "StoreWriter", "TransactionLease", "Warehouse", "WriterOptions",
+      "read.Predicate", "read.ReadLease", "read.ReadPlan", "read.ReadSplit", "read.ScanSpec",
       "result.CompactionResult", "result.FlushResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
       "result.PublishResult", "result.WriteSummary",
       "schema.Capability", "schema.ColumnSpec", "schema.ColumnType", "schema.SchemaPresets", "schema.SchemaSpec",
@@ -83,6 +83,7 @@ class ArchitectureTest {
       "error.BadOptionException", "error.CommitConflictException", "error.FencedWriterException",
       "error.InvalidRecordException", "error.LanceContextException", "error.OperationInterruptedException",
       "error.SchemaException", "error.StorageException", "error.StoreClosedException",
-      "error.StoreNotFoundException", "error.TransactionAbortedException", "error.UniqueKeyViolationException", "error.WriteInterruptedException",
+      "error.StoreNotFoundException", "error.TransactionAbortedException", "error.TransactionExpiredException",
+      "error.UniqueKeyViolationException", "error.WriteInterruptedException",
       "error.WriteNotAcknowledgedException", "error.WriteTimeoutException"));
 }

@@ -179,16 +179,18 @@ public final class S3Process {
       out.println("config " + store.config());
       out.println("stats " + store.stats());
       out.println("summary " + store.stats().summary());
+      // refused while this handle is open (storage options are one per store while handles are open): the
+      // refusals must not show the values
+      Map<String, String> wrong = StoreProcess.options(args[1]);
+      wrong.put("storage.aws_secret_access_key", args[2]);
+      out.println("wrong-secret " + failure(() -> ContextStore.open(wrong).close()));
+      Map<String, String> noRegion = StoreProcess.options(args[1]);
+      noRegion.remove("storage.aws_region");
+      out.println("no-region " + failure(() -> ContextStore.open(noRegion).close()));
+      Map<String, String> unknown = StoreProcess.options(args[1]);
+      unknown.put("storage.aws_secret_acces_key", o.get("storage.aws_secret_access_key"));
+      out.println("unknown-key " + failure(() -> ContextStore.open(unknown).close()));
     }
-    Map<String, String> wrong = StoreProcess.options(args[1]);
-    wrong.put("storage.aws_secret_access_key", args[2]);
-    out.println("wrong-secret " + failure(() -> ContextStore.open(wrong).close()));
-    Map<String, String> noRegion = StoreProcess.options(args[1]);
-    noRegion.remove("storage.aws_region");
-    out.println("no-region " + failure(() -> ContextStore.open(noRegion).close()));
-    Map<String, String> unknown = StoreProcess.options(args[1]);
-    unknown.put("storage.aws_secret_acces_key", o.get("storage.aws_secret_access_key"));
-    out.println("unknown-key " + failure(() -> ContextStore.open(unknown).close()));
   }
 
   private static String failure(Runnable r) {
