@@ -49,10 +49,16 @@ import org.apache.flink.types.RowKind;
  * capability, the store and the key (before the -D's buffer is put or staged). -U is ignored, not written: a +U (or +I, -D) of its key that follows
  * before the next put of this writer's buffers replaces it. One case is different: Flink 2.3's planner also sends
  * this sink, whose changelog mode excludes -U, a lone -U (no +U follows) when a filter after an update drops the
- * updated row ({@code GROUP BY ... HAVING}); the key has left the query's result. So a -U whose key is not
- * written again by the next put (the interval flush and checkpoints at-least-once, the checkpoint's staging
- * exactly-once) is written then as a delete on a store with {@code tombstones} (ignored on one without). Runs in
- * the task's mailbox thread only (timers included), as a handle requires.
+ * updated row ({@code GROUP BY ... HAVING}); the key has left the query's result. A -U is never published
+ * without its +U: the writer holds it until a row of its key replaces it or the next checkpoint (or the end of
+ * input), and only there writes a -U no row replaced as a delete, on a store with {@code tombstones} (ignored on
+ * one without). Puts between checkpoints ({@code write.batch-rows}, {@code sink.buffer-flush.interval}) never
+ * write one: there the +U may still be on its way, and deleting would make the key vanish from every reader
+ * until the next put. At a checkpoint it cannot be: Flink's operators emit a -U and its +U in one step, so
+ * both precede the same barrier, and the sink's input edge takes aligned barriers only (Flink disables
+ * unaligned checkpoints on a sink's partitioning edge), so every row before the barrier has been written when
+ * {@link #flush}/{@link #prepareCommit} run. At-least-once without checkpointing, a lone -U deletes at the end of
+ * input. Runs in the task's mailbox thread only (timers included), as a handle requires.
  *
  * <p>Metrics (sink writer group): the standard {@code numRecordsSend} (rows and deletes written) and
  * {@code numBytesSend} (their estimated encoded size), {@code putLatencyMs} (histogram: the writes that put
@@ -169,7 +175,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     timers.registerTimer(timers.getCurrentProcessingTime() + intervalMillis, now -> {
       if (!closed) {
         long start = System.nanoTime();
-        commit();
+        commit(false);
         putLatency.update((System.nanoTime() - start) / 1_000_000);
         schedule();
       }
@@ -224,7 +230,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     open(WriterOptions.builder().transaction(transaction, String.valueOf(subtask)).build());
   }
 
-  /** Writes the -U rows no later row replaced as deletes (their keys left the result), before a put or staging. */
+  /** Writes the -U rows no later row replaced as deletes (their keys left the result), before a checkpoint's put or staging. */
   private void deleteRetracted() {
     for (String key : retracted) {
       deleteKey(key);
@@ -254,10 +260,16 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     return e;
   }
 
-  private WriteSummary commit() {
+  /**
+   * Puts (at-least-once) or stages (exactly-once) what is buffered; at a checkpoint or the end of input
+   * ({@code checkpoint}) with the deletes of the lone -U rows, which must not be written at any other put.
+   */
+  private WriteSummary commit(boolean checkpoint) {
     buffered = 0;
     try {
-      deleteRetracted();
+      if (checkpoint) {
+        deleteRetracted();
+      }
       return handle.commit();
     } catch (WriteNotAcknowledgedException e) {
       throw counted(e);
@@ -269,7 +281,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   public void flush(boolean endOfInput) {
     if (!exactlyOnce) {
       long start = System.nanoTime();
-      commit();
+      commit(true);
       flushLatency.update((System.nanoTime() - start) / 1_000_000);
     }
   }
@@ -292,7 +304,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     long start = System.nanoTime();
     WriteSummary summary;
     try {
-      summary = commit();
+      summary = commit(true);
     } finally {
       handle.close();
       handle = null;
