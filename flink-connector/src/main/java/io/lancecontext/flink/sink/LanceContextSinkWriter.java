@@ -32,6 +32,12 @@ import org.apache.flink.types.RowKind;
  * put every {@code write.batch-rows} rows or {@code write.batch-bytes} bytes, each put durable and visible to
  * every reader when it returns (through the MemWAL, never the bulk path, unless {@code write.bulk-rows} is set); {@code sink.buffer-flush.interval} also puts what is buffered, and a
  * checkpoint or the end of input ({@link #flush}) waits until every row is durable. It emits no committable.
+ * Rows without a key get keys derived from a seed and their ordinal among this writer's keyless rows
+ * ({@link WriterOptions.Builder#idSeed(String, long)}); both are in the writer state, so a restored writer
+ * gives the rows replayed after its checkpoint the keys the failed attempt gave them, as long as they reach it
+ * in the same order (a deterministic source; keyless rows all go to the subtask of bucket 0, so from one
+ * upstream subtask, or from several whose interleaving repeats), and they replace those rows instead of
+ * duplicating them.
  *
  * <p><b>Exactly-once</b>: the rows after a checkpoint go into an {@code atomic} handle of transaction
  * {@code <sink id>-<job id>-<n>} (part id: the subtask index), opened with the first row; buffers are
@@ -68,7 +74,7 @@ import org.apache.flink.types.RowKind;
  * (every put that was not acknowledged, fenced ones included).
  */
 final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, LanceContextWriteResult>,
-    StatefulSinkWriter<IN, Long> {
+    StatefulSinkWriter<IN, LanceContextWriterState> {
   private final ContextStore store;
   private final SinkFormat<IN> format;
   private final boolean exactlyOnce;
@@ -79,6 +85,8 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   private final int subtask;
   private final String transactionPrefix;
   private long nextTransaction;
+  /** At-least-once: the seed of keyless rows' keys (null exactly-once). */
+  private final String idSeed;
 
   private StoreWriter handle;
   private SinkFormat.Bound<IN> rows;
@@ -97,12 +105,16 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   private final Counter failedPuts;
 
   LanceContextSinkWriter(Map<String, String> options, SinkFormat<IN> format, boolean exactlyOnce, Duration flushInterval,
-      String sinkId, WriterInitContext context, long lastCheckpoint) {
+      String sinkId, WriterInitContext context, long lastCheckpoint, LanceContextWriterState keyless) {
     this.format = format;
     this.exactlyOnce = exactlyOnce;
     this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
     this.transactionPrefix = "flink-" + sinkId + "-" + context.getJobInfo().getJobId();
     this.nextTransaction = lastCheckpoint + 1;
+    // a writer without a seed to continue takes a new one: its keys must not repeat those of any other writer
+    this.idSeed = exactlyOnce ? null : keyless != null ? keyless.idSeed()
+        : transactionPrefix + "/" + subtask + "/" + java.util.UUID.randomUUID();
+    long firstKeyless = keyless != null && !exactlyOnce ? keyless.keylessOrdinal() : 0;
     SinkWriterMetricGroup metrics = context.metricGroup();
     this.recordsSend = metrics.getNumRecordsSendCounter();
     this.bytesSend = metrics.getNumBytesSendCounter();
@@ -117,7 +129,8 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
       this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
       if (!exactlyOnce) {
         // at-least-once: every put is visible on return, whatever the store's write.commit default
-        open(WriterOptions.builder().commitMode(WriterOptions.CommitMode.IMMEDIATE).build());
+        open(WriterOptions.builder().commitMode(WriterOptions.CommitMode.IMMEDIATE).idSeed(idSeed, firstKeyless)
+            .build());
       }
     } catch (RuntimeException e) {
       store.close();
@@ -315,11 +328,14 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     return List.of(new LanceContextWriteResult(transaction, subtask, summary.toBytes()));
   }
 
-  /** The writer state: the checkpoint's id, above which the next transaction is named. */
+  /**
+   * The writer state: the checkpoint's id, above which the next transaction is named, and at-least-once the
+   * keyless rows' seed and next ordinal (every row is put by then: {@link #flush} ran at the barrier).
+   */
   @Override
-  public List<Long> snapshotState(long checkpointId) {
+  public List<LanceContextWriterState> snapshotState(long checkpointId) {
     nextTransaction = checkpointId + 1;
-    return List.of(checkpointId);
+    return List.of(new LanceContextWriterState(checkpointId, idSeed, exactlyOnce ? 0 : handle.keylessRows()));
   }
 
   @Override
