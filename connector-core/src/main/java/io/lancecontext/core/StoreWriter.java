@@ -108,6 +108,7 @@ public final class StoreWriter implements AutoCloseable {
     this.batchBytes = store.config().get(StoreOptions.BATCH_BYTES);
     KeyIds ids = KeyIds.seeded(options.idSeed().orElse(null));
     this.buffer = new RowBuffer(store.spec(), store.resident().allocator(), ids);
+    buffer.consumeKeyless(options.firstKeylessOrdinal());
     this.appender = new RowAppender(this, buffer);
     this.lease = atomic ? store.holdAttempt(transactionId) : null;
   }
@@ -216,6 +217,14 @@ public final class StoreWriter implements AutoCloseable {
     if (!closed && failure == null) {
       buffer.clear();
     }
+  }
+
+  /**
+   * The ordinal of the next row written without a key: {@link WriterOptions#firstKeylessOrdinal()} plus the
+   * keyless rows written so far (records, appended rows and batch rows alike).
+   */
+  public long keylessRows() {
+    return buffer.keylessRows();
   }
 
   /** Rows committed through this handle so far. */

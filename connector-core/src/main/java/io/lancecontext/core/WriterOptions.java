@@ -15,7 +15,7 @@ import java.util.Optional;
  * {@code commit()} returned, together with those of the transaction's other handles.
  */
 public final class WriterOptions {
-  private static final WriterOptions DEFAULTS = new WriterOptions(null, null, null, null);
+  private static final WriterOptions DEFAULTS = new WriterOptions(null, 0, null, null, null);
 
   /** When a handle's rows become visible. */
   public enum CommitMode {
@@ -35,12 +35,15 @@ public final class WriterOptions {
   }
 
   private final String idSeed;
+  private final long firstKeylessOrdinal;
   private final CommitMode commitMode;
   private final String transactionId;
   private final String partId;
 
-  private WriterOptions(String idSeed, CommitMode commitMode, String transactionId, String partId) {
+  private WriterOptions(String idSeed, long firstKeylessOrdinal, CommitMode commitMode, String transactionId,
+      String partId) {
     this.idSeed = idSeed;
+    this.firstKeylessOrdinal = firstKeylessOrdinal;
     this.commitMode = commitMode;
     this.transactionId = transactionId;
     this.partId = partId;
@@ -60,6 +63,11 @@ public final class WriterOptions {
     return Optional.ofNullable(idSeed);
   }
 
+  /** The ordinal of the handle's first keyless row (see {@link Builder#idSeed(String, long)}); 0 unless set. */
+  public long firstKeylessOrdinal() {
+    return firstKeylessOrdinal;
+  }
+
   /** The commit mode asked for; empty: the store's {@code write.commit} option decides. */
   public Optional<CommitMode> commitMode() {
     return Optional.ofNullable(commitMode);
@@ -77,12 +85,13 @@ public final class WriterOptions {
 
   @Override
   public String toString() {
-    return "WriterOptions[idSeed=" + idSeed + ", commitMode=" + commitMode + ", transactionId=" + transactionId
+    return "WriterOptions[idSeed=" + idSeed + ", firstKeylessOrdinal=" + firstKeylessOrdinal + ", commitMode=" + commitMode + ", transactionId=" + transactionId
         + ", partId=" + partId + "]";
   }
 
   public static final class Builder {
     private String idSeed;
+    private long firstKeylessOrdinal;
     private CommitMode commitMode;
     private String transactionId;
     private String partId;
@@ -95,8 +104,9 @@ public final class WriterOptions {
      * and ordinal in every process. A retried task that uses the same seed and writes the same rows in
      * the same order therefore writes the same keys, and its rows replace the failed attempt's instead of
      * duplicating them. Choose a seed that names the task's input, not the attempt: for Spark
-     * {@code <query or job id>/<partition id>} (not the attempt number), for Flink
-     * {@code <job id>/<subtask index>/<checkpoint id>} with a new handle per checkpoint. What breaks the
+     * {@code <query or job id>/<partition id>} (not the attempt number); a writer that resumes
+     * from a checkpoint continues its seed at the ordinal it had reached ({@link #idSeed(String, long)}, as the
+     * Flink sink does). What breaks the
      * rule: a different row order or different rows (a non-deterministic source), another seed, rows
      * written through another handle; two handles with one seed write the same keys (the later rows win).
      */
@@ -106,6 +116,21 @@ public final class WriterOptions {
         throw new IllegalArgumentException("an id seed must not be empty");
       }
       this.idSeed = seed;
+      return this;
+    }
+
+    /**
+     * {@link #idSeed(String)}, with the handle's keyless rows numbered from {@code firstOrdinal} instead of 0: a
+     * handle that continues the keyless rows of an earlier one with the same seed (whose
+     * {@link StoreWriter#keylessRows()} it was) derives the keys that handle would have derived next. For a
+     * writer whose keyless ordinals must survive a restore (Flink: the ordinal in the writer state).
+     */
+    public Builder idSeed(String seed, long firstOrdinal) {
+      if (firstOrdinal < 0) {
+        throw new IllegalArgumentException("a first keyless ordinal must not be negative: " + firstOrdinal);
+      }
+      idSeed(seed);
+      this.firstKeylessOrdinal = firstOrdinal;
       return this;
     }
 
@@ -149,7 +174,7 @@ public final class WriterOptions {
       if (commitMode == CommitMode.IMMEDIATE && transactionId != null) {
         throw new IllegalArgumentException("an immediate write handle has no transaction");
       }
-      return new WriterOptions(idSeed, commitMode, transactionId, partId);
+      return new WriterOptions(idSeed, firstKeylessOrdinal, commitMode, transactionId, partId);
     }
   }
 }

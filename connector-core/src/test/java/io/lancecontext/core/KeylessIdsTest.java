@@ -82,6 +82,52 @@ class KeylessIdsTest extends StoreTest {
     }
   }
 
+  /** A handle that continues a seed at the ordinal an earlier handle reached writes the keys that handle would have. */
+  @Test
+  void aHandleContinuingASeedAtAnOrdinalWritesTheKeysOfOneHandle() {
+    String seed = "job/subtask-0";
+    try (ContextStore store = ContextStore.open(options(dir, "continued", SPEC))) {
+      try (StoreWriter one = store.newWriter(WriterOptions.builder().idSeed(seed).build())) {
+        writeTask(one, Integer.MAX_VALUE);
+        assertEquals(12, one.keylessRows());
+        one.commit();
+      }
+      Map<String, Object> oneHandle = view(store, "n");
+      try (ContextStore other = ContextStore.open(options(dir, "split", SPEC))) {
+        long reached;
+        try (StoreWriter first = other.newWriter(WriterOptions.builder().idSeed(seed).build())) {
+          for (long r = 0; r < 5; r++) {
+            first.write(rec("n", r, "title", "record"));
+          }
+          first.write(rec("id", "explicit", "n", -1L));  // a row with its key takes no ordinal
+          first.commit();
+          reached = first.keylessRows();
+        }
+        assertEquals(5, reached);
+        try (StoreWriter rest = other.newWriter(WriterOptions.builder().idSeed(seed, reached).build())) {
+          assertEquals(5, rest.keylessRows());
+          RowAppender rows = rest.rows();
+          int n = rows.column("n");
+          for (int r = 5; r < 8; r++) {
+            rows.setLong(n, r).endRow();
+          }
+          List<Map<String, Object>> batchRows = new java.util.ArrayList<>();
+          for (int r = 8; r < 12; r++) {
+            batchRows.add(new HashMap<>(Map.of("n", (long) r, "title", "batch")));
+          }
+          try (VectorSchemaRoot batch = batch(new Schema(List.of(int64("n"), utf8("title"))), batchRows,
+              arrow.allocator())) {
+            rest.write(batch);
+          }
+          rest.commit();
+        }
+        Map<String, Object> split = view(other, "n");
+        split.remove("explicit");
+        assertEquals(oneHandle, split, "the same keys for the same rows");
+      }
+    }
+  }
+
   @Test
   void seededKeysFollowTheDocumentedRuleAndOtherSeedsDiffer() throws Exception {
     String seed = "job/part";

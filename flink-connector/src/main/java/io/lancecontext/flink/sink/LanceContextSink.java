@@ -96,7 +96,7 @@ import org.slf4j.LoggerFactory;
  * @param <IN> the input element type
  */
 public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTopology<IN>,
-    SupportsWriterState<IN, Long>, SupportsCommitter<LanceContextCommittable>,
+    SupportsWriterState<IN, LanceContextWriterState>, SupportsCommitter<LanceContextCommittable>,
     SupportsPreCommitTopology<LanceContextWriteResult, LanceContextCommittable> {
   /**
    * How often an at-least-once writer puts what it buffered, at the least (option {@code sink.buffer-flush.interval}):
@@ -185,41 +185,27 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
 
   @Override
   public SinkWriter<IN> createWriter(WriterInitContext context) {
-    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context, 0);
+    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context, 0, null);
   }
 
-  /** A writer restored from the checkpoint whose id its state holds (the greatest, after rescaling). */
+  /**
+   * A writer restored from the checkpoint whose id its state holds (the greatest, after rescaling), continuing
+   * the keyless ordinals of the state with the most keyless rows (keyless rows all go to one bucket, so one
+   * state has them; after a rescale it may reach another subtask than the one the keyless rows go to now).
+   */
   @Override
-  public StatefulSinkWriter<IN, Long> restoreWriter(WriterInitContext context, Collection<Long> states) {
-    long last = states.stream().mapToLong(Long::longValue).max().orElse(context.getRestoredCheckpointId().orElse(0L));
-    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context, last);
+  public StatefulSinkWriter<IN, LanceContextWriterState> restoreWriter(WriterInitContext context,
+      Collection<LanceContextWriterState> states) {
+    long last = states.stream().mapToLong(LanceContextWriterState::checkpointId).max()
+        .orElse(context.getRestoredCheckpointId().orElse(0L));
+    LanceContextWriterState keyless = states.stream().filter(s -> s.idSeed() != null)
+        .max(java.util.Comparator.comparingLong(LanceContextWriterState::keylessOrdinal)).orElse(null);
+    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context, last, keyless);
   }
 
   @Override
-  public SimpleVersionedSerializer<Long> getWriterStateSerializer() {
-    return new CheckpointIdSerializer();
-  }
-
-  /** The writer state: a checkpoint id, 8 bytes (version 1). */
-  static final class CheckpointIdSerializer implements SimpleVersionedSerializer<Long> {
-    @Override
-    public int getVersion() {
-      return 1;
-    }
-
-    @Override
-    public byte[] serialize(Long id) {
-      return java.nio.ByteBuffer.allocate(8).putLong(id).array();
-    }
-
-    @Override
-    public Long deserialize(int version, byte[] bytes) throws java.io.IOException {
-      if (version != 1 || bytes.length != 8) {
-        throw new java.io.IOException("a lancecontext writer state of version " + version + " (" + bytes.length
-            + " bytes); this build reads version 1 (8 bytes)");
-      }
-      return java.nio.ByteBuffer.wrap(bytes).getLong();
-    }
+  public SimpleVersionedSerializer<LanceContextWriterState> getWriterStateSerializer() {
+    return new LanceContextWriterState.Serializer();
   }
 
   /** Sends every subtask's results to one aggregator, which emits one committable per checkpoint to one committer. */

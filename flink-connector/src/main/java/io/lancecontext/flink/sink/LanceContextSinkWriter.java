@@ -32,6 +32,12 @@ import org.apache.flink.types.RowKind;
  * put every {@code write.batch-rows} rows or {@code write.batch-bytes} bytes, each put durable and visible to
  * every reader when it returns (through the MemWAL, never the bulk path, unless {@code write.bulk-rows} is set); {@code sink.buffer-flush.interval} also puts what is buffered, and a
  * checkpoint or the end of input ({@link #flush}) waits until every row is durable. It emits no committable.
+ * Rows without a key get keys derived from a seed and their ordinal among this writer's keyless rows
+ * ({@link WriterOptions.Builder#idSeed(String, long)}); both are in the writer state, so a restored writer
+ * gives the rows replayed after its checkpoint the keys the failed attempt gave them, as long as they reach it
+ * in the same order (a deterministic source; keyless rows all go to the subtask of bucket 0, so from one
+ * upstream subtask, or from several whose interleaving repeats), and they replace those rows instead of
+ * duplicating them.
  *
  * <p><b>Exactly-once</b>: the rows after a checkpoint go into an {@code atomic} handle of transaction
  * {@code <sink id>-<job id>-<n>} (part id: the subtask index), opened with the first row; buffers are
@@ -49,10 +55,16 @@ import org.apache.flink.types.RowKind;
  * capability, the store and the key (before the -D's buffer is put or staged). -U is ignored, not written: a +U (or +I, -D) of its key that follows
  * before the next put of this writer's buffers replaces it. One case is different: Flink 2.3's planner also sends
  * this sink, whose changelog mode excludes -U, a lone -U (no +U follows) when a filter after an update drops the
- * updated row ({@code GROUP BY ... HAVING}); the key has left the query's result. So a -U whose key is not
- * written again by the next put (the interval flush and checkpoints at-least-once, the checkpoint's staging
- * exactly-once) is written then as a delete on a store with {@code tombstones} (ignored on one without). Runs in
- * the task's mailbox thread only (timers included), as a handle requires.
+ * updated row ({@code GROUP BY ... HAVING}); the key has left the query's result. A -U is never published
+ * without its +U: the writer holds it until a row of its key replaces it or the next checkpoint (or the end of
+ * input), and only there writes a -U no row replaced as a delete, on a store with {@code tombstones} (ignored on
+ * one without). Puts between checkpoints ({@code write.batch-rows}, {@code sink.buffer-flush.interval}) never
+ * write one: there the +U may still be on its way, and deleting would make the key vanish from every reader
+ * until the next put. At a checkpoint it cannot be: Flink's operators emit a -U and its +U in one step, so
+ * both precede the same barrier, and the sink's input edge takes aligned barriers only (Flink disables
+ * unaligned checkpoints on a sink's partitioning edge), so every row before the barrier has been written when
+ * {@link #flush}/{@link #prepareCommit} run. At-least-once without checkpointing, a lone -U deletes at the end of
+ * input. Runs in the task's mailbox thread only (timers included), as a handle requires.
  *
  * <p>Metrics (sink writer group): the standard {@code numRecordsSend} (rows and deletes written) and
  * {@code numBytesSend} (their estimated encoded size), {@code putLatencyMs} (histogram: the writes that put
@@ -62,7 +74,7 @@ import org.apache.flink.types.RowKind;
  * (every put that was not acknowledged, fenced ones included).
  */
 final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, LanceContextWriteResult>,
-    StatefulSinkWriter<IN, Long> {
+    StatefulSinkWriter<IN, LanceContextWriterState> {
   private final ContextStore store;
   private final SinkFormat<IN> format;
   private final boolean exactlyOnce;
@@ -73,6 +85,8 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   private final int subtask;
   private final String transactionPrefix;
   private long nextTransaction;
+  /** At-least-once: the seed of keyless rows' keys (null exactly-once). */
+  private final String idSeed;
 
   private StoreWriter handle;
   private SinkFormat.Bound<IN> rows;
@@ -91,12 +105,16 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   private final Counter failedPuts;
 
   LanceContextSinkWriter(Map<String, String> options, SinkFormat<IN> format, boolean exactlyOnce, Duration flushInterval,
-      String sinkId, WriterInitContext context, long lastCheckpoint) {
+      String sinkId, WriterInitContext context, long lastCheckpoint, LanceContextWriterState keyless) {
     this.format = format;
     this.exactlyOnce = exactlyOnce;
     this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
     this.transactionPrefix = "flink-" + sinkId + "-" + context.getJobInfo().getJobId();
     this.nextTransaction = lastCheckpoint + 1;
+    // a writer without a seed to continue takes a new one: its keys must not repeat those of any other writer
+    this.idSeed = exactlyOnce ? null : keyless != null ? keyless.idSeed()
+        : transactionPrefix + "/" + subtask + "/" + java.util.UUID.randomUUID();
+    long firstKeyless = keyless != null && !exactlyOnce ? keyless.keylessOrdinal() : 0;
     SinkWriterMetricGroup metrics = context.metricGroup();
     this.recordsSend = metrics.getNumRecordsSendCounter();
     this.bytesSend = metrics.getNumBytesSendCounter();
@@ -111,7 +129,8 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
       this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
       if (!exactlyOnce) {
         // at-least-once: every put is visible on return, whatever the store's write.commit default
-        open(WriterOptions.builder().commitMode(WriterOptions.CommitMode.IMMEDIATE).build());
+        open(WriterOptions.builder().commitMode(WriterOptions.CommitMode.IMMEDIATE).idSeed(idSeed, firstKeyless)
+            .build());
       }
     } catch (RuntimeException e) {
       store.close();
@@ -169,7 +188,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     timers.registerTimer(timers.getCurrentProcessingTime() + intervalMillis, now -> {
       if (!closed) {
         long start = System.nanoTime();
-        commit();
+        commit(false);
         putLatency.update((System.nanoTime() - start) / 1_000_000);
         schedule();
       }
@@ -224,7 +243,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     open(WriterOptions.builder().transaction(transaction, String.valueOf(subtask)).build());
   }
 
-  /** Writes the -U rows no later row replaced as deletes (their keys left the result), before a put or staging. */
+  /** Writes the -U rows no later row replaced as deletes (their keys left the result), before a checkpoint's put or staging. */
   private void deleteRetracted() {
     for (String key : retracted) {
       deleteKey(key);
@@ -254,10 +273,16 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     return e;
   }
 
-  private WriteSummary commit() {
+  /**
+   * Puts (at-least-once) or stages (exactly-once) what is buffered; at a checkpoint or the end of input
+   * ({@code checkpoint}) with the deletes of the lone -U rows, which must not be written at any other put.
+   */
+  private WriteSummary commit(boolean checkpoint) {
     buffered = 0;
     try {
-      deleteRetracted();
+      if (checkpoint) {
+        deleteRetracted();
+      }
       return handle.commit();
     } catch (WriteNotAcknowledgedException e) {
       throw counted(e);
@@ -269,7 +294,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   public void flush(boolean endOfInput) {
     if (!exactlyOnce) {
       long start = System.nanoTime();
-      commit();
+      commit(true);
       flushLatency.update((System.nanoTime() - start) / 1_000_000);
     }
   }
@@ -292,7 +317,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     long start = System.nanoTime();
     WriteSummary summary;
     try {
-      summary = commit();
+      summary = commit(true);
     } finally {
       handle.close();
       handle = null;
@@ -303,11 +328,14 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     return List.of(new LanceContextWriteResult(transaction, subtask, summary.toBytes()));
   }
 
-  /** The writer state: the checkpoint's id, above which the next transaction is named. */
+  /**
+   * The writer state: the checkpoint's id, above which the next transaction is named, and at-least-once the
+   * keyless rows' seed and next ordinal (every row is put by then: {@link #flush} ran at the barrier).
+   */
   @Override
-  public List<Long> snapshotState(long checkpointId) {
+  public List<LanceContextWriterState> snapshotState(long checkpointId) {
     nextTransaction = checkpointId + 1;
-    return List.of(checkpointId);
+    return List.of(new LanceContextWriterState(checkpointId, idSeed, exactlyOnce ? 0 : handle.keylessRows()));
   }
 
   @Override
