@@ -4,6 +4,7 @@ import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.store.StoreRegistry;
+import io.lancecontext.core.options.ConfigOption;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import java.io.IOException;
@@ -34,6 +35,13 @@ public final class Warehouse {
   public static final String NAMESPACE_MARKER = "_lc_namespace";
   private static final Logger LOG = LoggerFactory.getLogger(Warehouse.class);
   private static final String TABLE_DIR = "_versions";
+
+  /**
+   * The options a store keeps from its creation (scope {@code STORE}, {@code path} aside: a warehouse chooses
+   * the location), so the only ones a table property may set.
+   */
+  public static final List<String> KEPT_OPTIONS = StoreOptions.ALL.stream()
+      .filter(o -> o.scope() == ConfigOption.Scope.STORE && o != StoreOptions.PATH).map(ConfigOption::key).toList();
 
   private final String root;
   private final Map<String, String> options;
@@ -136,7 +144,27 @@ public final class Warehouse {
    *     above it (a store is never created inside another)
    */
   public boolean prepareStore(List<String> namespace, String name) {
+    return prepareStore(namespace, name, Map.of());
+  }
+
+  /**
+   * {@link #prepareStore(List, String)} for a store created with {@code properties}, an engine's table
+   * properties: only the options a store keeps from its creation ({@link #KEPT_OPTIONS}: its schema and
+   * shards) may be given, since a warehouse keeps nothing else with a store, and a property that the next
+   * open would silently forget is refused before anything is created.
+   *
+   * @throws BadOptionException naming the first property that is not one of {@link #KEPT_OPTIONS}, or as
+   *     {@link #prepareStore(List, String)}
+   */
+  public boolean prepareStore(List<String> namespace, String name, Map<String, String> properties) {
     checked(name);
+    for (String key : properties.keySet()) {
+      if (!KEPT_OPTIONS.contains(key)) {
+        throw new BadOptionException(key, "a table of a lancecontext warehouse keeps only the options fixed when "
+            + "its store is created (" + String.join(", ", KEPT_OPTIONS) + "); '" + key + "' would be forgotten "
+            + "by the next open, so it is refused: set it on each read or write, or as a catalog option");
+      }
+    }
     return createNamespace(namespace);
   }
 

@@ -107,6 +107,20 @@ class WarehouseTest extends StoreTest {
   }
 
   @Test
+  void aStoreIsPreparedOnlyWithPropertiesItKeepsTheRestAreRefusedNamingThem() {
+    Warehouse w = Warehouse.open(dir.resolve("wh-props").toString(), Map.of());
+    assertEquals(List.of("schema", "schema.embedding-dim", "shards"), Warehouse.KEPT_OPTIONS);
+    assertTrue(w.prepareStore(List.of("db"), "t", Map.of("schema", "rollout", "shards", "2")));
+    for (String key : List.of("gc.grace", "foo", "storage.region", "path")) {
+      BadOptionException e = assertThrows(BadOptionException.class,
+          () -> w.prepareStore(List.of("other"), "t", Map.of("schema", "rollout", key, "1h")));
+      assertEquals(key, e.key());
+      assertTrue(e.getMessage().contains("schema, schema.embedding-dim, shards"), e.getMessage());
+    }
+    assertFalse(w.namespaceExists(List.of("other")), "a refused property creates nothing");
+  }
+
+  @Test
   void namesThatWouldEscapeOrAliasTheRootAreRefusedNamingThem() {
     Warehouse w = Warehouse.open(dir.resolve("wh").toString(), Map.of());
     for (String bad : List.of("..", ".", "", "a/b", "a\\b", Warehouse.NAMESPACE_MARKER, "_versions", "_x")) {
