@@ -47,6 +47,19 @@ class SparkCatalogTest extends SparkTest {
   }
 
   @Test
+  void dropTablePurgeDeletesTheStoreAsDropDoes() {
+    spark.sql("CREATE TABLE lct.db.purged (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT INTO lct.db.purged (id, reward) VALUES ('a', 1.0)");
+    spark.sql("DROP TABLE lct.db.purged PURGE");
+    assertFalse(Files.exists(dir.resolve("db").resolve("purged")));
+    assertFalse(spark.catalog().tableExists("lct.db.purged"));
+    spark.sql("DROP TABLE IF EXISTS lct.db.purged PURGE");
+    spark.sql("CREATE TABLE lct.db.purged (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    assertEquals(0, spark.table("lct.db.purged").count(), "a table of the same name starts empty");
+    spark.sql("DROP TABLE lct.db.purged PURGE");
+  }
+
+  @Test
   void aTableWithoutASchemaGetsOneFromItsColumns() {
     spark.sql("CREATE TABLE lct.db.derived (id STRING NOT NULL, emb ARRAY<FLOAT>, tags ARRAY<STRING>, score DOUBLE) "
         + "USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '4', 'vector.emb.metric' = 'Dot')");

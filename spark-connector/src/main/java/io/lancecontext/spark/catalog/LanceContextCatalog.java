@@ -251,6 +251,15 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     return warehouse.dropStore(ns(ident.namespace()), ident.name());
   }
 
+  /**
+   * {@code DROP TABLE ... PURGE}: the same as {@link #dropTable}, which already deletes every object of the
+   * store (a warehouse keeps no trash to skip).
+   */
+  @Override
+  public boolean purgeTable(Identifier ident) {
+    return dropTable(ident);
+  }
+
   private boolean isStore(Identifier ident) {
     return warehouse.storeExists(ns(ident.namespace()), ident.name());
   }
