@@ -133,6 +133,27 @@ class WarehouseTest extends StoreTest {
   }
 
   @Test
+  void namesAUriReadsSpeciallyAreRefusedOnLocalAndS3WarehousesAlikeSoTheyNeverAliasAnotherStore() {
+    Warehouse local = Warehouse.open(dir.resolve("wh-uri").toString(), Map.of());
+    createStore(local, List.of("db"), "t").close();
+    Warehouse s3 = Warehouse.open(S3.newUri("wh-uri"), S3.storeOptions());
+    for (Warehouse w : List.of(local, s3)) {
+      for (String bad : List.of("t#x", "t?x", "t%41", "t x", "t:x", "t+x", "t&x", "t=x", "t~x", "té", "t\tx")) {
+        BadOptionException store = assertThrows(BadOptionException.class, () -> w.prepareStore(List.of("db"), bad), bad);
+        assertTrue(store.getMessage().contains("'" + bad + "'") && store.getMessage().contains("ASCII letters, digits, "
+            + "'_', '-' and '.'"), store.getMessage());
+        assertThrows(BadOptionException.class, () -> w.location(List.of("db"), bad), bad);
+        assertThrows(BadOptionException.class, () -> w.storeExists(List.of("db"), bad), bad);
+        assertThrows(BadOptionException.class, () -> w.dropStore(List.of("db"), bad), bad);
+        assertThrows(BadOptionException.class, () -> w.createNamespace(List.of(bad)), bad);
+      }
+      assertEquals(w.root() + "/db/T-1.v2_x", w.location(List.of("db"), "T-1.v2_x"), "letters, digits, '-', '.', '_'");
+    }
+    assertEquals(List.of("t"), local.stores(List.of("db")), "the store t is untouched");
+    assertEquals(List.of("db"), local.namespaces(List.of()), "nothing else was created");
+  }
+
+  @Test
   void onS3AnEmptyNamespaceLivesInItsMarkerAndDroppingDeletesEveryObjectBelow() throws Exception {
     String root = S3.newUri("wh");
     Warehouse w = Warehouse.open(root, S3.storeOptions());

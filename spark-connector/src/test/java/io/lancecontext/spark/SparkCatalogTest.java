@@ -288,7 +288,7 @@ class SparkCatalogTest extends SparkTest {
 
   @Test
   void namesThatWouldEscapeTheWarehouseAreRefused() {
-    for (String name : List.of("`..`", "`a/b`", "`.`")) {
+    for (String name : List.of("`..`", "`a/b`", "`.`", "`t#x`", "`t?x`", "`t%41`", "`t x`")) {
       Exception e = assertThrows(Exception.class,
           () -> spark.sql("CREATE TABLE lct.db." + name + " (id STRING) USING lancecontext"));
       assertTrue(SparkWriteTest.messages(e).contains("is not allowed"), SparkWriteTest.messages(e));
