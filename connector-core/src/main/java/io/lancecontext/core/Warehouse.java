@@ -4,6 +4,7 @@ import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.store.StoreRegistry;
+import io.lancecontext.core.options.ConfigOption;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import java.io.IOException;
@@ -23,9 +24,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A folder is a store when it holds a Lance table ({@code _versions/}), and a namespace when it is not one
  * and holds anything else: an object store has no empty folders, so {@link #createNamespace} writes a small
- * marker object ({@value #NAMESPACE_MARKER}) in it. Names are single path segments: {@code ..}, {@code .},
- * empty names, names with {@code /}, {@code \} or NUL (which would escape or alias the root) and names starting
- * with {@code _} (Lance's and lancecontext's own folders, the marker's name) are refused with a
+ * marker object ({@value #NAMESPACE_MARKER}) in it. Names are single path segments of ASCII letters, digits,
+ * {@code _}, {@code -} and {@code .}, the same in a local path and an {@code s3://} URI: {@code ..}, {@code .},
+ * empty names, names with any other character ({@code /}, {@code \}, {@code #}, {@code ?}, {@code %}, ..., which
+ * would escape the root or alias another store once Lance reads the location as a URL) and names starting with
+ * {@code _} (Lance's and lancecontext's own folders, the marker's name) are refused with a
  * {@link BadOptionException} naming the name. Each call reads the root afresh (one
  * listing, plus one per child it classifies), so processes sharing a root see each other's changes.
  */
@@ -34,6 +37,13 @@ public final class Warehouse {
   public static final String NAMESPACE_MARKER = "_lc_namespace";
   private static final Logger LOG = LoggerFactory.getLogger(Warehouse.class);
   private static final String TABLE_DIR = "_versions";
+
+  /**
+   * The options a store keeps from its creation (scope {@code STORE}, {@code path} aside: a warehouse chooses
+   * the location), so the only ones a table property may set.
+   */
+  public static final List<String> KEPT_OPTIONS = StoreOptions.ALL.stream()
+      .filter(o -> o.scope() == ConfigOption.Scope.STORE && o != StoreOptions.PATH).map(ConfigOption::key).toList();
 
   private final String root;
   private final Map<String, String> options;
@@ -136,7 +146,27 @@ public final class Warehouse {
    *     above it (a store is never created inside another)
    */
   public boolean prepareStore(List<String> namespace, String name) {
+    return prepareStore(namespace, name, Map.of());
+  }
+
+  /**
+   * {@link #prepareStore(List, String)} for a store created with {@code properties}, an engine's table
+   * properties: only the options a store keeps from its creation ({@link #KEPT_OPTIONS}: its schema and
+   * shards) may be given, since a warehouse keeps nothing else with a store, and a property that the next
+   * open would silently forget is refused before anything is created.
+   *
+   * @throws BadOptionException naming the first property that is not one of {@link #KEPT_OPTIONS}, or as
+   *     {@link #prepareStore(List, String)}
+   */
+  public boolean prepareStore(List<String> namespace, String name, Map<String, String> properties) {
     checked(name);
+    for (String key : properties.keySet()) {
+      if (!KEPT_OPTIONS.contains(key)) {
+        throw new BadOptionException(key, "a table of a lancecontext warehouse keeps only the options fixed when "
+            + "its store is created (" + String.join(", ", KEPT_OPTIONS) + "); '" + key + "' would be forgotten "
+            + "by the next open, so it is refused: set it on each read or write, or as a catalog option");
+      }
+    }
     return createNamespace(namespace);
   }
 
@@ -219,20 +249,35 @@ public final class Warehouse {
   }
 
   /**
-   * One path segment that neither escapes nor aliases the root, and does not start with {@code _}: Lance and
-   * lancecontext keep folders of their own under such names ({@code _versions} marks a store, so a namespace or
-   * store of that name would turn its parent into a store).
+   * One path segment that neither escapes nor aliases the root, of characters that mean the same in a local
+   * path and in an {@code s3://} URI (Lance parses a store's location as a URL, where {@code #} starts a
+   * fragment, {@code ?} a query and {@code %} an escape, so {@code t#x} or {@code t%41} would reach the
+   * store {@code t} or {@code tA}), and does not start with {@code _}: Lance and lancecontext keep folders of
+   * their own under such names ({@code _versions} marks a store, so a namespace or store of that name would
+   * turn its parent into a store).
    */
   private static boolean allowed(String part) {
-    return !(part.isEmpty() || part.equals(".") || part.equals("..") || part.contains("/") || part.contains("\\")
-        || part.indexOf('\0') >= 0 || part.startsWith("_"));
+    if (part.isEmpty() || part.equals(".") || part.equals("..") || part.startsWith("_")) {
+      return false;
+    }
+    for (int i = 0; i < part.length(); i++) {
+      char c = part.charAt(i);
+      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'
+          || c == '.';
+      if (!ok) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static String checked(String part) {
     if (part == null || !allowed(part)) {
       throw new BadOptionException(StoreOptions.PATH.key(), "name '" + part + "' is not allowed in a lancecontext "
-          + "warehouse: a namespace or store name is one folder of the warehouse (no '/', '\\', '.' or '..', and "
-          + "not starting with '_', which Lance and lancecontext keep for their own folders)");
+          + "warehouse: a namespace or store name is one folder of the warehouse, made of ASCII letters, digits, "
+          + "'_', '-' and '.' (not '.' or '..', and not starting with '_', which Lance and lancecontext keep for "
+          + "their own folders); other characters ('/', '#', '?', '%', spaces, ...) could escape the warehouse "
+          + "or, read as a URI, reach another table");
     }
     return part;
   }

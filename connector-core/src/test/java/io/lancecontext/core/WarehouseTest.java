@@ -107,6 +107,20 @@ class WarehouseTest extends StoreTest {
   }
 
   @Test
+  void aStoreIsPreparedOnlyWithPropertiesItKeepsTheRestAreRefusedNamingThem() {
+    Warehouse w = Warehouse.open(dir.resolve("wh-props").toString(), Map.of());
+    assertEquals(List.of("schema", "schema.embedding-dim", "shards"), Warehouse.KEPT_OPTIONS);
+    assertTrue(w.prepareStore(List.of("db"), "t", Map.of("schema", "rollout", "shards", "2")));
+    for (String key : List.of("gc.grace", "foo", "storage.region", "path")) {
+      BadOptionException e = assertThrows(BadOptionException.class,
+          () -> w.prepareStore(List.of("other"), "t", Map.of("schema", "rollout", key, "1h")));
+      assertEquals(key, e.key());
+      assertTrue(e.getMessage().contains("schema, schema.embedding-dim, shards"), e.getMessage());
+    }
+    assertFalse(w.namespaceExists(List.of("other")), "a refused property creates nothing");
+  }
+
+  @Test
   void namesThatWouldEscapeOrAliasTheRootAreRefusedNamingThem() {
     Warehouse w = Warehouse.open(dir.resolve("wh").toString(), Map.of());
     for (String bad : List.of("..", ".", "", "a/b", "a\\b", Warehouse.NAMESPACE_MARKER, "_versions", "_x")) {
@@ -116,6 +130,27 @@ class WarehouseTest extends StoreTest {
     }
     assertFalse(Files.exists(dir.resolve("wh")), "nothing was created");
     assertThrows(BadOptionException.class, () -> w.dropNamespace(List.of()), "the root is not dropped");
+  }
+
+  @Test
+  void namesAUriReadsSpeciallyAreRefusedOnLocalAndS3WarehousesAlikeSoTheyNeverAliasAnotherStore() {
+    Warehouse local = Warehouse.open(dir.resolve("wh-uri").toString(), Map.of());
+    createStore(local, List.of("db"), "t").close();
+    Warehouse s3 = Warehouse.open(S3.newUri("wh-uri"), S3.storeOptions());
+    for (Warehouse w : List.of(local, s3)) {
+      for (String bad : List.of("t#x", "t?x", "t%41", "t x", "t:x", "t+x", "t&x", "t=x", "t~x", "té", "t\tx")) {
+        BadOptionException store = assertThrows(BadOptionException.class, () -> w.prepareStore(List.of("db"), bad), bad);
+        assertTrue(store.getMessage().contains("'" + bad + "'") && store.getMessage().contains("ASCII letters, digits, "
+            + "'_', '-' and '.'"), store.getMessage());
+        assertThrows(BadOptionException.class, () -> w.location(List.of("db"), bad), bad);
+        assertThrows(BadOptionException.class, () -> w.storeExists(List.of("db"), bad), bad);
+        assertThrows(BadOptionException.class, () -> w.dropStore(List.of("db"), bad), bad);
+        assertThrows(BadOptionException.class, () -> w.createNamespace(List.of(bad)), bad);
+      }
+      assertEquals(w.root() + "/db/T-1.v2_x", w.location(List.of("db"), "T-1.v2_x"), "letters, digits, '-', '.', '_'");
+    }
+    assertEquals(List.of("t"), local.stores(List.of("db")), "the store t is untouched");
+    assertEquals(List.of("db"), local.namespaces(List.of()), "nothing else was created");
   }
 
   @Test

@@ -47,6 +47,19 @@ class SparkCatalogTest extends SparkTest {
   }
 
   @Test
+  void dropTablePurgeDeletesTheStoreAsDropDoes() {
+    spark.sql("CREATE TABLE lct.db.purged (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT INTO lct.db.purged (id, reward) VALUES ('a', 1.0)");
+    spark.sql("DROP TABLE lct.db.purged PURGE");
+    assertFalse(Files.exists(dir.resolve("db").resolve("purged")));
+    assertFalse(spark.catalog().tableExists("lct.db.purged"));
+    spark.sql("DROP TABLE IF EXISTS lct.db.purged PURGE");
+    spark.sql("CREATE TABLE lct.db.purged (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    assertEquals(0, spark.table("lct.db.purged").count(), "a table of the same name starts empty");
+    spark.sql("DROP TABLE lct.db.purged PURGE");
+  }
+
+  @Test
   void aTableWithoutASchemaGetsOneFromItsColumns() {
     spark.sql("CREATE TABLE lct.db.derived (id STRING NOT NULL, emb ARRAY<FLOAT>, tags ARRAY<STRING>, score DOUBLE) "
         + "USING lancecontext TBLPROPERTIES ('vector.emb.dim' = '4', 'vector.emb.metric' = 'Dot')");
@@ -252,6 +265,18 @@ class SparkCatalogTest extends SparkTest {
     assertTrue(tables.stream().anyMatch(r -> r.getString(1).equals("described")), tables.toString());
   }
 
+  @Test
+  void tablePropertiesAStoreDoesNotKeepAreRefusedNamingThemAndCreateNothing() {
+    for (String property : List.of("gc.grace", "foo", "write.tasks", "storage.region")) {
+      Exception e = assertThrows(Exception.class, () -> spark.sql("CREATE TABLE lct.db.props (id STRING, reward DOUBLE) "
+          + "USING lancecontext TBLPROPERTIES ('schema' = 'rollout', '" + property + "' = '1h')"));
+      String messages = SparkWriteTest.messages(e);
+      assertTrue(messages.contains("option '" + property + "'") && messages.contains("schema, schema.embedding-dim, shards"),
+          messages);
+      assertFalse(Files.exists(dir.resolve("db").resolve("props")), property);
+    }
+  }
+
   private static String tableProperties(String table) {
     for (Row r : spark.sql("DESCRIBE TABLE EXTENDED " + table).collectAsList()) {
       if ("Table Properties".equals(r.getString(0))) {
@@ -263,7 +288,7 @@ class SparkCatalogTest extends SparkTest {
 
   @Test
   void namesThatWouldEscapeTheWarehouseAreRefused() {
-    for (String name : List.of("`..`", "`a/b`", "`.`")) {
+    for (String name : List.of("`..`", "`a/b`", "`.`", "`t#x`", "`t?x`", "`t%41`", "`t x`")) {
       Exception e = assertThrows(Exception.class,
           () -> spark.sql("CREATE TABLE lct.db." + name + " (id STRING) USING lancecontext"));
       assertTrue(SparkWriteTest.messages(e).contains("is not allowed"), SparkWriteTest.messages(e));
@@ -284,41 +309,44 @@ class SparkCatalogTest extends SparkTest {
 
   @Test
   void compactMergesTheBaseFragmentsAndGcDeletesWhatNoSnapshotNeedsLeavingTheDataAsItWas() {
-    // gc.grace is a resident option: the table's first handle (CREATE TABLE) sets it for this JVM
-    spark.sql("CREATE TABLE lct.db.compacted (id STRING, reward DOUBLE) USING lancecontext "
-        + "TBLPROPERTIES ('schema' = 'rollout', 'shards' = '2', 'gc.grace' = '0s')");
+    // gc.grace is no table property (a table keeps only its schema and shards): a catalog option sets it
+    spark.conf().set("spark.sql.catalog.lctgc", LanceContextCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.lctgc.warehouse", dir.toString());
+    spark.conf().set("spark.sql.catalog.lctgc.gc.grace", "0s");
+    spark.sql("CREATE TABLE lctgc.db.compacted (id STRING, reward DOUBLE) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'rollout', 'shards' = '2')");
     for (int i = 0; i < 3; i++) {  // each merge appends fragments to the base table
-      spark.sql("INSERT INTO lct.db.compacted (id, reward) SELECT format_string('k%03d', id), id + " + i
+      spark.sql("INSERT INTO lctgc.db.compacted (id, reward) SELECT format_string('k%03d', id), id + " + i
           + " FROM range(" + (i * 20) + ", " + (i * 20 + 40) + ")");
-      spark.sql("CALL lct.system.merge(table => 'db.compacted')");
+      spark.sql("CALL lctgc.system.merge(table => 'db.compacted')");
     }
-    List<Row> before = spark.sql("SELECT id, reward FROM lct.db.compacted ORDER BY id").collectAsList();
+    List<Row> before = spark.sql("SELECT id, reward FROM lctgc.db.compacted ORDER BY id").collectAsList();
     assertEquals(80, before.size());
     assertEquals(1.0 + 20, before.get(20).getDouble(1), "k020 written twice, the second value kept");
-    long fragments = stat("db.compacted", "fragments");
+    long fragments = stat("lctgc", "db.compacted", "fragments");
     assertTrue(fragments >= 3, "three merges, three fragments at least: " + fragments);
 
-    Row compacted = spark.sql("CALL lct.system.compact(table => 'db.compacted')").first();
+    Row compacted = spark.sql("CALL lctgc.system.compact(table => 'db.compacted')").first();
     assertTrue(compacted.getBoolean(compacted.fieldIndex("ran")), compacted.toString());
     assertEquals(fragments, compacted.getInt(compacted.fieldIndex("fragments_before")), compacted.toString());
     int after = compacted.getInt(compacted.fieldIndex("fragments_after"));
     assertTrue(after < fragments, "fewer fragments: " + compacted);
-    assertEquals(after, stat("db.compacted", "fragments"), "stats agree with what compact said");
-    assertEquals(before, spark.sql("SELECT id, reward FROM lct.db.compacted ORDER BY id").collectAsList(), "same data");
+    assertEquals(after, stat("lctgc", "db.compacted", "fragments"), "stats agree with what compact said");
+    assertEquals(before, spark.sql("SELECT id, reward FROM lctgc.db.compacted ORDER BY id").collectAsList(), "same data");
 
-    Row gc = spark.sql("CALL lct.system.gc(table => 'db.compacted')").first();
+    Row gc = spark.sql("CALL lctgc.system.gc(table => 'db.compacted')").first();
     assertTrue(gc.getBoolean(gc.fieldIndex("ran")), gc.toString());
     assertTrue(gc.getLong(gc.fieldIndex("base_versions_removed")) > 0, "the versions before the compaction: " + gc);
     assertTrue(gc.getInt(gc.fieldIndex("generation_dirs")) > 0, "the three merged generations: " + gc);
     assertTrue(gc.getLong(gc.fieldIndex("bytes_removed")) > 0, gc.toString());
-    assertEquals(before, spark.sql("SELECT id, reward FROM lct.db.compacted ORDER BY id").collectAsList(), "same data");
-    Row again = spark.sql("CALL lct.system.gc(table => 'db.compacted')").first();
+    assertEquals(before, spark.sql("SELECT id, reward FROM lctgc.db.compacted ORDER BY id").collectAsList(), "same data");
+    Row again = spark.sql("CALL lctgc.system.gc(table => 'db.compacted')").first();
     assertEquals(0L, again.getLong(again.fieldIndex("base_versions_removed")), "nothing left to remove: " + again);
     assertEquals(0, again.getInt(again.fieldIndex("generation_dirs")), again.toString());
   }
 
-  private static long stat(String table, String field) {
-    Row stats = spark.sql("CALL lct.system.stats(table => '" + table + "')").first();
+  private static long stat(String catalog, String table, String field) {
+    Row stats = spark.sql("CALL " + catalog + ".system.stats(table => '" + table + "')").first();
     return ((Number) stats.get(stats.fieldIndex(field))).longValue();
   }
 

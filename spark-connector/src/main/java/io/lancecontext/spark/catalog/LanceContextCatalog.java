@@ -42,9 +42,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * A Spark catalog of stores under one directory ({@code spark.sql.catalog.lc = io.lancecontext.spark.catalog.LanceContextCatalog},
  * {@code spark.sql.catalog.lc.warehouse = /data/lc}): namespace {@code db} is directory {@code <warehouse>/db},
  * table {@code db.t} the store at {@code <warehouse>/db/t}. Catalog options other than {@code warehouse}
- * ({@code storage.*}, store defaults) apply to every table; {@code TBLPROPERTIES} are store options too
- * ({@code schema}, {@code shards}, ...). A table created without {@code schema} gets one derived from its
- * columns ({@link SparkSchemas#toSpec}). Functions: {@code bucket(shards, key)}. Procedures, in namespace
+ * ({@code storage.*}, store defaults) apply to every table; {@code TBLPROPERTIES} are the options a store
+ * keeps from its creation ({@link Warehouse#KEPT_OPTIONS}: {@code schema}, {@code shards}, ...) and the
+ * {@code vector.*} options of a derived schema, any other is refused by core naming it. A table created
+ * without {@code schema} gets one derived from its columns ({@link SparkSchemas#toSpec}). Functions: {@code bucket(shards, key)}. Procedures, in namespace
  * {@code system}: {@code merge}, {@code flush}, {@code compact}, {@code gc}, {@code stats}. Names that would
  * escape the warehouse ({@code ..}, {@code /}) are refused. The warehouse is a local directory or an
  * {@code s3://} URI (with the {@code storage.*} options its stores take); core's {@link Warehouse} keeps the
@@ -202,9 +203,9 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
       }
       options.put(StoreOptions.SCHEMA.key(), SparkSchemas.toSpec(struct, properties).toJson());
     }
-    options.keySet().removeIf(k -> k.startsWith("vector."));
+    options.keySet().removeIf(k -> k.startsWith(SparkOptions.VECTOR_PREFIX));
+    warehouse.prepareStore(ns(ident.namespace()), ident.name(), options);
     StoreConfig config = config(ident, options);
-    warehouse.prepareStore(ns(ident.namespace()), ident.name());
     try (ContextStore store = ContextStore.open(config)) {
       return new SparkTable(config, store.spec(), store.shards(), true, written(store.spec(), columns));
     }
@@ -248,6 +249,15 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
   @Override
   public boolean dropTable(Identifier ident) {
     return warehouse.dropStore(ns(ident.namespace()), ident.name());
+  }
+
+  /**
+   * {@code DROP TABLE ... PURGE}: the same as {@link #dropTable}, which already deletes every object of the
+   * store (a warehouse keeps no trash to skip).
+   */
+  @Override
+  public boolean purgeTable(Identifier ident) {
+    return dropTable(ident);
   }
 
   private boolean isStore(Identifier ident) {

@@ -48,6 +48,8 @@ public final class Maintenance implements AutoCloseable {
   /** A shard seals its generation once it holds this many WAL entries (far below lance's 8,000-batch memtable). */
   public static final long SEAL_ENTRIES = 1_024;
   static final Duration TICK = Duration.ofSeconds(1);
+  /** How often a tick checks that the store was not dropped elsewhere (one small read). */
+  static final Duration LOCATION_CHECK_EVERY = Duration.ofSeconds(10);
   /** Maintenance lease duration; the holder renews it every third of it, so only a dead holder's lease expires. */
   static final Duration LEASE = Duration.ofMinutes(2);
   static final Duration GC_EVERY = Duration.ofMinutes(1);
@@ -80,6 +82,9 @@ public final class Maintenance implements AutoCloseable {
 
     /** The store's transactions, whose published parts merges fold in and garbage collection removes. */
     io.lancecontext.core.internal.txn.Transactions transactions();
+
+    /** Whether the store at its location is still this one, not dropped (and maybe created again) elsewhere. */
+    boolean isStillAtItsLocation();
   }
 
   private final Host host;
@@ -88,6 +93,7 @@ public final class Maintenance implements AutoCloseable {
   private volatile boolean writing;
   private volatile boolean closed;
   private long lastGcNanos = System.nanoTime();
+  private long lastLocationCheckNanos = System.nanoTime();
   private long lastCompactNanos = System.nanoTime();
   private long lastStatsLogNanos = System.nanoTime();
   private final AtomicLong merges = new AtomicLong();
@@ -117,6 +123,16 @@ public final class Maintenance implements AutoCloseable {
       return;
     }
     try {
+      if (System.nanoTime() - lastLocationCheckNanos >= LOCATION_CHECK_EVERY.toNanos()) {
+        lastLocationCheckNanos = System.nanoTime();
+        if (!host.isStillAtItsLocation()) {
+          // sealing, merging or collecting now would write this store's rows into the one now there
+          closed = true;
+          task.cancel(false);
+          LOG.warn("{}: the store was dropped elsewhere; background maintenance stops", host.name());
+          return;
+        }
+      }
       StoreConfig config = host.config();
       Duration interval = config.get(StoreOptions.MERGE_INTERVAL);
       for (BucketWriter writer : host.writers()) {

@@ -64,6 +64,8 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   private final Transactions transactions;
   private final Maintenance maintenance;
   private final String name;
+  /** Which store this is ({@link StoreCreation#STORE_ID}); null for a store created before stores had ids. */
+  private final String storeId;
   private volatile boolean closed;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Object drained = new Object();
@@ -83,6 +85,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     this.writerBase = opened.dataset();
     this.spec = opened.spec();
     this.shards = opened.shards();
+    this.storeId = opened.storeId();
     this.datasetSchema = writerBase.getSchema();
     if (!datasetSchema.getFields().equals(spec.toArrowSchema().getFields())) {
       throw new SchemaException("the dataset schema at " + config.uri() + " does not match its stored spec");
@@ -415,6 +418,24 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     return closed;
   }
 
+  /**
+   * Whether the store at this store's location is still this one: false once it was dropped, or dropped and
+   * created again (another id), by any process. One small read. A store without an id (created before stores
+   * had ids) is taken to be still there, as is one whose id cannot be read (a storage error is not a drop).
+   */
+  @Override
+  public boolean isStillAtItsLocation() {
+    if (storeId == null) {
+      return true;
+    }
+    try {
+      return storeId.equals(StoreCreation.storeId(files));
+    } catch (LanceContextException e) {
+      LOG.warn("{}: could not read the store id, taking the store to be still there: {}", name, e.getMessage());
+      return true;
+    }
+  }
+
   long adds() {
     return writes.adds();
   }
@@ -427,7 +448,10 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     return reads.freshCache();
   }
 
-  /** Seals and closes every writer, stops maintenance and frees the caches. */
+  /**
+   * Seals and closes every writer, stops maintenance and frees the caches. If the store is no longer at its
+   * location ({@link #isStillAtItsLocation}) the writers are discarded unsealed instead.
+   */
   void close() {
     synchronized (this) {
       if (closed) {
@@ -443,9 +467,19 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
           wait);
     }
     maintenance.close();
+    // sealing writes this store's rows into its location: never into another store that took its place
+    boolean here = isStillAtItsLocation();
+    if (!here) {
+      LOG.warn("{}: the store at {} was dropped (or dropped and created again) elsewhere; its writers are discarded "
+          + "unsealed so that none of its rows reach the store now there", name, config.uri());
+    }
     for (BucketWriter w : writers) {
       try {
-        w.close();
+        if (here) {
+          w.close();
+        } else {
+          w.discard("the store was dropped");
+        }
       } catch (RuntimeException e) {
         LOG.warn("{}: closing bucket {} failed: {}", name, w.bucket(), e.getMessage());
       }

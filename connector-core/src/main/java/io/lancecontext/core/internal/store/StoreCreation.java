@@ -11,8 +11,10 @@ import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import org.apache.arrow.memory.BufferAllocator;
 import org.lance.Dataset;
 import org.lance.memwal.InitializeMemWalParams;
@@ -28,9 +30,17 @@ import org.slf4j.LoggerFactory;
 final class StoreCreation {
   private static final Logger LOG = LoggerFactory.getLogger(StoreCreation.class);
   static final String SHARDS_CONFIG = "lancecontext.shards";
+  /**
+   * The object naming which store a location holds: a random id written once when the store is created,
+   * before it is complete, so every complete store created since has one (older stores have none). A store
+   * dropped and created again at the same location has another id, which is how a JVM that kept the old
+   * one resident tells them apart.
+   */
+  static final String STORE_ID = "_lc/store-id";
   private static final int HALF_CREATED_RETRIES = 50;
 
-  record Opened(Dataset dataset, SchemaSpec spec, int shards, boolean created) {}
+  /** {@code storeId} is null for a store created before stores had ids. */
+  record Opened(Dataset dataset, SchemaSpec spec, int shards, boolean created, String storeId) {}
 
   private StoreCreation() {}
 
@@ -43,9 +53,10 @@ final class StoreCreation {
         throw new StoreNotFoundException(uri + " (set option '" + StoreOptions.SCHEMA.key()
             + "' to a preset or a schema spec to create one)", null);
       }
-      Dataset created = create(config, requested.get(), allocator);
+      String id = UUID.randomUUID().toString();
+      Dataset created = create(config, requested.get(), allocator, files, id);
       if (created != null) {
-        return new Opened(created, requested.get(), config.shards(), true);
+        return new Opened(created, requested.get(), config.shards(), true, id);
       }
       // somebody else created it first: open theirs below
     }
@@ -54,7 +65,7 @@ final class StoreCreation {
       try {
         Opened o = check(config, ds);
         if (o != null) {
-          return o;
+          return new Opened(o.dataset(), o.spec(), o.shards(), false, storeId(files));
         }
       } catch (RuntimeException e) {
         ds.close();
@@ -93,10 +104,20 @@ final class StoreCreation {
       throw new BadOptionException(StoreOptions.SHARDS.key(), "the store at " + uri + " has " + n
           + " shards, fixed at creation; got " + config.shards());
     }
-    return new Opened(ds, stored.get(), n, false);
+    return new Opened(ds, stored.get(), n, false, null);
   }
 
-  private static Dataset create(StoreConfig config, SchemaSpec spec, BufferAllocator allocator) {
+  /**
+   * The id of the store at {@code files}' location now: null when it has none (created before stores had
+   * ids, or dropped).
+   */
+  static String storeId(StoreFiles files) {
+    return LanceErrors.call("read the store id", () -> files.readIfPresent(STORE_ID))
+        .map(b -> new String(b, StandardCharsets.UTF_8)).orElse(null);
+  }
+
+  private static Dataset create(StoreConfig config, SchemaSpec spec, BufferAllocator allocator, StoreFiles files,
+      String id) {
     io.lancecontext.core.internal.lance.StructNulls.checkStorable(spec);
     Dataset ds;
     try {
@@ -108,6 +129,8 @@ final class StoreCreation {
       throw e;
     }
     try {
+      // before the shard count, which completes the store: whoever opens a complete store finds its id
+      LanceErrors.run("write the store id", () -> files.overwrite(STORE_ID, id.getBytes(StandardCharsets.UTF_8)));
       ds.updateConfig(Map.of(SHARDS_CONFIG, Integer.toString(config.shards())));
       KeyIndex.ensure(ds, spec, config, false);
       ds.initializeMemWal(new InitializeMemWalParams().withUnsharded());

@@ -92,13 +92,24 @@ public final class StoreRegistry {
    * A handle to the resident store for {@code config}, opening (or creating) it if needed. A resident store
    * with no open handle whose options differ from {@code config}'s (a notebook's next cell, the next Spark job
    * on an executor, rotated storage credentials) is closed and opened again with {@code config}'s: options of
-   * scope resident store apply per job; only while handles are open do they have one value.
+   * scope resident store apply per job; only while handles are open do they have one value. Likewise a
+   * resident store with no open handle whose location now holds another store, or none (dropped, and maybe
+   * created again, by another process: {@link ResidentStore#isStillAtItsLocation}, one small read), is closed
+   * without writing anything and the location opened afresh, so a JVM that keeps stores resident between jobs
+   * never serves a dropped store's rows, nor writes them into its successor.
    */
   public ResidentStore acquire(StoreConfig config) {
     String uri = config.uri();
     while (true) {
       awaitClosed(uri);
       Entry idle = cache.asMap().get(uri);
+      if (idle != null && idle.handles == 0 && !idle.store.isClosed() && !idle.store.isStillAtItsLocation()) {
+        if (closeOutside(uri, true)) {  // discards its writers unsealed
+          LOG.info("Reopened store {}: the store resident in this JVM was dropped (or dropped and created again) "
+              + "elsewhere", uri);
+        }
+        continue;
+      }
       if (idle != null && idle.handles == 0 && !idle.store.isClosed() && !sameOptions(idle.store, config)) {
         checkLayout(idle.store, config);
         if (closeOutside(uri, true)) {

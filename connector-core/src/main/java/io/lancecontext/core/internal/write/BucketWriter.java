@@ -744,6 +744,23 @@ public final class BucketWriter implements AutoCloseable {
     return new long[] {grouped.get(), switches.get()};
   }
 
+  /**
+   * Drops every lane's writer without sealing it (nothing is written): for a store that is no longer at its
+   * location, whose memtables must not be flushed into the store that took its place. lance-core keeps the
+   * batches of a writer that is never closed.
+   */
+  public void discard(String why) {
+    lock.lock();
+    try {
+      for (LaneWriter lane : lanes) {
+        lane.discard(why);
+      }
+    } finally {
+      lock.unlock();
+      sealers.shutdown();
+    }
+  }
+
   @Override
   public void close() {
     try {

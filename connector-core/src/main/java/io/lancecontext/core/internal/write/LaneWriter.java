@@ -625,6 +625,11 @@ final class LaneWriter {
   }
 
   /** Drops the writer without closing it (close blocks forever on a fenced writer in 7.0.0). */
+  /** {@link BucketWriter#discard}: abandons the writer, unsealed. Called under the bucket lock. */
+  void discard(String why) {
+    abandon(why);
+  }
+
   private void abandon(String why) {
     if (writer == null && thread == null) {
       return;
