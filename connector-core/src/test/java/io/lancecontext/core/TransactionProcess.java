@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       {@code <proc>/<t>}, in flushes of 100 rows, commits and writes the summary's bytes to
  *       {@code <outDir>/<proc>-<t>.bin}; prints {@code staged <file>} per thread, then {@code done}.</li>
  *   <li>{@code endless-stager <path> <txid>}: stages 100-row flushes until killed (a 16 KiB
- *       staging bound), printing {@code staging} once a part of it is on disk.</li>
+ *       staging bound, {@code txn.timeout} 1 s), printing {@code staging} once a part of it is on disk.</li>
  *   <li>{@code publisher <path> <txid> <summary files...>}: prints {@code publishing}, publishes, prints
  *       {@code published <alreadyPublished>}.</li>
  *   <li>{@code poller <path>}: prints {@code ready}, then, until stdin says anything, reads the whole view
@@ -89,8 +89,9 @@ public final class TransactionProcess {
       }
       case "endless-stager" -> {
         // a small staging bound: parts reach the disk while the handle streams, not only at commit
+        // a short txn.timeout: the test collects the transaction soon after killing this process
         ContextStore store = ContextStore.open(Map.of("path", args[1], "write.batch-rows", "100",
-            "write.batch-bytes", "16KiB"));
+            "write.batch-bytes", "16KiB", "txn.timeout", "1s"));
         StoreWriter w = store.newWriter(WriterOptions.builder().transaction(args[2], "0").build());
         boolean said = false;
         for (int i = 0; ; i++) {

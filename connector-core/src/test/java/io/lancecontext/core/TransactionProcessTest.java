@@ -192,6 +192,12 @@ class TransactionProcessTest extends StoreTest {
       assertEquals(BASE, store.count());
       assertAllOrNothing(store);
       store.gc();
+      try (var staged = Files.list(dir.resolve("s/_lc/txn/doomed"))) {
+        assertTrue(staged.anyMatch(p -> p.getFileName().toString().startsWith("b")), "a killed owner's transaction "
+            + "lives until its txn.timeout (1 s) after the last renewal");
+      }
+      Thread.sleep(1_200);
+      store.gc();
       try (var left = Files.list(dir.resolve("s/_lc/txn/doomed"))) {
         assertEquals(List.of("record"), left.map(p -> p.getFileName().toString()).toList());
       }

@@ -354,8 +354,33 @@ class FlinkSinkTest {
         .deliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(RecordConverter.maps()).deliveryGuarantee());
   }
 
+  /** The init context of a committer restored at checkpoint {@code restored} (none if negative). */
+  static CommitterInitContext committerContext(long restored) {
+    return new CommitterInitContext() {
+      @Override
+      public org.apache.flink.metrics.groups.SinkCommitterMetricGroup metricGroup() {
+        return InternalSinkCommitterMetricGroup.wrap(UnregisteredMetricsGroup.createOperatorMetricGroup());
+      }
+
+      @Override
+      public java.util.OptionalLong getRestoredCheckpointId() {
+        return restored < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(restored);
+      }
+
+      @Override
+      public org.apache.flink.api.common.JobInfo getJobInfo() {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public org.apache.flink.api.common.TaskInfo getTaskInfo() {
+        throw new UnsupportedOperationException();
+      }
+    };
+  }
+
   /** A commit request as Flink's committer operator makes one; records how the committer answered. */
-  static final class Request implements Committer.CommitRequest<LanceContextCommittable> {
+  static class Request implements Committer.CommitRequest<LanceContextCommittable> {
     final LanceContextCommittable committable;
     boolean alreadyCommitted;
     boolean retryLater;
@@ -422,28 +447,7 @@ class FlinkSinkTest {
       assertEquals(0, store.count(), "staged rows are invisible until published");
     }
     LanceContextCommittable committable = new LanceContextCommittable(3, summaries);
-    CommitterInitContext context = new CommitterInitContext() {
-      @Override
-      public org.apache.flink.metrics.groups.SinkCommitterMetricGroup metricGroup() {
-        return InternalSinkCommitterMetricGroup.wrap(UnregisteredMetricsGroup.createOperatorMetricGroup());
-      }
-
-      @Override
-      public java.util.OptionalLong getRestoredCheckpointId() {
-        return java.util.OptionalLong.of(3);
-      }
-
-      @Override
-      public org.apache.flink.api.common.JobInfo getJobInfo() {
-        throw new UnsupportedOperationException();
-      }
-
-      @Override
-      public org.apache.flink.api.common.TaskInfo getTaskInfo() {
-        throw new UnsupportedOperationException();
-      }
-    };
-    try (Committer<LanceContextCommittable> committer = sink.createCommitter(context)) {
+    try (Committer<LanceContextCommittable> committer = sink.createCommitter(committerContext(3))) {
       Request first = new Request(committable);
       committer.commit(List.of(first));
       assertFalse(first.alreadyCommitted || first.retryLater);

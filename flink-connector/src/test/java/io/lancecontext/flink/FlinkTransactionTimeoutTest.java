@@ -18,9 +18,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.connector.sink2.Committer;
-import org.apache.flink.api.connector.sink2.CommitterInitContext;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
-import org.apache.flink.runtime.metrics.groups.InternalSinkCommitterMetricGroup;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -61,73 +58,20 @@ class FlinkTransactionTimeoutTest {
   private static Committer<LanceContextCommittable> committer(Map<String, String> options) throws Exception {
     LanceContextSink<Map<String, Object>> sink = LanceContextSink.builder().options(options)
         .build(RecordConverter.maps());
-    return sink.createCommitter(new CommitterInitContext() {
-      @Override
-      public org.apache.flink.metrics.groups.SinkCommitterMetricGroup metricGroup() {
-        return InternalSinkCommitterMetricGroup.wrap(UnregisteredMetricsGroup.createOperatorMetricGroup());
-      }
-
-      @Override
-      public java.util.OptionalLong getRestoredCheckpointId() {
-        return java.util.OptionalLong.empty();
-      }
-
-      @Override
-      public org.apache.flink.api.common.JobInfo getJobInfo() {
-        throw new UnsupportedOperationException();
-      }
-
-      @Override
-      public org.apache.flink.api.common.TaskInfo getTaskInfo() {
-        throw new UnsupportedOperationException();
-      }
-    });
+    return sink.createCommitter(FlinkSinkTest.committerContext(-1));
   }
 
-  /** A commit request that records how the committer answered. */
-  private static final class Request implements Committer.CommitRequest<LanceContextCommittable> {
-    private final LanceContextCommittable committable;
+  /** A commit request that records a failure with a known reason instead of failing the test. */
+  private static final class Request extends FlinkSinkTest.Request {
     Throwable failedWithKnownReason;
-    boolean retryLater;
-    boolean alreadyCommitted;
 
     Request(LanceContextCommittable committable) {
-      this.committable = committable;
-    }
-
-    @Override
-    public LanceContextCommittable getCommittable() {
-      return committable;
-    }
-
-    @Override
-    public int getNumberOfRetries() {
-      return 0;
+      super(committable);
     }
 
     @Override
     public void signalFailedWithKnownReason(Throwable t) {
       failedWithKnownReason = t;
-    }
-
-    @Override
-    public void signalFailedWithUnknownReason(Throwable t) {
-      throw new AssertionError(t);
-    }
-
-    @Override
-    public void retryLater() {
-      retryLater = true;
-    }
-
-    @Override
-    public void updateAndRetryLater(LanceContextCommittable c) {
-      retryLater = true;
-    }
-
-    @Override
-    public void signalAlreadyCommitted() {
-      alreadyCommitted = true;
     }
   }
 
