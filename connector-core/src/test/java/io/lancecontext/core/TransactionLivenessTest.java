@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * stages and publishes under a new attempt. Timeouts are a fraction of a second so that the tests run fast.
  */
 class TransactionLivenessTest extends StoreTest {
-  private static final long TIMEOUT_MILLIS = 400;
+  private static final long TIMEOUT_MILLIS = 1_000;
 
   private Map<String, String> options(String... more) {
     String[] all = Stream.concat(Stream.of("txn.timeout", TIMEOUT_MILLIS + "ms"), Stream.of(more))
@@ -77,7 +77,7 @@ class TransactionLivenessTest extends StoreTest {
     try (ContextStore store = ContextStore.open(options())) {
       WriteSummary done = stage(store, "tx", "a", 0, 10, 1);
       try (StoreWriter straggler = store.newWriter(WriterOptions.builder().transaction("tx", "b").build())) {
-        collectFor(store, 4 * TIMEOUT_MILLIS);
+        collectFor(store, 3 * TIMEOUT_MILLIS);
         straggler.write(TransactionTest.row("k100", 2));
         WriteSummary late = straggler.commit();
         store.publish("tx", List.of(done, late));
@@ -93,7 +93,7 @@ class TransactionLivenessTest extends StoreTest {
       try (TransactionLease lease = store.holdTransaction("held")) {
         a = stage(store, "held", "a", 0, 5, 1);
         stage(store, "dropped", "a", 0, 5, 1);
-        collectFor(store, 3 * TIMEOUT_MILLIS);
+        collectFor(store, 2 * TIMEOUT_MILLIS);
         assertThrows(TransactionExpiredException.class, () -> store.publish("dropped", List.of()),
             "a transaction nobody held expired");
       }

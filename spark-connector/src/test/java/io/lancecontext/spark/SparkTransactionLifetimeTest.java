@@ -22,12 +22,12 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A job's transaction lives as long as the job: garbage collection running beside it (here with
- * {@code gc.grace} 0 and a {@code txn.timeout} of 300 ms) never aborts a batch write whose straggler stages
+ * {@code gc.grace} 0 and a {@code txn.timeout} of 1 s) never aborts a batch write whose straggler stages
  * nothing for longer than the timeout, and a streaming epoch replayed after its first attempt expired still
  * publishes (under a new attempt).
  */
 class SparkTransactionLifetimeTest extends SparkTest {
-  private static final String TIMEOUT = "300ms";
+  private static final String TIMEOUT = "1s";
 
   private static Map<String, String> options(String path) {
     Map<String, String> o = new HashMap<>();
@@ -69,7 +69,7 @@ class SparkTransactionLifetimeTest extends SparkTest {
       Dataset<Row> rows = spark.range(0, 400, 1, 4).selectExpr("concat('k', id) AS id", "cast(id AS int) AS num_tokens")
           .mapPartitions((MapPartitionsFunction<Row, Row>) it -> {
             if (org.apache.spark.TaskContext.getPartitionId() == 0) {
-              Thread.sleep(1_500);  // five timeouts without staging anything while the other tasks finish
+              Thread.sleep(3_000);  // three timeouts without staging anything while the other tasks finish
             }
             return it;
           }, Encoders.row(spark.range(1).selectExpr("'a' AS id", "1 AS num_tokens").schema()));
@@ -102,7 +102,7 @@ class SparkTransactionLifetimeTest extends SparkTest {
       w.write(Map.of("id", "ccc", "num_tokens", 3));
       w.commit();
     }
-    Thread.sleep(400);
+    Thread.sleep(1_100);
     try (ContextStore store = ContextStore.open(options)) {
       store.gc();  // nobody renewed it within txn.timeout: it expires
     }

@@ -65,13 +65,21 @@ public final class TxnLiveness {
    * ago (then its marker already reaches three quarters of it).
    */
   public void renew(String txid, Duration timeout) {
+    renew(txid, timeout, false);
+  }
+
+  /**
+   * Renews {@code txid} to now + {@code timeout}; unless {@code always}, only if this JVM's marker reaches less
+   * than three quarters of the timeout ahead (a staged part renews at most once per quarter of the timeout).
+   */
+  private void renew(String txid, Duration timeout, boolean always) {
     long now = System.currentTimeMillis();
     long until = now + timeout.toMillis();
     Marker previous = markers.get(txid);
     if (decided.test(txid)) {
       return;  // published or aborted: nothing left to keep alive
     }
-    if (previous != null && previous.liveUntil() >= until - timeout.toMillis() / 4) {
+    if (!always && previous != null && previous.liveUntil() >= until - timeout.toMillis() / 4) {
       return;
     }
     String path = TxnIds.newLiveMarker(txid, until);
@@ -97,7 +105,9 @@ public final class TxnLiveness {
     held.compute(txid, (k, h) -> {
       if (h == null) {
         h = new Held();
-        h.renewal = RENEWALS.scheduleAtFixedRate(() -> renew(txid, timeout), period, period, TimeUnit.MILLISECONDS);
+        // every period: the marker always reaches at least three quarters of the timeout ahead
+        h.renewal = RENEWALS.scheduleAtFixedRate(() -> renew(txid, timeout, true), period, period,
+            TimeUnit.MILLISECONDS);
       }
       h.holders++;
       return h;
