@@ -468,9 +468,19 @@ public final class ContextStore implements AutoCloseable {
    */
   public ReadLease holdRead(Instant plannedAt) {
     check();
-    var lease = ReadLeases.hold(store.files(), plannedAt.toEpochMilli(),
+    ReadLeases.Lease lease = ReadLeases.hold(store.files(), plannedAt.toEpochMilli(),
         config().get(StoreOptions.READ_LEASE_TIMEOUT));
-    return lease::close;
+    return new ReadLease() {
+      @Override
+      public void close() {
+        lease.close();
+      }
+
+      @Override
+      public void release() {
+        lease.release();
+      }
+    };
   }
 
   /**

@@ -113,4 +113,25 @@ class ReadLeaseTest extends StoreTest {
       }
     }
   }
+
+  @Test
+  void aHeldLeaseDoesNotKeepTheStagedPartsOfAnAbortedTransaction() throws Exception {
+    try (ContextStore store = ContextStore.open(options())) {
+      rewriteEveryTier(store, 0);
+      try (ReadLease lease = store.holdRead(store.planRead(SCAN, 2))) {
+        TransactionTest.stage(store, "dropped", "a", 0, 10, 1);
+        store.abort("dropped");
+        Thread.sleep(1_200);  // gc.grace
+        store.gc();
+        try (var left = Files.list(dir.resolve("s/_lc/txn/dropped"))) {
+          assertEquals(List.of("record"), left.map(p -> p.getFileName().toString()).toList(),
+              "parts no read ever saw wait gc.grace only");
+        }
+        lease.release();
+      }
+      try (var leases = Files.list(dir.resolve("s/_lc/read-leases"))) {
+        assertEquals(0, leases.count(), "a released lease is gone at once");
+      }
+    }
+  }
 }

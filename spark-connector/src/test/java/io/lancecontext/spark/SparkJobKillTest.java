@@ -82,13 +82,14 @@ class SparkJobKillTest extends SparkTest {
 
   /**
    * An atomic append (the default commit mode) whose tasks stage a part every few 64-row batches (small
-   * {@code write.batch-bytes} and {@code merge.max-bytes}); without the bucket shuffle, so a UDF in the DataFrame
+   * {@code write.batch-bytes} and {@code merge.max-bytes}), with a {@code txn.timeout} of 2 s; without the bucket shuffle, so a UDF in the DataFrame
    * runs in the write tasks, after they staged the rows before it.
    */
   static void append(Dataset<Row> df, String path) {
     df.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "8")
         .option("shards", "2").option("write.batch-rows", "64").option("write.batch-bytes", "4KiB")
-        .option("merge.max-bytes", "4KiB").option("write.distribution", "none").mode("append").save(path);
+        .option("merge.max-bytes", "4KiB").option("write.distribution", "none").option("txn.timeout", "2s")
+        .mode("append").save(path);
   }
 
   /** The same append with the default batch sizes (a rerun, in a JVM where the store is not resident). */
@@ -211,6 +212,7 @@ class SparkJobKillTest extends SparkTest {
 
     SparkWriteTest.assertSameView(before, SparkWriteTest.view(path), "the killed job changed nothing");
     assertEquals(10, spark.read().format("lancecontext").load(path).count());
+    Thread.sleep(2_500);  // txn.timeout (2 s) after the killed driver's tasks last renewed the job's transaction
     gcNow(path);
     assertEquals(List.of(), unpublished(path, published), "garbage collection removed the killed job's staged parts");
     rerun(rollouts(spark, ROWS, 1.0), path);

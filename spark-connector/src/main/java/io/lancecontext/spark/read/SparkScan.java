@@ -86,7 +86,8 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
    * The read plan of this scan: made once, on the driver, the first time Spark asks for partitions or
    * statistics, and held readable (core's read lease) for as long as this scan is reachable: a cached
    * DataFrame's later actions, stage retries and long scans read the same snapshot however much later they
-   * run. Once Spark drops the scan, the lease runs out after {@code read.lease-timeout}.
+   * run. Once Spark drops the scan and the JVM collects it, the lease is released (a driver that dies leaves it
+   * to run out after {@code read.lease-timeout}).
    */
   private ReadPlan plan() {
     if (plan == null) {
@@ -96,7 +97,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
       try (ContextStore store = ContextStore.open(config)) {
         plan = store.planRead(scan, splits);
         io.lancecontext.core.read.ReadLease lease = store.holdRead(plan);
-        LEASES.register(this, lease::close);
+        LEASES.register(this, lease::release);
       }
     }
     return plan;

@@ -77,6 +77,20 @@ public final class ReadLeases {
         renewal.cancel(false);
       }
     }
+
+    /** Ends the lease now: stops its renewals and deletes its object (nothing will read the plan again). */
+    public synchronized void release() {
+      close();
+      if (current != null) {
+        try {
+          files.delete(current);
+        } catch (IOException | RuntimeException e) {
+          LOG.warn("{}: deleting the lease of a read planned at {} failed (it runs out by itself): {}", files,
+              plannedAt, e.toString());
+        }
+        current = null;
+      }
+    }
   }
 
   /**

@@ -163,7 +163,7 @@ final class GarbageCollector {
         }
       }
       if (transactions != null) {
-        long[] removed = collectTransactions(transactions, files, collectable, cutoff, now,
+        long[] removed = collectTransactions(transactions, files, collectable, cutoff, now - grace.toMillis(), now,
             config.get(StoreOptions.TXN_TIMEOUT), lease);
         gens += (int) removed[0];
         bytes += removed[1];
@@ -250,7 +250,7 @@ final class GarbageCollector {
    * @return part directories deleted, bytes freed
    */
   private static long[] collectTransactions(Transactions transactions, StoreFiles files, Map<String, Long> collectable,
-      long cutoff, long now, Duration txnTimeout, MaintenanceLock lease) throws IOException {
+      long cutoff, long graceCutoff, long now, Duration txnTimeout, MaintenanceLock lease) throws IOException {
     long parts = 0;
     long bytes = 0;
     List<TxnRecord> compactable = new ArrayList<>();
@@ -327,6 +327,8 @@ final class GarbageCollector {
         merged &= collectable.getOrDefault(TxnIds.txnShardId(e.getKey()), 0L) >= e.getValue();
       }
       boolean old = r.atMillis() <= cutoff;
+      // parts no read ever saw (aborted, or not named by the publish) wait gc.grace only, whatever reads are leased
+      boolean unreadOld = r.atMillis() <= graceCutoff;
       int left = staged.size();
       Map<String, List<String>> byBucket = new java.util.TreeMap<>();  // bucket dir -> its parts to delete
       Map<String, Integer> inBucket = new HashMap<>();
@@ -334,7 +336,7 @@ final class GarbageCollector {
         String b = s.getKey().substring(0, s.getKey().indexOf('/'));
         inBucket.merge(b, 1, Integer::sum);
         boolean isNamed = r.published() && named.contains(s.getKey());
-        if (isNamed ? merged : old || decidedNow) {
+        if (isNamed ? merged : unreadOld || decidedNow) {
           byBucket.computeIfAbsent(b, k -> new ArrayList<>()).add(s.getKey());
           bytes += s.getValue();
           parts++;
