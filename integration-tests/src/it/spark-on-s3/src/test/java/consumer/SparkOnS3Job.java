@@ -95,8 +95,8 @@ public final class SparkOnS3Job {
       spark.sql("DROP NAMESPACE lcs.db");
       out.println("catalog-namespaces-dropped " + names(spark.sql("SHOW NAMESPACES IN lcs"), 0));
 
-      // 5. the wrong secret: refused for the store open in this JVM (one value per store) and, for another
-      //    store, at open because it disagrees with AWS_SECRET_ACCESS_KEY; neither message shows a secret
+      // 5. the wrong secret: refused for the store resident in this JVM (idle, it reopens with the new options)
+      //    and for another store, at open because it disagrees with AWS_SECRET_ACCESS_KEY; no message shows a secret
       Map<String, String> wrong = new LinkedHashMap<>(options);
       wrong.put("storage.aws_secret_access_key", wrongSecret);
       out.println("wrong-secret-open " + failure(() -> spark.read().format("lancecontext").options(wrong).load(path).count()));
