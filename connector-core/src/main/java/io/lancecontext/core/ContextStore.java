@@ -458,8 +458,7 @@ public final class ContextStore implements AutoCloseable {
    * one small object write now and per quarter of {@code read.lease-timeout}.
    */
   public ReadLease holdRead(ReadPlan plan) {
-    return holdRead(plan.splits().stream().map(s -> s.snapshot().plannedAt()).min(Instant::compareTo)
-        .orElse(Instant.now()));
+    return holdRead(plan.plannedAt());
   }
 
   /**

@@ -45,6 +45,12 @@ public record ReadPlan(List<ReadSplit> splits, List<Estimate> estimates) impleme
     }
   }
 
+  /** When the plan was made: its earliest split's planning time (now for a plan without splits). */
+  public java.time.Instant plannedAt() {
+    return splits.stream().map(s -> s.snapshot().plannedAt()).min(java.time.Instant::compareTo)
+        .orElseGet(java.time.Instant::now);
+  }
+
   /** The estimate of split {@code i}. */
   public Estimate estimate(int i) {
     return estimates.get(i);

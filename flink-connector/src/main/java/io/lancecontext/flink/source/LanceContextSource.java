@@ -2,6 +2,7 @@ package io.lancecontext.flink.source;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.flink.FlinkSchemas;
@@ -68,12 +69,12 @@ public final class LanceContextSource implements Source<RowData, LanceContextSpl
     long plannedAt;
     try (ContextStore store = ContextStore.open(options)) {
       int n = maxSplits > 0 ? maxSplits : Math.max(2, 2 * context.currentParallelism());
-      List<ReadSplit> planned = store.planRead(scan, n).splits();
+      ReadPlan plan = store.planRead(scan, n);
+      List<ReadSplit> planned = plan.splits();
       for (int i = 0; i < planned.size(); i++) {
         splits.add(new LanceContextSplit("split-" + i, planned.get(i), 0));
       }
-      plannedAt = planned.stream().mapToLong(s -> s.snapshot().plannedAt().toEpochMilli()).min()
-          .orElse(System.currentTimeMillis());
+      plannedAt = plan.plannedAt().toEpochMilli();
     }
     return new LanceContextSplitEnumerator(context, splits, options, plannedAt);
   }
