@@ -11,6 +11,7 @@ import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.StoreScan;
 import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.txn.ReplacePublish;
+import io.lancecontext.core.internal.write.DeletionParts;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.txn.TxnRecord;
 import io.lancecontext.core.internal.store.StoreRegistry;
@@ -287,33 +288,34 @@ public final class ContextStore implements AutoCloseable {
     return DeleteWhere.run(this, filter, afterRead);
   }
 
+  /** Keys per staged part of a replace's deletions (per bucket; bounds the memory of staging them). */
+  private static final int REPLACE_KEYS_PER_PART = 100_000;
+
   /**
    * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish deletes
    * every key it does not write (superseded, retired and expired ones included, so none reappears):
-   * afterwards the store holds exactly the transaction's rows (plus rows other writers acknowledge during the
-   * call, ordered as {@link #publish} orders them). Readers in every process see the contents before or
-   * after, never a mix and never an empty store; a failed call changed nothing or everything, as
-   * {@link #publish}. Replays are safe: a transaction published before changes nothing. It costs a read of the
-   * view's keys and one staged tombstone per key, before the one record is written.
+   * afterwards the store holds exactly the transaction's rows. Works on every store: on one without capability
+   * {@code tombstones} the deletions live in the transaction's parts until a merge deletes the base rows they
+   * hide. Readers in every process see the contents before or after, never a mix and never an empty store; a
+   * failed call changed nothing or everything, as {@link #publish}. Replays are safe: a transaction published
+   * before changes nothing. It costs a read of the view's keys and one staged tombstone per key, before the one
+   * record is written.
    *
-   * @throws io.lancecontext.core.error.SchemaException if the spec lacks capability {@code tombstones}
-   *     (nothing is staged or published)
+   * <p>Rows other writers add while the call runs: the keys deleted are those visible when the call reads
+   * them, at its start. A key among them is deleted even if another writer rewrote it since (the publish is
+   * ordered after every row acknowledged before it); a key first written after that read keeps its row; rows
+   * acknowledged after the call returns are ordinary writes after the replace.
+   *
    * @throws io.lancecontext.core.error.TransactionAbortedException if the transaction was aborted
    */
   public PublishResult publishReplacing(String transactionId, Collection<WriteSummary> summaries) {
+    return publishReplacing(transactionId, summaries, () -> { });
+  }
+
+  /** {@link #publishReplacing(String, Collection)} running {@code afterRead} between its key read and its publish (tests). */
+  PublishResult publishReplacing(String transactionId, Collection<WriteSummary> summaries, Runnable afterRead) {
     check();
-    ContextStore self = this;
     return store.operation("publish a replacing transaction", () -> ReplacePublish.publish(new ReplacePublish.Store() {
-      @Override
-      public boolean hasTombstones() {
-        return store.spec().has(Capability.TOMBSTONES);
-      }
-
-      @Override
-      public String uri() {
-        return self.uri();
-      }
-
       @Override
       public Optional<TxnRecord> record(String txid) {
         return store.transactions().record(store.transactions().currentAttempt(txid));
@@ -322,17 +324,21 @@ public final class ContextStore implements AutoCloseable {
       @Override
       public WriteSummary stageTombstonesForVisibleKeys(String txid, String partId) {
         String key = store.spec().key();
-        try (StoreWriter w = newWriter(WriterOptions.builder().transaction(txid, partId).build());
+        String attempt = store.transactions().currentAttempt(txid);
+        DeletionParts deletions = store.writes().deletionParts(attempt, partId, REPLACE_KEYS_PER_PART);
+        try (TransactionLease held = holdAttempt(attempt);
             StoreReader reader = scan(ScanSpec.all().withColumns(List.of(key)).withIncludeSuperseded(true)
-                .withIncludeExpired(true))) {
+            .withIncludeExpired(true))) {
           while (reader.next()) {
             VarCharVector keys = (VarCharVector) reader.batch().getVector(key);
             for (int r = 0; r < keys.getValueCount(); r++) {
-              w.delete(new String(keys.get(r), java.nio.charset.StandardCharsets.UTF_8));
+              deletions.add(new String(keys.get(r), java.nio.charset.StandardCharsets.UTF_8));
             }
           }
-          return w.commit();
         }
+        WriteSummary staged = deletions.finish();
+        afterRead.run();
+        return staged;
       }
 
       @Override

@@ -2,10 +2,8 @@ package io.lancecontext.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.PublishResult;
 import io.lancecontext.core.result.WriteSummary;
@@ -17,22 +15,35 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** A replacing publish (Spark's Overwrite): the store afterwards holds exactly the transaction's rows, at once. */
+/**
+ * A replacing publish (Spark's Overwrite): the store afterwards holds exactly the transaction's rows, at once,
+ * on stores with the {@code tombstones} capability ({@code context}) and without it ({@code rollout}).
+ */
 class ReplacePublishTest extends StoreTest {
+  /** The int column each preset's rows carry their value in. */
+  private String column = "token_count";
+
   private Map<String, String> options(String schema) {
     return StoreTestSupport.options(dir, "s", schema, "merge.trigger.generations", "1000", "merge.trigger.interval",
         "1h", "write.idle-timeout", "1h");
   }
 
-  private static Map<String, Object> row(String key, int value) {
+  private ContextStore open(String schema) {
+    column = schema.equals("rollout") ? "num_tokens" : "token_count";
+    return ContextStore.open(options(schema));
+  }
+
+  private Map<String, Object> row(String key, int value) {
     Map<String, Object> r = new HashMap<>();
     r.put("id", key);
-    r.put("token_count", value);
+    r.put(column, value);
     return r;
   }
 
-  private static List<Map<String, Object>> rows(int from, int to, int value) {
+  private List<Map<String, Object>> rows(int from, int to, int value) {
     List<Map<String, Object>> out = new ArrayList<>();
     for (int i = from; i < to; i++) {
       out.add(row("k" + i, value));
@@ -40,7 +51,7 @@ class ReplacePublishTest extends StoreTest {
     return out;
   }
 
-  private static WriteSummary stage(ContextStore store, String txid, String part, int from, int to, int value) {
+  private WriteSummary stage(ContextStore store, String txid, String part, int from, int to, int value) {
     try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, part).build())) {
       w.write(rows(from, to, value));
       return w.commit();
@@ -55,9 +66,10 @@ class ReplacePublishTest extends StoreTest {
     return m;
   }
 
-  @Test
-  void afterAReplacingPublishTheStoreHoldsExactlyTheTransactionsRowsInEveryTier() {
-    try (ContextStore store = ContextStore.open(options("context"))) {
+  @ParameterizedTest
+  @ValueSource(strings = {"context", "rollout"})
+  void afterAReplacingPublishTheStoreHoldsExactlyTheTransactionsRowsInEveryTier(String schema) {
+    try (ContextStore store = open(schema)) {
       store.add(rows(0, 10, 1));
       store.seal();
       store.add(rows(8, 12, 1));
@@ -67,9 +79,9 @@ class ReplacePublishTest extends StoreTest {
       assertFalse(r.alreadyPublished());
       assertEquals(12, r.keysDeleted(), "one tombstone per key visible before");
       StoreTestSupport.inEveryTier(store, () -> {
-        assertEquals(expected(5, 20, 2), StoreTestSupport.view(store, "token_count"));
+        assertEquals(expected(5, 20, 2), StoreTestSupport.view(store, column));
         assertTrue(store.get("k0").isEmpty());
-        assertEquals(2, store.get("k7").orElseThrow().get("token_count"));
+        assertEquals(2, store.get("k7").orElseThrow().get(column));
       });
       store.add(List.of(row("k0", 3)));
       assertEquals(16, store.count(), "a later add is upserted as usual");
@@ -87,15 +99,16 @@ class ReplacePublishTest extends StoreTest {
       WriteSummary a = stage(store, "tx", "a", 0, 2, 2);
       store.publishReplacing("tx", List.of(a));
       StoreTestSupport.inEveryTier(store, () -> {
-        assertEquals(expected(0, 2, 2), StoreTestSupport.view(store, "token_count"));
+        assertEquals(expected(0, 2, 2), StoreTestSupport.view(store, column));
         assertEquals(2, store.scanRecords(everything).size(), store.scanRecords(everything).toString());
       });
     }
   }
 
-  @Test
-  void aReplacingPublishReplayedChangesNothing() {
-    try (ContextStore store = ContextStore.open(options("context"))) {
+  @ParameterizedTest
+  @ValueSource(strings = {"context", "rollout"})
+  void aReplacingPublishReplayedChangesNothing(String schema) {
+    try (ContextStore store = open(schema)) {
       store.add(rows(0, 10, 1));
       WriteSummary a = stage(store, "tx", "a", 3, 6, 2);
       store.publishReplacing("tx", List.of(a));
@@ -104,22 +117,24 @@ class ReplacePublishTest extends StoreTest {
       assertTrue(again.alreadyPublished());
       Map<String, Object> want = expected(3, 6, 2);
       want.put("k9", 4);
-      assertEquals(want, StoreTestSupport.view(store, "token_count"));
+      assertEquals(want, StoreTestSupport.view(store, column));
     }
   }
 
-  @Test
-  void aReplacingPublishOfAnEmptyTransactionEmptiesTheStore() {
-    try (ContextStore store = ContextStore.open(options("context"))) {
+  @ParameterizedTest
+  @ValueSource(strings = {"context", "rollout"})
+  void aReplacingPublishOfAnEmptyTransactionEmptiesTheStore(String schema) {
+    try (ContextStore store = open(schema)) {
       store.add(rows(0, 10, 1));
       store.publishReplacing("tx", List.of());
       assertEquals(0, store.count());
     }
   }
 
-  @Test
-  void aPollingReaderSeesTheOldContentsOrTheNewNeverAMixNorAnEmptyStore() throws Exception {
-    try (ContextStore store = ContextStore.open(options("context"))) {
+  @ParameterizedTest
+  @ValueSource(strings = {"context", "rollout"})
+  void aPollingReaderSeesTheOldContentsOrTheNewNeverAMixNorAnEmptyStore(String schema) throws Exception {
+    try (ContextStore store = open(schema)) {
       Map<String, Object> before = expected(0, 300, 1);
       Map<String, Object> after = expected(200, 400, 2);
       store.add(rows(0, 300, 1));
@@ -129,11 +144,11 @@ class ReplacePublishTest extends StoreTest {
       List<String> bad = new CopyOnWriteArrayList<>();
       int[] seen = new int[2];
       Thread reader = new Thread(() -> {
-        try (ContextStore other = ContextStore.open(options("context"))) {
+        try (ContextStore other = ContextStore.open(options(schema))) {
           boolean last = false;
           while (!last) {
             last = done.get();
-            Map<String, Object> view = StoreTestSupport.view(other, "token_count");
+            Map<String, Object> view = StoreTestSupport.view(other, column);
             if (view.equals(before)) {
               seen[0]++;
             } else if (view.equals(after)) {
@@ -154,19 +169,48 @@ class ReplacePublishTest extends StoreTest {
     }
   }
 
-  @Test
-  void withoutTheTombstonesCapabilityAReplaceIsRefusedNamingItAndNothingChanges() {
-    try (ContextStore store = ContextStore.open(options("rollout"))) {
+  @ParameterizedTest
+  @ValueSource(strings = {"btree", "none"})
+  void withoutTheTombstonesCapabilityTheBaseNeverHoldsATombstoneAndADeletedKeyStaysDeletedAfterMerges(String index) {
+    column = "num_tokens";
+    Map<String, String> options = new HashMap<>(options("rollout"));
+    options.put("index.key", index);
+    try (ContextStore store = ContextStore.open(options)) {
       assertFalse(store.spec().has(io.lancecontext.core.schema.Capability.TOMBSTONES));
-      store.add(rows(0, 5, 1).stream().map(r -> Map.<String, Object>of("id", r.get("id"))).toList());
-      try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction("tx", "a").build())) {
-        w.write(Map.of("id", "n1"));
-        WriteSummary a = w.commit();
-        SchemaException e = assertThrows(SchemaException.class, () -> store.publishReplacing("tx", List.of(a)));
-        assertTrue(e.getMessage().contains("'tombstones'"), e.getMessage());
+      store.add(rows(0, 10, 1));
+      store.flush();
+      store.publishReplacing("tx", List.of(stage(store, "tx", "a", 8, 12, 2)));
+      store.flush();
+      assertEquals(expected(8, 12, 2), StoreTestSupport.view(store, column));
+      try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator();
+          org.lance.Dataset base = org.lance.Dataset.open(store.uri(), allocator)) {
+        assertEquals(4, base.countRows(), "the deleted keys' rows are gone from the base, no tombstone row added");
+        assertTrue(base.getSchema().getFields().stream().noneMatch(f -> f.getName().equals("_lc_tombstone")),
+            base.getSchema().toString());
       }
-      assertEquals(5, store.count());
-      assertTrue(store.get("n1").isEmpty());
+      store.add(List.of(row("k0", 5)));
+      store.flush();
+      Map<String, Object> want = expected(8, 12, 2);
+      want.put("k0", 5);
+      assertEquals(want, StoreTestSupport.view(store, column), "a deleted key written again is an ordinary add");
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"context", "rollout"})
+  void rowsOtherWritersAddDuringTheReplaceAreDeletedIfTheirKeyWasReadAndKeptIfNew(String schema) {
+    try (ContextStore store = open(schema); ContextStore other = ContextStore.open(options(schema))) {
+      store.add(rows(0, 10, 1));
+      WriteSummary a = stage(store, "tx", "a", 5, 7, 2);
+      store.publishReplacing("tx", List.of(a), () -> {
+        other.add(List.of(row("k1", 3)));    // a key the replace read: rewritten before the publish
+        other.add(List.of(row("new", 3)));   // a key first written after the read
+      });
+      other.add(List.of(row("k2", 4)));      // after the publish returned
+      Map<String, Object> want = expected(5, 7, 2);
+      want.put("new", 3);
+      want.put("k2", 4);
+      StoreTestSupport.inEveryTier(store, () -> assertEquals(want, StoreTestSupport.view(store, column)));
     }
   }
 }

@@ -134,10 +134,10 @@ public final class KeyIndex {
     if (rows == 0) {
       return found;
     }
-    if (rows < 2L * keys.size()) {
+    if (rows < 2L * keys.size() || !keys.stream().allMatch(LanceSql::passable)) {
       // fewer than two base rows per key (a store's first loads): one scan of the base keys costs less than
       // the indexed filters (250,000 keys in a 250,000-row base: 1.6–1.9 s in 64 filters), and in proportion
-      // to the keys
+      // to the keys; a key filter text cannot carry is found by the scan too
       unindexed.addAll(indexed);
       indexed.clear();
     }

@@ -62,7 +62,9 @@ import org.slf4j.LoggerFactory;
  * the winning rows added in one commit, then the generations are marked merged; otherwise in one
  * merge-insert on the key that also marks them ({@link #mergeInsert}). A tombstone replaces its key's row
  * (reads hide base rows that are tombstones), so no reader ever sees a deleted key again; tombstone rows
- * are removed from the base later ({@link #purgeTombstones}), which hides nothing more.
+ * are removed from the base later ({@link #purgeTombstones}), which hides nothing more. On a store without
+ * capability {@code tombstones} the only tombstones are those of a replace's deletion parts: their keys' base
+ * rows are deleted and no row is written for them, so its base never holds one.
  *
  * <p>Cost: the inputs are read twice (keys and write sequences, then the winning rows, streamed into
  * lance-core's merge-insert); memory holds one entry per merged key. {@code merge.max-bytes} and
@@ -290,7 +292,10 @@ final class Merger {
       MergeSource source = new MergeSource(spec, base.getSchema(), inputs, winners, allocator);
       long version;
       long tombstones = 0;
-      if (config.get(StoreOptions.INDEX_KEY) != KeyIndexType.NONE && winners.keySet().stream().allMatch(LanceSql::passable)) {
+      // deletions on a store without tombstones delete base rows by key, which only the two-commit path does
+      boolean deletes = !spec.has(Capability.TOMBSTONES) && java.util.Arrays.stream(newest.tombstones()).anyMatch(t -> t > 0);
+      if (deletes || config.get(StoreOptions.INDEX_KEY) != KeyIndexType.NONE
+          && winners.keySet().stream().allMatch(LanceSql::passable)) {
         List<Integer> whole = wholeParts(base, inputs, newest, config.get(StoreOptions.MERGE_APPEND_MIN_ROWS));
         source.skip(whole);
         for (int i : whole) {
@@ -568,8 +573,8 @@ final class Merger {
     Map<String, Long> sequences = new HashMap<>();
     long[] rows = new long[inputs.size()];
     long[] tombstones = new long[inputs.size()];
-    boolean tombs = spec.has(Capability.TOMBSTONES);
     for (int i = 0; i < inputs.size(); i++) {
+      boolean tombs = hasTombstones(inputs.get(i).dataset());
       Map<String, Long> local = new HashMap<>();
       Map<String, Long> localSeq = new HashMap<>();
       List<String> columns = tombs ? List.of(spec.key(), SystemColumns.SEQUENCE, SystemColumns.TOMBSTONE)
@@ -611,6 +616,14 @@ final class Merger {
   }
 
   /**
+   * Whether a generation or part has the tombstone column: every one of a store with capability
+   * {@code tombstones}, and the deletion parts of a replace on any store ({@code internal.write.DeletionParts}).
+   */
+  private static boolean hasTombstones(Dataset input) {
+    return input.getSchema().getFields().stream().anyMatch(f -> f.getName().equals(SystemColumns.TOMBSTONE));
+  }
+
+  /**
    * What {@link #newestRows} found: key → (input index << 32 | row offset) of its newest row, and per input
    * its rows and its tombstones (a key's first row in the input counted).
    */
@@ -627,6 +640,10 @@ final class Merger {
     private int input = -1;
     private ScanHandle scan;
     private java.util.Set<Integer> skipped = java.util.Set.of();
+    /** Whether the base keeps tombstone rows (capability tombstones); else they are left out of the rows written. */
+    private final boolean keepTombstones;
+    /** Whether the current input has the tombstone column. */
+    private boolean flagged;
     long tombstones;
 
     MergeSource(SchemaSpec spec, Schema schema, List<Input> inputs, Map<String, Long> winners, BufferAllocator allocator) {
@@ -637,6 +654,7 @@ final class Merger {
       this.winners = winners;
       this.allocator = allocator;
       this.columns = schema.getFields().stream().map(f -> f.getName()).toList();
+      this.keepTombstones = spec.has(Capability.TOMBSTONES);
     }
 
     /** Leaves these inputs out (their rows reach the base another way). Before the first batch. */
@@ -659,7 +677,13 @@ final class Merger {
                 return false;
               }
             } while (skipped.contains(input));
-            ScanOptions options = new ScanOptions.Builder().columns(columns).withRowId(true).build();
+            flagged = hasTombstones(inputs.get(input).dataset());
+            List<String> read = columns;
+            if (flagged && !columns.contains(SystemColumns.TOMBSTONE)) {
+              read = new ArrayList<>(columns);
+              read.add(SystemColumns.TOMBSTONE);
+            }
+            ScanOptions options = new ScanOptions.Builder().columns(read).withRowId(true).build();
             scan = ScanHandle.open(inputs.get(input).dataset(), options);
           }
           if (!scan.reader().loadNextBatch()) {
@@ -669,17 +693,20 @@ final class Merger {
           VectorSchemaRoot in = scan.reader().getVectorSchemaRoot();
           VarCharVector key = (VarCharVector) in.getVector(spec.key());
           var rowIds = in.getVector(MetadataColumns.ROWID);
-          BitVector tomb = spec.has(Capability.TOMBSTONES) ? (BitVector) in.getVector(SystemColumns.TOMBSTONE) : null;
+          BitVector tomb = flagged ? (BitVector) in.getVector(SystemColumns.TOMBSTONE) : null;
           int[] rows = new int[in.getRowCount()];
           int count = 0;
           for (int r = 0; r < in.getRowCount(); r++) {
             long offset = RowIds.get(rowIds, r);
             Long w = winners.get(new String(key.get(r), StandardCharsets.UTF_8));
             if (w != null && w == (((long) input << 32) | offset)) {
-              rows[count++] = r;
               if (tomb != null && !tomb.isNull(r) && tomb.get(r) != 0) {
                 tombstones++;
+                if (!keepTombstones) {
+                  continue;  // a base without the tombstone column loses the key's row (deleted by key) instead
+                }
               }
+              rows[count++] = r;
             }
           }
           if (count == 0) {

@@ -1,6 +1,5 @@
 package io.lancecontext.core.internal.txn;
 
-import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.result.PublishResult;
 import io.lancecontext.core.result.WriteSummary;
 import java.util.ArrayList;
@@ -18,6 +17,9 @@ import java.util.Optional;
  * transaction the greater part id wins a key ({@link TxnRecord#ORDER}), so a key the transaction writes keeps
  * its new row and every other key reads as deleted. The ordinary publish then writes the one
  * put-if-absent record naming the tombstone part with the others. Nothing here is visible before that record.
+ * The tombstone parts carry their own tombstone column, so this works on stores without capability
+ * {@code tombstones} too (their merge deletes the base rows such a part hides; see
+ * {@code internal.write.DeletionParts}).
  *
  * <p>Replays: a transaction already decided is passed to the ordinary publish as it is (published: changes
  * nothing and says so; aborted: fails) and no tombstone is staged. Two committers racing stage a tombstone
@@ -34,12 +36,6 @@ public final class ReplacePublish {
 
   /** What the replace needs of its store (implemented by the public handle; no dependency upward). */
   public interface Store {
-    /** Whether the store's spec has capability {@code tombstones}. */
-    boolean hasTombstones();
-
-    /** Where the store is (for messages). */
-    String uri();
-
     /** The decision about {@code txid}, if there is one. */
     Optional<TxnRecord> record(String txid);
 
@@ -59,17 +55,11 @@ public final class ReplacePublish {
 
   /**
    * Publishes {@code txid} (its parts named by {@code summaries}) replacing the store's contents.
-   *
-   * @throws SchemaException if the store has no {@code tombstones} capability (nothing is staged)
    */
   public static PublishResult publish(Store store, String txid, Collection<WriteSummary> summaries) {
     TxnIds.requireValid(txid);
     if (store.record(txid).isPresent()) {
       return store.publish(txid, summaries);
-    }
-    if (!store.hasTombstones()) {
-      throw new SchemaException("the store at " + store.uri() + " has no 'tombstones' capability: replacing its "
-          + "contents (overwrite) needs it to hide the rows the write does not rewrite");
     }
     for (WriteSummary s : summaries) {
       for (WriteSummary.StagedPart p : s.staged()) {

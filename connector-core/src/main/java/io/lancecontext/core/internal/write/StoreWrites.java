@@ -267,6 +267,26 @@ public final class StoreWrites {
     return out;
   }
 
+  /**
+   * Stages deletions of keys as parts of transaction attempt {@code txid} (see {@code TxnIds.attempt}) named by
+   * {@code partId}, on any store (see {@link DeletionParts}), at most {@code rowsPerPart} keys per part.
+   */
+  public DeletionParts deletionParts(String txid, String partId, int rowsPerPart) {
+    return new DeletionParts(this, txid, partId, rowsPerPart);
+  }
+
+  SchemaSpec spec() {
+    return spec;
+  }
+
+  Schema datasetSchema() {
+    return datasetSchema;
+  }
+
+  BufferAllocator allocator() {
+    return allocator;
+  }
+
   /** The store's transactions (records, parts, liveness). */
   Transactions transactions() {
     return transactions;
