@@ -122,14 +122,12 @@ class SparkCatalogTest extends SparkTest {
   }
 
   @Test
-  void insertOverwriteOfATableWithoutTombstonesThatHasRowsIsRefusedNamingTheCapabilityAndChangesNothing() {
-    spark.sql("CREATE TABLE lct.db.noreplace (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
-    spark.sql("INSERT OVERWRITE lct.db.noreplace (id, reward) VALUES ('a', 1.0), ('b', 2.0)");  // empty: nothing to delete
-    Exception e = assertThrows(Exception.class, () -> spark.sql("INSERT OVERWRITE lct.db.noreplace (id, reward) VALUES ('c', 3.0)"));
-    assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
-    assertTrue(SparkSaveModeTest.causes(e, io.lancecontext.core.error.SchemaException.class), SparkWriteTest.messages(e));
-    assertEquals(List.of("a", "b"), spark.sql("SELECT id FROM lct.db.noreplace ORDER BY id").as(org.apache.spark.sql.Encoders.STRING())
-        .collectAsList());
+  void insertOverwriteOfATableWithoutTombstonesReplacesItsRows() {
+    spark.sql("CREATE TABLE lct.db.replace (id STRING, reward DOUBLE) USING lancecontext TBLPROPERTIES ('schema' = 'rollout')");
+    spark.sql("INSERT OVERWRITE lct.db.replace (id, reward) VALUES ('a', 1.0), ('b', 2.0)");
+    spark.sql("INSERT OVERWRITE lct.db.replace (id, reward) VALUES ('b', 5.0), ('c', 3.0)");
+    assertEquals(List.of("b:5.0", "c:3.0"), spark.sql("SELECT concat(id, ':', reward) FROM lct.db.replace ORDER BY id")
+        .as(org.apache.spark.sql.Encoders.STRING()).collectAsList());
   }
 
   /**

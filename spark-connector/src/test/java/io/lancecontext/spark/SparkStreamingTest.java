@@ -130,18 +130,27 @@ class SparkStreamingTest extends SparkTest {
   }
 
   @Test
-  void completeModeIntoAStoreWithoutTombstonesFailsNamingTheCapability() throws Exception {
+  void completeModeReplacesTheContentsOfAStoreWithoutTombstonesEveryEpoch() throws Exception {
     String path = dir.resolve("complete-rollout").toString();
+    try (ContextStore s = ContextStore.open(Map.of("path", path, "schema", "rollout", "schema.embedding-dim", "4"))) {
+      s.add(List.of(Map.of("id", "before", "num_tokens", 1)));
+    }
     MemoryStream<String> input = MemoryStream.apply(Encoders.STRING(), spark);
     StreamingQuery q = input.toDF().groupBy("value").count().selectExpr("value AS id", "cast(count AS int) AS num_tokens")
-        .writeStream().outputMode("complete").format("lancecontext").option("path", path).option("schema", "rollout")
-        .option("schema.embedding-dim", "4").option("checkpointLocation", dir.resolve("complete-rollout-checkpoint").toString())
+        .writeStream().outputMode("complete").format("lancecontext").option("path", path)
+        .option("checkpointLocation", dir.resolve("complete-rollout-checkpoint").toString())
         .trigger(Trigger.ProcessingTime("1 second")).start();
-    add(input, "a");
-    Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, q::processAllAvailable);
-    q.stop();
-    assertTrue(SparkWriteTest.messages(e).contains("'tombstones' capability"), SparkWriteTest.messages(e));
-    assertEquals(Map.of(), view(path), "nothing was written");
+    try {
+      add(input, "a");
+      q.processAllAvailable();
+      assertEquals(Map.of("a", 1), view(path), "the first epoch replaced the row written before the query");
+      add(input, "a", "b");
+      q.processAllAvailable();
+    } finally {
+      q.stop();
+    }
+    assertTrue(q.exception().isEmpty(), () -> "the query failed: " + q.exception());
+    assertEquals(Map.of("a", 2, "b", 1), view(path));
   }
 
   /**

@@ -2,7 +2,6 @@ package io.lancecontext.spark.write;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.TransactionLease;
-import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.PublishResult;
 import io.lancecontext.core.result.WriteSummary;
@@ -52,7 +51,6 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   private final int tasks;
   private final boolean atomic;
   private final boolean replace;
-  private final boolean tombstones;
   private volatile long published;
   private volatile long puts;
   private volatile long stagedParts;
@@ -61,7 +59,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   private TransactionLease lease;
 
   SparkWrite(StoreConfig config, StructType schema, String writeId, String key, int clusterBuckets, int tasks,
-      boolean atomic, boolean replace, boolean tombstones) {
+      boolean atomic, boolean replace) {
     this.config = config;
     this.schema = schema;
     this.writeId = writeId;
@@ -70,14 +68,6 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
     this.tasks = tasks;
     this.atomic = atomic;
     this.replace = replace;
-    this.tombstones = tombstones;
-  }
-
-  /** The refusal of a replace that would have to delete keys of a store without capability {@code tombstones}. */
-  static SchemaException noTombstones(String uri) {
-    return new SchemaException("the store at " + uri + " has no 'tombstones' capability and holds rows: an overwrite "
-        + "replaces the contents by deleting the keys it does not rewrite, so it needs the capability (the spec's "
-        + "capabilities are fixed when the store is created); use mode(\"append\") to upsert");
   }
 
   /** The transaction every task of this write stages under (atomic mode). */
@@ -122,12 +112,6 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
 
   @Override
   public StreamingWrite toStreaming() {
-    if (replace && !tombstones) {
-      // every epoch after the first replaces a store with rows
-      throw new SchemaException("the store at " + config.uri() + " has no 'tombstones' capability: a streaming "
-          + "query in complete mode replaces the contents every epoch by deleting the keys it does not rewrite, so "
-          + "it needs the capability; use outputMode(\"append\") or (\"update\") to upsert");
-    }
     return new SparkStreamingWrite(config, schema, writeId, replace);
   }
 
@@ -180,12 +164,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
       return;
     }
     try (ContextStore store = ContextStore.open(config); TransactionLease ignored = this::release) {
-      if (replace && !tombstones && store.count() > 0) {
-        // it was empty when the write was built; rows written since cannot be deleted: publish nothing
-        store.abort(transactionId());
-        throw noTombstones(config.uri());
-      }
-      PublishResult r = replace && tombstones ? store.publishReplacing(transactionId(), summaries)
+      PublishResult r = replace ? store.publishReplacing(transactionId(), summaries)
           : store.publish(transactionId(), summaries);
       published = r.alreadyPublished() ? 0 : 1;
       LOG.info("Published {} rows ({} deletes) of {} tasks into {} at once ({}{})", r.rows(), r.keysDeleted(),

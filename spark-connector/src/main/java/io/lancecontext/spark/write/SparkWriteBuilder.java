@@ -2,10 +2,8 @@ package io.lancecontext.spark.write;
 
 import io.lancecontext.core.WriterOptions;
 import io.lancecontext.core.error.BadOptionException;
-import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
-import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.SparkOptions;
 import java.util.Map;
@@ -54,11 +52,8 @@ public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate, 
   }
 
   /**
-   * A replace of a store without capability {@code tombstones} is refused here unless the store has no row
-   * (a new store, or an emptied one): it could not delete the keys it does not rewrite. A replace of an empty
-   * store is published as an append, after checking again that the store is still empty.
+   * An overwrite (replace) is published by {@code ContextStore.publishReplacing}, on every store.
    *
-   * @throws SchemaException for a replace of a store without capability {@code tombstones} that holds rows
    * @throws BadOptionException for a replace with {@code write.commit = immediate}, or a bad {@code write.tasks}
    */
   @Override
@@ -69,24 +64,11 @@ public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate, 
     boolean atomic = mode == null || WriterOptions.CommitMode.parse(mode) == WriterOptions.CommitMode.ATOMIC;
     int tasks = SparkOptions.get(options, SparkOptions.WRITE_TASKS).orElse(0);
     boolean cluster = SparkOptions.get(options, SparkOptions.WRITE_DISTRIBUTION).orElse(true);
-    boolean tombstones = spec.has(Capability.TOMBSTONES);
-    if (replace) {
-      if (!atomic) {
-        throw new BadOptionException(StoreOptions.WRITE_COMMIT.key(), "an overwrite replaces the contents in one "
-            + "publish; it cannot be 'immediate'");
-      }
-      if (!tombstones && !isEmpty()) {
-        throw SparkWrite.noTombstones(config.uri());
-      }
+    if (replace && !atomic) {
+      throw new BadOptionException(StoreOptions.WRITE_COMMIT.key(), "an overwrite replaces the contents in one "
+          + "publish; it cannot be 'immediate'");
     }
     return new SparkWrite(config, info.schema(), info.queryId(), spec.key(), cluster ? clusterBuckets : 0, tasks, atomic,
-        replace, tombstones);
-  }
-
-  /** Whether the store has no visible row (then a replace deletes nothing and needs no tombstones). */
-  private boolean isEmpty() {
-    try (io.lancecontext.core.ContextStore store = io.lancecontext.core.ContextStore.open(config)) {
-      return store.count() == 0;
-    }
+        replace);
   }
 }
