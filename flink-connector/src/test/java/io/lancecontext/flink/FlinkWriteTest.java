@@ -215,6 +215,36 @@ class FlinkWriteTest {
   }
 
   @Test
+  void insertOverwriteReplacesTheContentsOfAStoreWithoutTombstones() throws Exception {
+    String path = dir.resolve("overwrite").toString();
+    TableEnvironment env = env(true);
+    env.executeSql("CREATE TABLE o (id STRING, reward DOUBLE) WITH ('connector' = 'lancecontext', 'path' = '" + path
+        + "', 'schema' = 'rollout', 'schema.embedding-dim' = '2')");
+    env.executeSql("INSERT INTO o VALUES ('a', 1.0), ('b', 2.0), ('c', 3.0)").await();
+    env.executeSql("INSERT OVERWRITE o VALUES ('b', 5.0), ('d', 4.0)").await();
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      assertEquals(2, store.count());
+      assertEquals(5.0, store.get("b").orElseThrow().get("reward"));
+      assertTrue(store.get("a").isEmpty() && store.get("c").isEmpty(), "the keys the overwrite did not write are gone");
+    }
+    env.executeSql("INSERT OVERWRITE o SELECT id, reward FROM (VALUES ('x', 1.0)) AS t (id, reward) WHERE reward > 2")
+        .await();
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      assertEquals(0, store.count(), "an overwrite with no rows empties the store");
+    }
+  }
+
+  @Test
+  void insertOverwriteAtLeastOnceIsRefusedNamingTheGuarantee() {
+    TableEnvironment env = env(true);
+    env.executeSql("CREATE TABLE ol (id STRING) WITH ('connector' = 'lancecontext', 'path' = '"
+        + dir.resolve("ol") + "', 'schema' = 'rollout', 'sink.delivery-guarantee' = 'at-least-once')");
+    Exception e = assertThrows(Exception.class, () -> env.executeSql("INSERT OVERWRITE ol VALUES ('x')"));
+    assertTrue(FlinkTestCluster.messages(e).contains("sink.delivery-guarantee")
+        && FlinkTestCluster.messages(e).contains("overwrite"), FlinkTestCluster.messages(e));
+  }
+
+  @Test
   void bothGuaranteesWriteTheSameRows() throws Exception {
     for (String guarantee : new String[] {"exactly-once", "at-least-once", "none"}) {
       String path = dir.resolve("g-" + guarantee).toString();

@@ -35,6 +35,7 @@ import org.slf4j.LoggerFactory;
 final class LanceContextCommitter implements Committer<LanceContextCommittable> {
   private static final Logger LOG = LoggerFactory.getLogger(LanceContextCommitter.class);
 
+  private final boolean overwrite;
   private final ContextStore store;
   private final Counter published;
   private final Counter alreadyPublished;
@@ -42,8 +43,9 @@ final class LanceContextCommitter implements Committer<LanceContextCommittable> 
   private final Counter rows;
   private final Histogram latency;
 
-  LanceContextCommitter(Map<String, String> options, SinkCommitterMetricGroup metrics) {
+  LanceContextCommitter(Map<String, String> options, SinkCommitterMetricGroup metrics, boolean overwrite) {
     this.store = ContextStore.open(options);
+    this.overwrite = overwrite;
     this.published = metrics.counter("transactionsPublished");
     this.alreadyPublished = metrics.counter("transactionsAlreadyPublished");
     this.expired = metrics.counter("transactionsExpired");
@@ -57,9 +59,13 @@ final class LanceContextCommitter implements Committer<LanceContextCommittable> 
       LanceContextCommittable c = request.getCommittable();
       boolean allReplayed = true;
       try {
+        boolean first = true;
         for (String txn : c.transactions().keySet()) {
           long start = System.nanoTime();
-          PublishResult r = store.publish(txn, c.summaries(txn));
+          // an overwrite (a batch job: one committable, at the end of input) replaces with its first transaction
+          PublishResult r = overwrite && first ? store.publishReplacing(txn, c.summaries(txn))
+              : store.publish(txn, c.summaries(txn));
+          first = false;
           LOG.debug("checkpoint {}: {}", c.checkpointId(), r);
           latency.update((System.nanoTime() - start) / 1_000_000);
           if (r.alreadyPublished()) {

@@ -114,14 +114,16 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
   private final Duration flushInterval;
   private final int shards;
   private final String sinkId;
+  private final boolean overwrite;
 
   private LanceContextSink(Map<String, String> options, SinkFormat<IN> format, boolean exactlyOnce,
-      Duration flushInterval, int shards) {
+      Duration flushInterval, int shards, boolean overwrite) {
     this.options = Map.copyOf(options);
     this.format = format;
     this.exactlyOnce = exactlyOnce;
     this.flushInterval = flushInterval;
     this.shards = shards;
+    this.overwrite = overwrite;
     this.sinkId = UUID.randomUUID().toString().replace("-", "");
   }
 
@@ -134,6 +136,11 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
     return exactlyOnce ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE;
   }
 
+  /** Whether the job's rows replace the store's contents (a batch {@code INSERT OVERWRITE}). */
+  public boolean overwrite() {
+    return overwrite;
+  }
+
   /**
    * Partitions rows by their key's bucket, bucket {@code b} to writer subtask {@code b % parallelism}, so that
    * one subtask writes each bucket (each key's rows stay in order) and the buckets spread evenly.
@@ -141,6 +148,11 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
   @Override
   public DataStream<IN> addPreWriteTopology(DataStream<IN> rows) {
     var env = rows.getExecutionEnvironment();
+    if (overwrite && env.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) != RuntimeExecutionMode.BATCH) {
+      throw new BadOptionException("execution.runtime-mode", "an overwrite replaces the store's contents with "
+          + "everything the job writes, published once at the end of input; it needs a job in BATCH mode (a streaming "
+          + "job would replace the contents at every checkpoint)");
+    }
     if (exactlyOnce && env.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.STREAMING
         && !env.getCheckpointConfig().isCheckpointingEnabled()) {
       LOG.warn("an exactly-once lancecontext sink in a streaming job without checkpointing: its rows become visible "
@@ -185,7 +197,7 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
 
   @Override
   public SinkWriter<IN> createWriter(WriterInitContext context) {
-    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context, 0, null);
+    return new LanceContextSinkWriter<>(options, format, exactlyOnce, overwrite, flushInterval, sinkId, context, 0, null);
   }
 
   /**
@@ -200,7 +212,7 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
         .orElse(context.getRestoredCheckpointId().orElse(0L));
     LanceContextWriterState keyless = states.stream().filter(s -> s.idSeed() != null)
         .max(java.util.Comparator.comparingLong(LanceContextWriterState::keylessOrdinal)).orElse(null);
-    return new LanceContextSinkWriter<>(options, format, exactlyOnce, flushInterval, sinkId, context, last, keyless);
+    return new LanceContextSinkWriter<>(options, format, exactlyOnce, overwrite, flushInterval, sinkId, context, last, keyless);
   }
 
   @Override
@@ -227,7 +239,7 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
 
   @Override
   public Committer<LanceContextCommittable> createCommitter(CommitterInitContext context) {
-    return new LanceContextCommitter(options, context.metricGroup());
+    return new LanceContextCommitter(options, context.metricGroup(), overwrite);
   }
 
   @Override
@@ -246,6 +258,7 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
     private RowType rowType;
     private Duration flushInterval = DEFAULT_FLUSH_INTERVAL;
     private DeliveryGuarantee guarantee = DeliveryGuarantee.EXACTLY_ONCE;
+    private boolean overwrite;
 
     private Builder() {}
 
@@ -276,6 +289,16 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
       return this;
     }
 
+    /**
+     * Replace the store's contents with the job's rows (Flink SQL's {@code INSERT OVERWRITE}): everything the job
+     * writes is published at the end of input in one replacing publish ({@code ContextStore.publishReplacing}),
+     * so readers see the old contents until then and the new ones after. Needs exactly-once and a BATCH job.
+     */
+    public Builder overwrite(boolean overwrite) {
+      this.overwrite = overwrite;
+      return this;
+    }
+
     /** A sink of {@link RowData} of {@link #rowType}. */
     public LanceContextSink<RowData> build() {
       if (rowType == null) {
@@ -302,6 +325,11 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
       StoreConfig config = StoreConfig.of(Objects.requireNonNull(options, "options"));
       boolean exactlyOnce = guarantee == DeliveryGuarantee.EXACTLY_ONCE;
       checkCommitMode(config, exactlyOnce);
+      if (overwrite && !exactlyOnce) {
+        throw new BadOptionException("sink.delivery-guarantee", "an overwrite (INSERT OVERWRITE) replaces the "
+            + "contents in one publish at the end of input, which only 'exactly-once' stages; at-least-once puts rows "
+            + "visible as buffers fill");
+      }
       try (ContextStore store = ContextStore.open(config)) {
         SchemaSpec spec = store.spec();
         if (exactlyOnce && spec.has(Capability.UNIQUE_IDS)) {
@@ -309,7 +337,8 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
               + "store at " + store.uri() + " has capability 'unique-ids', which takes immediate writes only: use "
               + "'at-least-once'");
         }
-        return new LanceContextSink<>(config.asMap(), format.apply(spec), exactlyOnce, flushInterval, store.shards());
+        return new LanceContextSink<>(config.asMap(), format.apply(spec), exactlyOnce, flushInterval, store.shards(),
+            overwrite);
       }
     }
 

@@ -84,6 +84,8 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   private final int batchRows;
   private final int subtask;
   private final String transactionPrefix;
+  /** Whether the job replaces the store's contents (a batch INSERT OVERWRITE). */
+  private final boolean overwrite;
   private long nextTransaction;
   /** At-least-once: the seed of keyless rows' keys (null exactly-once). */
   private final String idSeed;
@@ -104,10 +106,12 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
   private final Counter fencedPuts;
   private final Counter failedPuts;
 
-  LanceContextSinkWriter(Map<String, String> options, SinkFormat<IN> format, boolean exactlyOnce, Duration flushInterval,
-      String sinkId, WriterInitContext context, long lastCheckpoint, LanceContextWriterState keyless) {
+  LanceContextSinkWriter(Map<String, String> options, SinkFormat<IN> format, boolean exactlyOnce, boolean overwrite,
+      Duration flushInterval, String sinkId, WriterInitContext context, long lastCheckpoint,
+      LanceContextWriterState keyless) {
     this.format = format;
     this.exactlyOnce = exactlyOnce;
+    this.overwrite = overwrite;
     this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
     this.transactionPrefix = "flink-" + sinkId + "-" + context.getJobInfo().getJobId();
     this.nextTransaction = lastCheckpoint + 1;
@@ -309,8 +313,8 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
       return List.of();
     }
     if (handle == null) {
-      if (retracted.isEmpty()) {
-        return List.of();
+      if (retracted.isEmpty() && !overwrite) {
+        return List.of();  // an overwrite's writers report even no rows: an empty result still replaces the contents
       }
       openTransaction();
     }

@@ -7,6 +7,7 @@ import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.sink.SinkV2Provider;
+import org.apache.flink.table.connector.sink.abilities.SupportsOverwrite;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
@@ -15,21 +16,46 @@ import org.apache.flink.types.RowKind;
  * A store as a Flink table sink ({@link LanceContextSink}, with the table's {@code sink.delivery-guarantee}).
  * With a primary key (the store's key) it takes an upsert changelog: +I and +U upsert, -D deletes
  * (tombstones), -U is not needed; without one, inserts (upserts by key) only. The sink is built, and so
- * checked against the store, when the table sink is made.
+ * checked against the store, when the table sink is made. {@code INSERT OVERWRITE} (batch jobs, exactly-once)
+ * replaces the store's contents with the statement's rows in one publish at the end of input.
  */
-final class LanceContextTableSink implements DynamicTableSink {
+final class LanceContextTableSink implements DynamicTableSink, SupportsOverwrite {
+  private final Map<String, String> options;
+  private final RowType rowType;
   private final boolean upsert;
-  private final LanceContextSink<RowData> sink;
+  private final Duration flushInterval;
+  private final DeliveryGuarantee guarantee;
+  private LanceContextSink<RowData> sink;
 
   LanceContextTableSink(Map<String, String> options, RowType rowType, boolean upsert, Duration flushInterval,
       DeliveryGuarantee guarantee) {
-    this(upsert, LanceContextSink.builder().options(options).rowType(rowType).flushInterval(flushInterval)
-        .deliveryGuarantee(guarantee).build());
+    this.options = options;
+    this.rowType = rowType;
+    this.upsert = upsert;
+    this.flushInterval = flushInterval;
+    this.guarantee = guarantee;
+    this.sink = build(false);
   }
 
-  private LanceContextTableSink(boolean upsert, LanceContextSink<RowData> sink) {
-    this.upsert = upsert;
-    this.sink = sink;
+  private LanceContextTableSink(LanceContextTableSink other) {
+    this.options = other.options;
+    this.rowType = other.rowType;
+    this.upsert = other.upsert;
+    this.flushInterval = other.flushInterval;
+    this.guarantee = other.guarantee;
+    this.sink = other.sink;
+  }
+
+  private LanceContextSink<RowData> build(boolean overwrite) {
+    return LanceContextSink.builder().options(options).rowType(rowType).flushInterval(flushInterval)
+        .deliveryGuarantee(guarantee).overwrite(overwrite).build();
+  }
+
+  @Override
+  public void applyOverwrite(boolean overwrite) {
+    if (overwrite != sink.overwrite()) {
+      sink = build(overwrite);
+    }
   }
 
   @Override
@@ -48,11 +74,11 @@ final class LanceContextTableSink implements DynamicTableSink {
 
   @Override
   public DynamicTableSink copy() {
-    return new LanceContextTableSink(upsert, sink);
+    return new LanceContextTableSink(this);
   }
 
   @Override
   public String asSummaryString() {
-    return "lancecontext (" + sink.deliveryGuarantee() + ")";
+    return "lancecontext (" + sink.deliveryGuarantee() + (sink.overwrite() ? ", overwrite" : "") + ")";
   }
 }
