@@ -288,6 +288,20 @@ public final class ContextStore implements AutoCloseable {
     return DeleteWhere.run(this, filter, afterRead);
   }
 
+  /**
+   * Publishes a transaction of deletions whose keys a read taken at {@code readAt} chose (a Spark {@code DELETE}
+   * whose condition Spark evaluates itself, {@link ReadPlan#plannedAt()} of its scan), only if none of those keys
+   * changed since: while the publish holds every bucket it touches, a key whose newest row was written (or
+   * deleted) by another writer after {@code readAt} fails it with a retryable
+   * {@link io.lancecontext.core.error.CommitConflictException} naming the key, and nothing is deleted. Replays
+   * are safe as for {@link #publish}.
+   */
+  public PublishResult publishDeletes(String transactionId, Collection<WriteSummary> summaries, Instant readAt) {
+    check();
+    return store.operation("publish a delete",
+        () -> DeleteConflicts.publish(this, store, transactionId, summaries, java.util.Objects.requireNonNull(readAt)));
+  }
+
   /** Keys per staged part of a replace's deletions (per bucket; bounds the memory of staging them). */
   private static final int REPLACE_KEYS_PER_PART = 100_000;
 

@@ -177,6 +177,43 @@ class SparkCatalogTest extends SparkTest {
     assertEquals(100, spark.table("lct.db.faildel").count(), "the failed delete published nothing");
   }
 
+  /** Set by the test below: the store the DELETE's condition upserts into once (local mode: tasks run here). */
+  static volatile String upsertDuringDelete;
+
+  /**
+   * A DELETE whose condition Spark evaluates (a UDF) reads the rows first and publishes later: a key another
+   * writer upserts in between, to a value the condition no longer matches, must not be deleted. The delete fails
+   * with core's retryable conflict and changes nothing; run again, it deletes the rest.
+   */
+  @Test
+  void aDeleteSparkEvaluatesConflictsWithAnUpsertBetweenItsReadAndItsCommitAndDeletesNothing() {
+    String path = dir.resolve("db/racedel").toString();
+    spark.sql("CREATE TABLE lct.db.racedel (id STRING, token_count INT) USING lancecontext "
+        + "TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '4', 'shards' = '2')");
+    spark.sql("INSERT INTO lct.db.racedel (id, token_count) SELECT format_string('k%03d', id), cast(id AS int) "
+        + "FROM range(0, 20)");
+    upsertDuringDelete = path;
+    spark.udf().register("smallAndRaced", (org.apache.spark.sql.api.java.UDF1<Integer, Boolean>) n -> {
+      String p = upsertDuringDelete;
+      if (p != null) {
+        upsertDuringDelete = null;
+        try (ContextStore s = ContextStore.open(Map.of("path", p))) {
+          s.add(List.of(Map.of("id", "k003", "token_count", 99)));  // after the delete's read, before its commit
+        }
+      }
+      return n != null && n < 10;
+    }, org.apache.spark.sql.types.DataTypes.BooleanType);
+    Exception e = assertThrows(Exception.class, () -> spark.sql("DELETE FROM lct.db.racedel WHERE smallAndRaced(token_count)"));
+    assertTrue(SparkSaveModeTest.causes(e, io.lancecontext.core.error.CommitConflictException.class)
+        && SparkWriteTest.messages(e).contains("'k003'"), SparkWriteTest.messages(e));
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      assertEquals(20, store.count(), "nothing was deleted");
+      assertEquals(99, store.get("k003").orElseThrow().get("token_count"), "the concurrent upsert stands");
+    }
+    spark.sql("DELETE FROM lct.db.racedel WHERE smallAndRaced(token_count)");
+    assertEquals(11, spark.table("lct.db.racedel").count(), "run again: k000..k009 but k003 deleted");
+  }
+
   @Test
   void updateAndMergeAreRefusedAndChangeNothing() {
     spark.sql("CREATE TABLE lct.db.noupdate (id STRING, role STRING) USING lancecontext "

@@ -32,12 +32,15 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   private final ScanSpec scan;
   private final org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed;
   private final int maxSplits;
+  private final java.util.function.Consumer<ReadPlan> onPlanned;
   private ReadPlan plan;
 
   /** {@code maxSplits}: {@code read.splits}, or 0 for three per core of Spark's default parallelism. */
   SparkScan(StoreConfig config, SchemaSpec spec, List<String> columns, ScanSpec scan,
-      org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed, int maxSplits) {
+      org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed, int maxSplits,
+      java.util.function.Consumer<ReadPlan> onPlanned) {
     this.maxSplits = maxSplits;
+    this.onPlanned = onPlanned;
     this.config = config;
     this.spec = spec;
     this.columns = columns;
@@ -99,6 +102,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
         io.lancecontext.core.read.ReadLease lease = store.holdRead(plan);
         LEASES.register(this, lease::release);
       }
+      onPlanned.accept(plan);
     }
     return plan;
   }

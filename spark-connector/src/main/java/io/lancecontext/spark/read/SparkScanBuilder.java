@@ -28,9 +28,17 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
   private final List<Predicate> filters = new ArrayList<>();
   private long limit = -1;
   private final int maxSplits;
+  private final java.util.function.Consumer<io.lancecontext.core.read.ReadPlan> onPlanned;
 
   /** {@code maxSplits}: {@code read.splits}, or 0 for the default. */
   public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits) {
+    this(config, spec, maxSplits, plan -> { });
+  }
+
+  /** As above; {@code onPlanned} is told the read plan when the scan makes it (a DELETE's conflict check). */
+  public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits,
+      java.util.function.Consumer<io.lancecontext.core.read.ReadPlan> onPlanned) {
+    this.onPlanned = onPlanned;
     this.config = config;
     this.spec = spec;
     this.maxSplits = maxSplits;
@@ -85,6 +93,6 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
     if (limit >= 0) {
       scan = scan.withLimit(limit);
     }
-    return new SparkScan(config, spec, columns, scan, pushedPredicates(), maxSplits);
+    return new SparkScan(config, spec, columns, scan, pushedPredicates(), maxSplits, onPlanned);
   }
 }

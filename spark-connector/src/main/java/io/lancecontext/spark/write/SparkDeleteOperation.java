@@ -36,13 +36,18 @@ import org.slf4j.LoggerFactory;
  * disappear together for every reader, and a failed or aborted delete leaves the store unchanged. A condition
  * core evaluates entirely takes the metadata-only path instead ({@code SparkTable.deleteWhere}). The row id is
  * the key column; the view read is the LSM view, so a row replaced by a newer version that no longer matches is
- * not deleted.
+ * not deleted. The driver publishes with core's conflict check ({@code ContextStore.publishDeletes}, given the
+ * time the scan was planned): a key another writer writes or deletes between the read and the publish fails the
+ * delete with a retryable {@code CommitConflictException}, and nothing is deleted.
  */
 public final class SparkDeleteOperation implements SupportsDelta {
   private static final Logger LOG = LoggerFactory.getLogger(SparkDeleteOperation.class);
 
   private final StoreConfig config;
   private final SchemaSpec spec;
+  /** When the delete's scan was planned (the earliest, should Spark plan it more than once). */
+  private final java.util.concurrent.atomic.AtomicReference<java.time.Instant> readAt =
+      new java.util.concurrent.atomic.AtomicReference<>();
 
   public SparkDeleteOperation(StoreConfig config, SchemaSpec spec) {
     this.config = config;
@@ -61,7 +66,8 @@ public final class SparkDeleteOperation implements SupportsDelta {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0));
+    return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0),
+        plan -> readAt.accumulateAndGet(plan.plannedAt(), (a, b) -> a == null || b.isBefore(a) ? b : a));
   }
 
   @Override
@@ -74,13 +80,14 @@ public final class SparkDeleteOperation implements SupportsDelta {
     return new DeltaWriteBuilder() {
       @Override
       public DeltaWrite build() {
-        return new Write(config.asMap(), config, "spark-delete-" + info.queryId());
+        return new Write(config.asMap(), config, "spark-delete-" + info.queryId(), readAt);
       }
     };
   }
 
   /** The delete's batch write: tasks stage tombstones, the driver publishes them once. */
-  private record Write(Map<String, String> options, StoreConfig config, String transactionId)
+  private record Write(Map<String, String> options, StoreConfig config, String transactionId,
+      java.util.concurrent.atomic.AtomicReference<java.time.Instant> readAt)
       implements DeltaWrite, DeltaBatchWrite {
     @Override
     public String description() {
@@ -112,7 +119,14 @@ public final class SparkDeleteOperation implements SupportsDelta {
     public void commit(WriterCommitMessage[] messages) {
       List<WriteSummary> summaries = SparkWrite.summaries(messages);
       try (ContextStore store = ContextStore.open(config)) {
-        PublishResult r = store.publish(transactionId, summaries);
+        java.time.Instant read = readAt.get();
+        boolean staged = summaries.stream().anyMatch(s -> !s.staged().isEmpty());
+        if (read == null && staged) {
+          throw new IllegalStateException("the delete from " + config.uri() + " staged deletions without a planned "
+              + "scan to check them against: nothing was deleted");
+        }
+        PublishResult r = read == null ? store.publish(transactionId, summaries)
+            : store.publishDeletes(transactionId, summaries, read);
         LOG.info("Deleted {} keys of {} in one transaction ({})", r.keysDeleted(), config.uri(), transactionId);
       }
     }

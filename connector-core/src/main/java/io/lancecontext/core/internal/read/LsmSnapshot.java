@@ -27,6 +27,8 @@ public final class LsmSnapshot implements AutoCloseable {
   private final Function<LsmSnapshot, Set<String>> supersededSource;
   private Map<String, Winner> winners;
   private Set<String> superseded;
+  /** No later than the moment this snapshot's contents were read (see {@link #takenAt()}). */
+  private final java.time.Instant takenAt;
 
   /** Where the newest fresh row of a key is: its shard (lane) and its location there. */
   public record Winner(FreshShard shard, FreshShard.RowRef ref) {
@@ -48,6 +50,13 @@ public final class LsmSnapshot implements AutoCloseable {
    */
   LsmSnapshot(BaseTable base, List<FreshShard> shards, HashedKeys freshKeys,
       Function<LsmSnapshot, Set<String>> superseded) {
+    this(base, shards, freshKeys, superseded, java.time.Instant.now());
+  }
+
+  /** As the constructor above, taken at {@code takenAt} (read before any of its contents was). */
+  LsmSnapshot(BaseTable base, List<FreshShard> shards, HashedKeys freshKeys,
+      Function<LsmSnapshot, Set<String>> superseded, java.time.Instant takenAt) {
+    this.takenAt = takenAt;
     this.base = base;
     this.givenFreshKeys = freshKeys;
     this.supersededSource = superseded;
@@ -59,6 +68,14 @@ public final class LsmSnapshot implements AutoCloseable {
 
   public BaseTable base() {
     return base;
+  }
+
+  /**
+   * A time no later than the reading of anything this snapshot holds: every row acknowledged before it is in
+   * the snapshot, and a row it lacks was acknowledged after it (or later than it by the writer's clock).
+   */
+  public java.time.Instant takenAt() {
+    return takenAt;
   }
 
   public Map<String, FreshShard> shards() {
@@ -154,13 +171,9 @@ public final class LsmSnapshot implements AutoCloseable {
     shards.values().forEach(FreshShard::release);
     base.release();
   }
-  /**
-   * Pins what this snapshot sees, stamped with the current time. Call it right after taking the
-   * snapshot: strictly, the guarantee runs from the moment the snapshot was taken, which this stamp
-   * follows by the time the call takes.
-   */
+  /** Pins what this snapshot sees, stamped with {@link #takenAt()}. */
   public ReadSplit.Snapshot pin() {
-    java.time.Instant plannedAt = java.time.Instant.now();
+    java.time.Instant plannedAt = takenAt;
     Map<String, ReadSplit.PinnedShard> pinned = new java.util.LinkedHashMap<>();
     for (FreshShard s : shards().values()) {
       List<Long> positions = new java.util.ArrayList<>();

@@ -201,6 +201,7 @@ public final class Snapshots implements AutoCloseable {
 
   /** A live snapshot over the given shards (all when null). */
   public LsmSnapshot snapshot(Set<String> shardIds) {
+    Instant takenAt = Instant.now();
     BaseTable b = base();
     try {
       List<String> ids = allShards.stream().filter(id -> shardIds == null || shardIds.contains(id)).toList();
@@ -213,7 +214,7 @@ public final class Snapshots implements AutoCloseable {
       });
       List<String> signatures = views.stream().map(v -> v.shardId() + "=" + v.signature()).toList();
       HashedKeys known = liveFreshKeys.getIfPresent(signatures);
-      LsmSnapshot snap = new LsmSnapshot(b, views, known, null);
+      LsmSnapshot snap = new LsmSnapshot(b, views, known, null, takenAt);
       if (known == null) {
         snap.onFreshKeysComputed(k -> liveFreshKeys.put(signatures, k));
       }

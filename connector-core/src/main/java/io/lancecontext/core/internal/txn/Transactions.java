@@ -313,4 +313,29 @@ public final class Transactions {
       throw LanceErrors.translate("stage a part of transaction " + txid, e);
     }
   }
+
+  /**
+   * The keys of the rows of {@code parts} of transaction attempt {@code txid} (tombstones included), read from
+   * their datasets' {@code keyColumn}.
+   */
+  public List<String> stagedKeys(String txid, java.util.Collection<WriteSummary.StagedPart> parts, String keyColumn) {
+    List<String> keys = new ArrayList<>();
+    org.lance.ipc.ScanOptions options = new org.lance.ipc.ScanOptions.Builder().columns(List.of(keyColumn)).build();
+    for (WriteSummary.StagedPart p : parts) {
+      String uri = config.uri() + "/" + TxnIds.partDir(txid, p.bucket(), p.name());
+      try (Dataset ds = io.lancecontext.core.internal.session.StoreDatasets.open(uri, config, allocator);
+          io.lancecontext.core.internal.lance.ScanHandle scan = io.lancecontext.core.internal.lance.ScanHandle.open(ds, options)) {
+        while (scan.reader().loadNextBatch()) {
+          org.apache.arrow.vector.VarCharVector v =
+              (org.apache.arrow.vector.VarCharVector) scan.reader().getVectorSchemaRoot().getVector(keyColumn);
+          for (int r = 0; r < v.getValueCount(); r++) {
+            keys.add(new String(v.get(r), java.nio.charset.StandardCharsets.UTF_8));
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        throw LanceErrors.translate("read the keys of part " + p.name() + " of transaction " + txid, e);
+      }
+    }
+    return keys;
+  }
 }
