@@ -2,15 +2,14 @@ package io.lancecontext.flink;
 
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.schema.ColumnOptions;
 import io.lancecontext.core.schema.ColumnSpec;
 import io.lancecontext.core.schema.ColumnType;
 import io.lancecontext.core.schema.SchemaSpec;
-import io.lancecontext.core.schema.VectorMetric;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.Optional;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -25,44 +24,22 @@ import org.apache.flink.table.types.logical.RowType;
  * {@code BYTES}.
  *
  * <p>A store can also be derived from a DDL alone ({@link #toSpec}), with the rules of Spark's
- * {@code SparkSchemas.toSpec} and two per-column table options: {@value #VECTOR_PREFIX}{@code <col>.dim} /
- * {@code .metric} and {@value #BLOB_PREFIX}{@code <col>}.
+ * {@code SparkSchemas.toSpec} and two per-column table options: {@code vector.<col>.dim} /
+ * {@code .metric} and {@code blob.<col>} (core's {@link ColumnOptions}).
  */
 public final class FlinkSchemas {
-  /** Prefix of the per-column vector options {@code vector.<col>.dim} and {@code vector.<col>.metric}. */
-  public static final String VECTOR_PREFIX = "vector.";
-  /** Prefix of the per-column blob option {@code blob.<col>} ({@code true}: a Lance blob column). */
-  public static final String BLOB_PREFIX = "blob.";
-
-  private static final Pattern VECTOR_OPTION = Pattern.compile("vector\\.([^.]+)\\.(dim|metric)");
-
   private FlinkSchemas() {}
 
-  /** {@code vector.<col>.dim}: the dimension of vector column {@code col} when a store is derived from a DDL. */
-  public static String vectorDimOption(String column) {
-    return VECTOR_PREFIX + column + ".dim";
-  }
-
-  /** {@code vector.<col>.metric}: its metric, {@code cosine} (default), {@code l2} or {@code dot}. */
-  public static String vectorMetricOption(String column) {
-    return VECTOR_PREFIX + column + ".metric";
-  }
-
-  /** {@code blob.<col>}: {@code true} makes {@code BYTES} column {@code col} a blob column (large_binary, blob encoding). */
-  public static String blobOption(String column) {
-    return BLOB_PREFIX + column;
-  }
-
-  /** Whether {@code key} is one of the per-column options ({@code vector.*}, {@code blob.*}). */
+  /** Whether {@code key} is one of the per-column options ({@code vector.*}, {@code blob.*}: core's {@link ColumnOptions}). */
   public static boolean isColumnOption(String key) {
-    return key.startsWith(VECTOR_PREFIX) || key.startsWith(BLOB_PREFIX);
+    return ColumnOptions.isColumnOption(key);
   }
 
   /**
    * The store schema a DDL declares, for creating a store from it: the primary key must be exactly
    * {@value SchemaSpec#DEFAULT_KEY}, a {@code STRING}; an {@code ARRAY<FLOAT>} column is a vector when
-   * {@link #vectorDimOption} gives its dimension (metric {@link #vectorMetricOption}, {@code cosine} by
-   * default), otherwise a list; {@code BYTES} is binary, or a large_binary blob with {@link #blobOption};
+   * {@code vector.<col>.dim} gives its dimension (metric {@code vector.<col>.metric}, {@code cosine} by
+   * default), otherwise a list; {@code BYTES} is binary, or a large_binary blob with {@code blob.<col>};
    * {@code ROW} is a struct, {@code ARRAY} a list (nested as core allows); {@code STRING} is string,
    * {@code TIMESTAMP(p)} and {@code TIMESTAMP_LTZ(p)} are timestamps (UTC); other scalars map one to one.
    * Columns keep their nullability; the spec has no capabilities (a JSON spec in option {@code schema}
@@ -74,7 +51,7 @@ public final class FlinkSchemas {
    * @throws BadOptionException naming the per-column option that does not fit
    */
   public static SchemaSpec toSpec(RowType declared, List<String> primaryKey, Map<String, String> options) {
-    checkColumnOptionNames(declared, options);
+    ColumnOptions columnOptions = ColumnOptions.of(options, declared.getFieldNames());
     if (primaryKey.isEmpty()) {
       throw new SchemaException("a store created from a DDL needs PRIMARY KEY (" + SchemaSpec.DEFAULT_KEY
           + ") NOT ENFORCED on a STRING column '" + SchemaSpec.DEFAULT_KEY + "' (or option 'schema' naming a preset or "
@@ -92,70 +69,39 @@ public final class FlinkSchemas {
         }
         b.column(ColumnSpec.string(f.getName()).withNullable(false));
       } else {
-        b.column(column(f.getName(), f.getName(), f.getType(), true, options));
+        b.column(column(f.getName(), f.getName(), f.getType(), columnOptions));
       }
     }
     return b.build();
   }
 
-  private static ColumnSpec column(String name, String path, LogicalType t, boolean topLevel, Map<String, String> options) {
+  /** A top-level column: a vector or blob as the per-column options say, else as its type maps. */
+  private static ColumnSpec column(String name, String path, LogicalType t, ColumnOptions options) {
+    boolean floatList = t instanceof ArrayType a && a.getElementType().getTypeRoot() == LogicalTypeRoot.FLOAT;
+    Optional<ColumnSpec> vector = options.vector(name, floatList, t.asSummaryString());
+    if (vector.isPresent()) {
+      return vector.get().withNullable(t.isNullable());
+    }
+    if (options.blob(name, t.getTypeRoot() == LogicalTypeRoot.VARBINARY, t.asSummaryString())) {
+      return ColumnSpec.blob(name, ColumnType.LARGE_BINARY).withNullable(t.isNullable());
+    }
+    return column(name, path, t);
+  }
+
+  private static ColumnSpec column(String name, String path, LogicalType t) {
     ColumnSpec c;
-    String dim = topLevel ? options.get(vectorDimOption(name)) : null;
-    boolean blob = topLevel && isTrue(options, blobOption(name));
-    if (dim != null) {
-      if (!(t instanceof ArrayType a) || a.getElementType().getTypeRoot() != LogicalTypeRoot.FLOAT) {
-        throw new BadOptionException(vectorDimOption(name), "column '" + name + "' is " + t.asSummaryString()
-            + ", not ARRAY<FLOAT>: only ARRAY<FLOAT> columns can be vectors");
-      }
-      int d;
-      try {
-        d = Integer.parseInt(dim.strip());
-      } catch (NumberFormatException e) {
-        throw new BadOptionException(vectorDimOption(name), "must be a positive integer, not '" + dim + "'");
-      }
-      if (d <= 0) {
-        throw new BadOptionException(vectorDimOption(name), "must be a positive integer, not '" + dim + "'");
-      }
-      c = ColumnSpec.vector(name, d, metric(name, options));
-    } else if (topLevel && options.containsKey(vectorMetricOption(name))) {
-      throw new BadOptionException(vectorMetricOption(name), "a vector needs its dimension: set '"
-          + vectorDimOption(name) + "' too (without it, ARRAY<FLOAT> column '" + name + "' is a list)");
-    } else if (blob) {
-      if (t.getTypeRoot() != LogicalTypeRoot.VARBINARY) {
-        throw new BadOptionException(blobOption(name), "column '" + name + "' is " + t.asSummaryString()
-            + ": only BYTES columns can be blobs");
-      }
-      c = ColumnSpec.blob(name, ColumnType.LARGE_BINARY);
-    } else if (t instanceof ArrayType a) {
-      c = ColumnSpec.list(name, column(ColumnSpec.LIST_ITEM_NAME, path + "[]", a.getElementType(), false, options));
+    if (t instanceof ArrayType a) {
+      c = ColumnSpec.list(name, column(ColumnSpec.LIST_ITEM_NAME, path + "[]", a.getElementType()));
     } else if (t instanceof RowType row) {
       List<ColumnSpec> fields = new ArrayList<>();
       for (RowType.RowField f : row.getFields()) {
-        fields.add(column(f.getName(), path + "." + f.getName(), f.getType(), false, options));
+        fields.add(column(f.getName(), path + "." + f.getName(), f.getType()));
       }
       c = ColumnSpec.struct(name, fields.toArray(new ColumnSpec[0]));
     } else {
       c = ColumnSpec.of(name, scalar(path, t));
     }
     return c.withNullable(t.isNullable());
-  }
-
-  private static VectorMetric metric(String column, Map<String, String> options) {
-    String metric = options.getOrDefault(vectorMetricOption(column), VectorMetric.COSINE.jsonName()).strip();
-    return VectorMetric.fromJsonName(metric).orElseThrow(() -> new BadOptionException(vectorMetricOption(column),
-        "unknown metric '" + metric + "' (l2, cosine or dot)"));
-  }
-
-  private static boolean isTrue(Map<String, String> options, String key) {
-    String v = options.get(key);
-    if (v == null) {
-      return false;
-    }
-    return switch (v.strip().toLowerCase(java.util.Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new BadOptionException(key, "must be true or false, not '" + v + "'");
-    };
   }
 
   private static ColumnType scalar(String path, LogicalType t) {
@@ -179,66 +125,14 @@ public final class FlinkSchemas {
     };
   }
 
-  /** Every per-column option names a column of the DDL and a known property of it. */
-  private static void checkColumnOptionNames(RowType declared, Map<String, String> options) {
-    for (String key : options.keySet()) {
-      if (!isColumnOption(key)) {
-        continue;
-      }
-      String column;
-      if (key.startsWith(VECTOR_PREFIX)) {
-        Matcher m = VECTOR_OPTION.matcher(key);
-        if (!m.matches()) {
-          throw new BadOptionException(key, "unknown option; vector columns take 'vector.<col>.dim' and "
-              + "'vector.<col>.metric'");
-        }
-        column = m.group(1);
-      } else {
-        column = key.substring(BLOB_PREFIX.length());
-      }
-      if (!declared.getFieldNames().contains(column)) {
-        throw new BadOptionException(key, "names column '" + column + "', which the table does not declare; its columns "
-            + "are " + declared.getFieldNames());
-      }
-    }
-  }
-
   /**
    * Checks the table's per-column options against the store's spec (a store that exists, or a preset or JSON
-   * spec): each names a declared column that the spec holds as a vector of that dimension and metric, or as a
-   * blob, so that a DDL reused after the store was created still says what the store is.
+   * spec), core's rule ({@link ColumnOptions#checkAgainst}).
    *
    * @throws BadOptionException naming the option that disagrees
    */
   public static void checkColumnOptions(RowType declared, SchemaSpec spec, Map<String, String> options) {
-    checkColumnOptionNames(declared, options);
-    for (Map.Entry<String, String> e : options.entrySet()) {
-      String key = e.getKey();
-      if (!isColumnOption(key)) {
-        continue;
-      }
-      Matcher m = VECTOR_OPTION.matcher(key);
-      String column = m.matches() ? m.group(1) : key.substring(BLOB_PREFIX.length());
-      ColumnSpec c = spec.column(column);
-      if (m.matches()) {
-        if (c == null || c.type() != ColumnType.VECTOR) {
-          throw new BadOptionException(key, "column '" + column + "' of the store is not a vector"
-              + (c == null ? "" : " (it is " + c.type().jsonName() + ")"));
-        }
-        if (m.group(2).equals("dim")) {
-          if (!e.getValue().strip().equals(Integer.toString(c.dim()))) {
-            throw new BadOptionException(key, "the store's vector '" + column + "' has dim " + c.dim() + ", not '"
-                + e.getValue() + "'");
-          }
-        } else if (metric(column, options) != c.metric()) {
-          throw new BadOptionException(key, "the store's vector '" + column + "' has metric " + c.metric().jsonName()
-              + ", not '" + e.getValue() + "'");
-        }
-      } else if (isTrue(options, key) != (c != null && c.blob())) {
-        throw new BadOptionException(key, "column '" + column + "' of the store is " + (c != null && c.blob() ? "" : "not ")
-            + "a blob");
-      }
-    }
+    ColumnOptions.of(options, declared.getFieldNames()).checkAgainst(spec);
   }
 
   /** The store's columns as a Flink row type. */

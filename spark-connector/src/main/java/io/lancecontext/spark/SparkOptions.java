@@ -48,9 +48,6 @@ public final class SparkOptions {
           + "rows and groups of fresh-tier buckets; fewer when the store has fewer). Default: three per core of "
           + "Spark's default parallelism, at least 2, so that the tiers' unequal splits still keep every core busy.");
 
-  /** Prefix of the options that declare a derived schema's vector columns ({@code vector.<col>.dim|metric}). */
-  public static final String VECTOR_PREFIX = "vector.";
-
   /** The options only the Spark connector reads (not core's), with their defaults and descriptions. */
   public static final List<ConfigOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION, READ_SPLITS);
 
@@ -75,7 +72,7 @@ public final class SparkOptions {
 
   /** Whether {@code lowerCaseKey} is read by the Spark connector or Spark, not passed to core. */
   static boolean isSparkOnly(String lowerCaseKey) {
-    return lowerCaseKey.startsWith(VECTOR_PREFIX) || SPARK_KEYS.contains(lowerCaseKey)
+    return io.lancecontext.core.schema.ColumnOptions.isColumnOption(lowerCaseKey) || SPARK_KEYS.contains(lowerCaseKey)
         || SPARK_ONLY.stream().anyMatch(o -> o.key().equals(lowerCaseKey));
   }
 

@@ -2,6 +2,7 @@ package io.lancecontext.spark;
 
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.schema.ColumnOptions;
 import io.lancecontext.core.schema.ColumnSpec;
 import io.lancecontext.core.schema.ColumnType;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -71,25 +72,19 @@ public final class SparkSchemas {
     return new StructField(c.name(), type(c), c.nullable(), metadata);
   }
 
-  /** Option naming a vector column's dimension when a spec is derived from a DataFrame: {@code vector.<col>.dim}. */
-  public static String vectorDimOption(String column) {
-    return "vector." + column + ".dim";
-  }
-
-  /** Option naming a vector column's metric ({@code cosine} by default): {@code vector.<col>.metric}. */
-  public static String vectorMetricOption(String column) {
-    return "vector." + column + ".metric";
-  }
-
   /**
    * A store schema derived from Spark columns (a DataFrame or a {@code CREATE TABLE}): the key column
-   * {@value SchemaSpec#DEFAULT_KEY} must be a string; an {@code array<float>} column is a vector when
-   * {@code options} gives its dimension ({@link #vectorDimOption}), otherwise a list; other types map one
-   * to one (docs/spark.md). Columns keep their nullability.
+   * {@value SchemaSpec#DEFAULT_KEY} must be a string; a top-level {@code array<float>} column is a vector when
+   * {@code options} gives its dimension ({@code vector.<col>.dim}, metric {@code vector.<col>.metric}), otherwise a
+   * list; a top-level {@code binary} column is a blob with {@code blob.<col>} = true; other types map one to one
+   * (docs/spark.md). Columns keep their nullability. The per-column options are core's ({@link ColumnOptions}):
+   * one naming no column or no known property fails.
    *
    * @throws SchemaException naming the column that has no store type
+   * @throws io.lancecontext.core.error.BadOptionException naming a per-column option that does not fit
    */
   public static SchemaSpec toSpec(StructType struct, Map<String, String> options) {
+    ColumnOptions columnOptions = ColumnOptions.of(options, List.of(struct.fieldNames()));
     SchemaSpec.Builder b = SchemaSpec.builder();
     boolean key = false;
     for (StructField f : struct.fields()) {
@@ -101,7 +96,7 @@ public final class SparkSchemas {
         b.column(ColumnSpec.string(f.name()).withNullable(false));
         key = true;
       } else {
-        b.column(column(f.name(), f.dataType(), f.nullable(), options));
+        b.column(topLevel(f, columnOptions));
       }
     }
     if (!key) {
@@ -111,26 +106,28 @@ public final class SparkSchemas {
     return b.build();
   }
 
-  private static ColumnSpec column(String name, DataType t, boolean nullable, Map<String, String> options) {
+  /** A top-level column: a vector or blob as the per-column options say, else as its type maps. */
+  private static ColumnSpec topLevel(StructField f, ColumnOptions options) {
+    DataType t = f.dataType();
+    boolean floatList = t instanceof ArrayType a && a.elementType() instanceof FloatType;
+    java.util.Optional<ColumnSpec> vector = options.vector(f.name(), floatList, t.simpleString());
+    if (vector.isPresent()) {
+      return vector.get().withNullable(f.nullable());
+    }
+    if (options.blob(f.name(), t instanceof org.apache.spark.sql.types.BinaryType, t.simpleString())) {
+      return ColumnSpec.blob(f.name(), ColumnType.LARGE_BINARY).withNullable(f.nullable());
+    }
+    return column(f.name(), t, f.nullable());
+  }
+
+  private static ColumnSpec column(String name, DataType t, boolean nullable) {
     ColumnSpec c;
-    if (t instanceof ArrayType a && a.elementType() instanceof FloatType && options.containsKey(vectorDimOption(name))) {
-      int dim;
-      try {
-        dim = Integer.parseInt(options.get(vectorDimOption(name)).strip());
-      } catch (NumberFormatException e) {
-        throw new BadOptionException(vectorDimOption(name), "must be a positive integer, not '"
-            + options.get(vectorDimOption(name)) + "'");
-      }
-      String metric = options.getOrDefault(vectorMetricOption(name), VectorMetric.COSINE.jsonName());
-      c = ColumnSpec.vector(name, dim, VectorMetric.fromJsonName(metric)  // any case: "L2", "Cosine"
-          .orElseThrow(() -> new BadOptionException(vectorMetricOption(name), "unknown metric '" + metric
-              + "' (expected l2, cosine or dot, in any case)")));
-    } else if (t instanceof ArrayType a) {
-      c = ColumnSpec.list(name, column(ColumnSpec.LIST_ITEM_NAME, a.elementType(), a.containsNull(), options));
+    if (t instanceof ArrayType a) {
+      c = ColumnSpec.list(name, column(ColumnSpec.LIST_ITEM_NAME, a.elementType(), a.containsNull()));
     } else if (t instanceof StructType s) {
       List<ColumnSpec> fields = new ArrayList<>();
       for (StructField f : s.fields()) {
-        fields.add(column(f.name(), f.dataType(), f.nullable(), options));
+        fields.add(column(f.name(), f.dataType(), f.nullable()));
       }
       c = ColumnSpec.struct(name, fields.toArray(new ColumnSpec[0]));
     } else {

@@ -80,6 +80,24 @@ class SparkSaveModeTest extends SparkTest {
   }
 
   @Test
+  void aDerivedBinaryColumnIsABlobWithTheBlobOptionAndATypoInAColumnOptionFailsNamingIt() {
+    Dataset<Row> rows = spark.range(0, 3).selectExpr("cast(id AS string) AS id", "array(1.0f, 2.0f) AS emb",
+        "cast(repeat('x', 100) AS binary) AS image");
+    String path = store("blob-derived");
+    rows.write().format("lancecontext").option("vector.emb.dim", "2").option("blob.image", "true").save(path);
+    try (ContextStore s = ContextStore.open(Map.of("path", path))) {
+      assertTrue(s.spec().column("image").blob(), "a blob column, as Flink's 'blob.<col>' makes one");
+      assertEquals(100, ((byte[]) s.get("1").orElseThrow().get("image")).length);
+    }
+    String typo = store("typo");
+    Exception e = assertThrows(Exception.class, () -> rows.write().format("lancecontext").option("vector.emb.dimm", "2")
+        .save(typo));
+    assertTrue(SparkWriteTest.messages(e).contains("vector.emb.dimm") && SparkWriteTest.messages(e).contains("unknown option"),
+        SparkWriteTest.messages(e));
+    assertTrue(!java.nio.file.Files.exists(java.nio.file.Path.of(typo, "_versions")), "no store was created");
+  }
+
+  @Test
   void aDerivedVectorColumnTakesItsMetricFromTheOptionInAnyCaseAndAnUnknownMetricFailsNamingIt() {
     Dataset<Row> rows = spark.range(0, 4).selectExpr("cast(id AS string) AS id", "array(1.0f, cast(id AS float)) AS emb",
         "array(2.0f, 3.0f) AS other");

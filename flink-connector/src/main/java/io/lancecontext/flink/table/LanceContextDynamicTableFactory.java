@@ -4,6 +4,7 @@ import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.StoreNotFoundException;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.schema.ColumnOptions;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.FlinkSchemas;
 import java.util.LinkedHashMap;
@@ -94,7 +95,7 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
    * store's key, and its per-column options ({@code vector.*}, {@code blob.*}) must agree with the spec.
    */
   private static Resolved resolve(Context context, FactoryUtil.TableFactoryHelper helper) {
-    helper.validateExcept(StoreOptions.STORAGE_PREFIX, FlinkSchemas.VECTOR_PREFIX, FlinkSchemas.BLOB_PREFIX);
+    helper.validateExcept(StoreOptions.STORAGE_PREFIX, ColumnOptions.VECTOR_PREFIX, ColumnOptions.BLOB_PREFIX);
     String table = context.getObjectIdentifier().asSummaryString();
     Map<String, String> tableOptions = context.getCatalogTable().getOptions();
     Map<String, String> options = storeOptions(tableOptions);

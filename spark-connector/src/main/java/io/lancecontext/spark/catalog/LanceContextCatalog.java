@@ -203,7 +203,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
       }
       options.put(StoreOptions.SCHEMA.key(), SparkSchemas.toSpec(struct, properties).toJson());
     }
-    options.keySet().removeIf(k -> k.startsWith(SparkOptions.VECTOR_PREFIX));
+    options.keySet().removeIf(io.lancecontext.core.schema.ColumnOptions::isColumnOption);
     warehouse.prepareStore(ns(ident.namespace()), ident.name(), options);
     StoreConfig config = config(ident, options);
     try (ContextStore store = ContextStore.open(config)) {
