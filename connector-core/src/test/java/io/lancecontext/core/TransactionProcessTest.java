@@ -70,6 +70,29 @@ class TransactionProcessTest extends StoreTest {
     return files;
   }
 
+  /**
+   * As {@link #stageInTwoProcesses(String, String, int, int, int)} with its defaults, staged by this JVM (the
+   * same parts and keys): for tests whose subject is another step (the kill of a publisher), not the staging.
+   */
+  private List<String> stageHere(String path, String txid, int value) throws Exception {
+    Path out = Files.createDirectories(dir.resolve(txid + "-summaries"));
+    List<String> files = new ArrayList<>();
+    try (ContextStore store = ContextStore.open(Map.of("path", path, "write.batch-rows", "100"))) {
+      for (int writer = 0; writer < WRITERS; writer++) {
+        String part = (writer / 2) + "/" + (writer % 2);
+        try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, part).build())) {
+          for (int i = 0; i < ROWS; i++) {
+            w.write(TransactionProcess.row(writer * STRIDE + i, value));
+          }
+          Path file = out.resolve((writer / 2) + "-" + (writer % 2) + ".bin");
+          Files.write(file, w.commit().toBytes());
+          files.add(file.toString());
+        }
+      }
+    }
+    return files;
+  }
+
   private static List<WriteSummary> summaries(List<String> files) throws Exception {
     List<WriteSummary> out = new ArrayList<>();
     for (String f : files) {
@@ -210,7 +233,14 @@ class TransactionProcessTest extends StoreTest {
     String path = create("s");
     // how long a publish takes here, from the publisher's "publishing" to its "published"
     List<String> calibration = new ArrayList<>(List.of("publisher", path, "calibration"));
-    calibration.addAll(stageInTwoProcesses(path, "calibration", 9, STRIDE, ROWS));
+    calibration.addAll(stageHere(path, "calibration", 9));
+    double[] killAt = {0, 0.25, 0.5, 0.75, 1.5};  // of the publish's duration
+    List<List<String>> staged = new ArrayList<>();
+    for (int attempt = 0; attempt < killAt.length; attempt++) {
+      // each attempt writes its own value over the same keys, so a part of it would show as a mix of two values
+      staged.add(stageHere(path, "kill-" + attempt, 10 + attempt));
+    }
+    ContextStore.closeAllResident();
     long publishMillis;
     try (ChildJvm publisher = ChildJvm.start(TransactionProcess.class, dir.resolve("calibration-publisher.log"),
         calibration.toArray(new String[0]))) {
@@ -221,12 +251,10 @@ class TransactionProcessTest extends StoreTest {
     }
     int rowsBefore = FINAL;
     List<String> outcomes = new ArrayList<>();
-    double[] killAt = {0, 0.25, 0.5, 0.75, 1.5};  // of the publish's duration
     for (int attempt = 0; attempt < killAt.length; attempt++) {
-      // each attempt writes its own value over the same keys, so a part of it would show as a mix of two values
       int value = 10 + attempt;
       String txid = "kill-" + attempt;
-      List<String> files = stageInTwoProcesses(path, txid, value, STRIDE, ROWS);
+      List<String> files = staged.get(attempt);
       List<String> args = new ArrayList<>(List.of("publisher", path, txid));
       args.addAll(files);
       long killAfter = (long) (killAt[attempt] * publishMillis);
