@@ -302,6 +302,20 @@ public final class ContextStore implements AutoCloseable {
         () -> DeleteConflicts.publish(this, store, transactionId, summaries, java.util.Objects.requireNonNull(readAt)));
   }
 
+  /**
+   * Checks that this store takes writes in {@code mode} (core's rule, before a job is planned): a store with
+   * capability {@code unique-ids} takes immediate writes only, since its checks need every key's current row at
+   * the moment of the write.
+   *
+   * @throws SchemaException naming the capability, for a mode the store does not take
+   */
+  public void requireCommitMode(WriterOptions.CommitMode mode) {
+    if (mode == WriterOptions.CommitMode.ATOMIC && store.spec().has(Capability.UNIQUE_IDS)) {
+      throw new SchemaException("the store at " + uri() + " has capability 'unique-ids', which takes immediate "
+          + "writes only (atomic writes stage rows in transactions)");
+    }
+  }
+
   /** Keys per staged part of a replace's deletions (per bucket; bounds the memory of staging them). */
   private static final int REPLACE_KEYS_PER_PART = 100_000;
 

@@ -95,10 +95,7 @@ public final class StoreWriter implements AutoCloseable {
       throw new IllegalArgumentException("write.commit is atomic for " + store.uri() + ": a write handle needs a "
           + "transaction id and a part id (WriterOptions.Builder.transaction)");
     }
-    if (atomic && store.spec().has(Capability.UNIQUE_IDS)) {
-      throw new SchemaException("the store at " + store.uri() + " has capability 'unique-ids', which takes immediate "
-          + "writes only");
-    }
+    store.requireCommitMode(atomic ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.IMMEDIATE);
     // a replay of a transaction that expired stages under its next attempt (TxnIds.attempt), which the
     // summaries name and the publish of the transaction resolves alike
     this.transactionId = atomic ? store.currentAttempt(options.transactionId().get()) : null;

@@ -80,6 +80,22 @@ class SparkSaveModeTest extends SparkTest {
   }
 
   @Test
+  void anAtomicWriteIntoAUniqueIdsStoreIsRefusedBeforeAnyTaskRunsAndAnImmediateOneWrites() {
+    String path = store("unique");
+    String spec = "{\"key\": \"id\", \"columns\": [{\"name\": \"id\", \"type\": \"string\", \"nullable\": false}],"
+        + " \"capabilities\": [\"unique-ids\"]}";
+    try (ContextStore s = ContextStore.open(Map.of("path", path, "schema", spec))) {
+      assertEquals(0, s.count());
+    }
+    Dataset<Row> rows = spark.range(0, 5).selectExpr("format_string('k%d', id) AS id");
+    Exception e = assertThrows(Exception.class, () -> rows.write().format("lancecontext").mode("append").save(path));
+    assertTrue(causes(e, io.lancecontext.core.error.SchemaException.class)
+        && SparkWriteTest.messages(e).contains("'unique-ids'"), SparkWriteTest.messages(e));
+    rows.write().format("lancecontext").option("write.commit", "immediate").mode("append").save(path);
+    assertEquals(5, spark.read().format("lancecontext").load(path).count());
+  }
+
+  @Test
   void aDerivedBinaryColumnIsABlobWithTheBlobOptionAndATypoInAColumnOptionFailsNamingIt() {
     Dataset<Row> rows = spark.range(0, 3).selectExpr("cast(id AS string) AS id", "array(1.0f, 2.0f) AS emb",
         "cast(repeat('x', 100) AS binary) AS image");

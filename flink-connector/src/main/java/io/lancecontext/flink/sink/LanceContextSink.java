@@ -1,11 +1,11 @@
 package io.lancecontext.flink.sink;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.WriterOptions;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
-import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.FlinkSchemas;
 import java.time.Duration;
@@ -332,10 +332,11 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
       }
       try (ContextStore store = ContextStore.open(config)) {
         SchemaSpec spec = store.spec();
-        if (exactlyOnce && spec.has(Capability.UNIQUE_IDS)) {
-          throw new BadOptionException("sink.delivery-guarantee", "exactly-once stages rows in transactions, and the "
-              + "store at " + store.uri() + " has capability 'unique-ids', which takes immediate writes only: use "
-              + "'at-least-once'");
+        try {
+          store.requireCommitMode(exactlyOnce ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.IMMEDIATE);
+        } catch (SchemaException e) {
+          throw new BadOptionException("sink.delivery-guarantee", "exactly-once writes atomically, and " + e.getMessage()
+              + ": use 'at-least-once'");
         }
         return new LanceContextSink<>(config.asMap(), format.apply(spec), exactlyOnce, flushInterval, store.shards(),
             overwrite);

@@ -64,6 +64,10 @@ public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate, 
     boolean atomic = mode == null || WriterOptions.CommitMode.parse(mode) == WriterOptions.CommitMode.ATOMIC;
     int tasks = SparkOptions.get(options, SparkOptions.WRITE_TASKS).orElse(0);
     boolean cluster = SparkOptions.get(options, SparkOptions.WRITE_DISTRIBUTION).orElse(true);
+    try (io.lancecontext.core.ContextStore store = io.lancecontext.core.ContextStore.open(config)) {
+      // core's rule, checked before any task runs (a unique-ids store takes immediate writes only)
+      store.requireCommitMode(atomic ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.IMMEDIATE);
+    }
     if (replace && !atomic) {
       throw new BadOptionException(StoreOptions.WRITE_COMMIT.key(), "an overwrite replaces the contents in one "
           + "publish; it cannot be 'immediate'");
