@@ -33,12 +33,12 @@ import org.lance.Session;
  *   .read .result                      ScanSpec, Predicate, ReadPlan, ReadSplit; stats and results
  *   .schema .options .error            value types
  *   .internal.store                    composition of a resident store
- *   .internal.maintenance              merge, compaction, GC, key index, lease
+ *   .internal.maintenance              merge, compaction, GC, lease (their lance-core calls: .internal.lance)
  *   .internal.read                     snapshots, fresh tier, scans, point lookups, predicates
  *   .internal.write                    bucket and lane writers, fencing, sequences
  *   .internal.session .internal.codec  the JVM's Lance session; records to Arrow and back
  *   .internal.io                       store files
- *   .internal.lance                    lance-core 7.0.0 specifics (an upgrade touches only this)
+ *   .internal.lance                    lance-core 7.0.0 and its specifics, key index (an upgrade touches only this)
  * </pre>
  *
  * <p>Only {@code .internal.lance} uses lance-core ({@code org.lance}); the connectors' main code does not use it
