@@ -2,7 +2,8 @@ package io.lancecontext.benchmarks;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.internal.codec.RecordCodec;
-import io.lancecontext.core.internal.maintenance.KeyIndex;
+import io.lancecontext.core.internal.lance.KeyIndex;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.schema.SchemaPresets;
@@ -180,7 +181,7 @@ public final class MergeScalingBenchmark {
         Dataset.write().uri(uri).allocator(allocator).reader(reader).mode(WriteParams.WriteMode.APPEND).execute().close();
       }
       try (Dataset ds = Dataset.open(uri, allocator)) {
-        KeyIndex.ensure(ds, spec, StoreConfig.of(Map.of("path", uri)), true);
+        KeyIndex.ensure(LanceDataset.wrap(ds), spec, StoreConfig.of(Map.of("path", uri)), true);
       }
     }
   }

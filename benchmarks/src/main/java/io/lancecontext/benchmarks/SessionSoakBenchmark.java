@@ -1,6 +1,7 @@
 package io.lancecontext.benchmarks;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.internal.lance.LanceSession;
 import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
@@ -253,16 +254,17 @@ public final class SessionSoakBenchmark {
   private static void child(Mode mode, String dir, int adds, int stores) {
     Map<String, Session> perStore = new ConcurrentHashMap<>();
     if (mode == Mode.BASELINE) {
-      LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) -> perStore.computeIfAbsent(config.uri(),
-          uri -> Session.builder().indexCacheSizeBytes(Session.DEFAULT_INDEX_CACHE_SIZE_BYTES)
-              .metadataCacheSizeBytes(Session.DEFAULT_METADATA_CACHE_SIZE_BYTES).build()));
+      LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) -> LanceSession.wrap(
+          perStore.computeIfAbsent(config.uri(), uri -> Session.builder().indexCacheSizeBytes(
+              Session.DEFAULT_INDEX_CACHE_SIZE_BYTES).metadataCacheSizeBytes(Session.DEFAULT_METADATA_CACHE_SIZE_BYTES)
+              .build())));
     } else if (mode == Mode.SHARED_BASE_ONLY) {
       Session shared = Session.builder().indexCacheSizeBytes(new io.lancecontext.core.internal.session.CacheBudget(2L << 30, "soak")
           .indexCacheBytes()).metadataCacheSizeBytes(new io.lancecontext.core.internal.session.CacheBudget(2L << 30, "soak")
           .metadataCacheBytes()).build();
       perStore.put("shared", shared);
       LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) ->
-          stripSlash(dataset).equals(stripSlash(config.uri())) ? shared : null);
+          stripSlash(dataset).equals(stripSlash(config.uri())) ? LanceSession.wrap(shared) : null);
     }
     List<ContextStore> open = new ArrayList<>();
     for (int s = 0; s < stores; s++) {

@@ -3,16 +3,27 @@ package io.lancecontext.core;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import io.lancecontext.core.internal.lance.LanceDataset;
+import io.lancecontext.core.internal.lance.LanceSession;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.lance.Dataset;
+import org.lance.Session;
 
 /**
  * The shape of connector-core: a small public API on top, internals below, arrows pointing down.
@@ -22,16 +33,20 @@ import org.junit.jupiter.api.Test;
  *   .read .result                      ScanSpec, Predicate, ReadPlan, ReadSplit; stats and results
  *   .schema .options .error            value types
  *   .internal.store                    composition of a resident store
- *   .internal.maintenance              merge, compaction, GC, key index, lease
+ *   .internal.maintenance              merge, compaction, GC, lease (their lance-core calls: .internal.lance)
  *   .internal.read                     snapshots, fresh tier, scans, point lookups, predicates
  *   .internal.write                    bucket and lane writers, fencing, sequences
  *   .internal.session .internal.codec  the JVM's Lance session; records to Arrow and back
  *   .internal.io                       store files
- *   .internal.lance                    lance-core 7.0.0 specifics (an upgrade touches only this)
+ *   .internal.lance                    lance-core 7.0.0 and its specifics, key index (an upgrade touches only this)
  * </pre>
+ *
+ * <p>Only {@code .internal.lance} uses lance-core ({@code org.lance}); the connectors' main code does not use it
+ * at all. Tests and benchmarks may.
  */
 class ArchitectureTest {
   private static final String CORE = "io.lancecontext.core";
+  private static final String LANCE = CORE + ".internal.lance..";
   private static JavaClasses classes;
 
   @BeforeAll
@@ -57,6 +72,43 @@ class ArchitectureTest {
             CORE + ".error")
         .should().dependOnClassesThat().resideInAPackage(CORE + ".internal..")
         .check(classes);
+  }
+
+  /** lance-core behind one package: an upgrade of it changes {@code internal.lance} only. */
+  @Test
+  void onlyInternalLanceDependsOnLanceCore() {
+    noClasses().that().resideOutsideOfPackage(LANCE)
+        .should().dependOnClassesThat().resideInAPackage("org.lance..")
+        .check(classes);
+  }
+
+  /** Nor does main code reach lance-core through the handles' doors for tests and benchmarks. */
+  @Test
+  void noMainCodeOutsideInternalLanceUnwrapsItsHandles() {
+    noClasses().that().resideOutsideOfPackage(LANCE)
+        .should().callMethod(LanceDataset.class, "lance")
+        .orShould().callMethod(LanceDataset.class, "wrap", Dataset.class)
+        .orShould().callMethod(LanceSession.class, "lance")
+        .orShould().callMethod(LanceSession.class, "wrap", Session.class)
+        .check(classes);
+  }
+
+  /** The connectors' main code names no lance-core type: they reach Lance through connector-core only. */
+  @Test
+  void connectorsDoNotUseLanceCore() throws IOException {
+    List<String> offending = new ArrayList<>();
+    for (String module : List.of("spark-connector", "flink-connector")) {
+      Path sources = Path.of("..", module, "src", "main", "java");
+      assertTrue(Files.isDirectory(sources), "no sources at " + sources.toAbsolutePath());
+      try (Stream<Path> files = Files.walk(sources)) {
+        for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+          if (Files.readString(f).contains("org.lance.")) {
+            offending.add(sources.relativize(f).toString());
+          }
+        }
+      }
+    }
+    assertEquals(List.of(), offending, "connector sources that use lance-core");
   }
 
   /** The public API: what adapters and users call. Growing it is a decision, made here. */

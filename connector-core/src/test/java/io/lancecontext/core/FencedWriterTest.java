@@ -30,7 +30,7 @@ class FencedWriterTest extends StoreTest {
       BucketWriter.LaneStats owned = store.resident().writers()[0].stats().get(0);
       assertTrue(owned.open(), "the first add opened lane 0");
       // another process claims the shard (replaying and sealing this writer's WAL tail) and lets it go
-      try (Dataset ds = StoreDatasets.open(store.uri(), store.config(), LanceRuntime.get().allocator())) {
+      try (Dataset ds = StoreDatasets.open(store.uri(), store.config(), LanceRuntime.get().allocator()).lance()) {
         ShardWriter intruder = ds.memWalWriter(ShardIds.forLane(0, 0), new ShardWriterConfig().withDurableWrite(true));
         intruder.close();
       }

@@ -38,17 +38,17 @@ class ResidentStoresTest extends StoreTest {
         ContextStore b = ContextStore.open(options(dir, "b", "context"))) {
       a.add(List.of(rec("id", "x")));
       a.seal();
-      Session shared = LanceRuntime.get().sharedSession();
-      assertNotNull(shared);
-      assertTrue(a.resident().baseDataset().session().isSameAs(shared));
-      assertTrue(b.resident().baseDataset().session().isSameAs(shared));
+      assertNotNull(LanceRuntime.get().sharedSession());
+      Session shared = LanceRuntime.get().sharedSession().lance();
+      assertTrue(a.resident().baseDataset().lance().session().isSameAs(shared));
+      assertTrue(b.resident().baseDataset().lance().session().isSameAs(shared));
       try (LsmSnapshot snap = a.resident().snapshot(null)) {
-        assertTrue(snap.base().dataset().session().isSameAs(shared));
+        assertTrue(snap.base().dataset().lance().session().isSameAs(shared));
         int generations = 0;
         for (FreshShard s : snap.shards().values()) {
           for (var source : s.sources()) {
             if (source instanceof GenerationSource g) {
-              assertTrue(g.dataset().session().isSameAs(shared), "generations inherit the shared session");
+              assertTrue(g.dataset().lance().session().isSameAs(shared), "generations inherit the shared session");
               generations++;
             }
           }
@@ -62,19 +62,19 @@ class ResidentStoresTest extends StoreTest {
   void zeroCacheBytesGivesEachDatasetItsOwnSession() {
     try (ContextStore shared = ContextStore.open(options(dir, "s", "rollout"));
         ContextStore unshared = ContextStore.open(options(dir, "z", "rollout", "cache.bytes", "0"))) {
-      Session jvmSession = LanceRuntime.get().sharedSession();
-      assertNotNull(jvmSession, "the store with the default budget built the shared session");
-      assertTrue(shared.resident().baseDataset().session().isSameAs(jvmSession));
+      assertNotNull(LanceRuntime.get().sharedSession(), "the store with the default budget built the shared session");
+      Session jvmSession = LanceRuntime.get().sharedSession().lance();
+      assertTrue(shared.resident().baseDataset().lance().session().isSameAs(jvmSession));
       unshared.add(List.of(rec("id", "x")));
       unshared.seal();
       try (LsmSnapshot snap = unshared.resident().snapshot(null)) {
         List<Session> sessions = new ArrayList<>();
-        sessions.add(unshared.resident().baseDataset().session());
-        sessions.add(snap.base().dataset().session());
+        sessions.add(unshared.resident().baseDataset().lance().session());
+        sessions.add(snap.base().dataset().lance().session());
         for (FreshShard shard : snap.shards().values()) {
           for (var source : shard.sources()) {
             if (source instanceof GenerationSource g) {
-              sessions.add(g.dataset().session());
+              sessions.add(g.dataset().lance().session());
             }
           }
         }

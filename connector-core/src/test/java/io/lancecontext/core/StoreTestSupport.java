@@ -62,7 +62,7 @@ final class StoreTestSupport {
   static String diagnose(ContextStore store, String key) {
     StringBuilder sb = new StringBuilder();
     try (io.lancecontext.core.internal.read.LsmSnapshot snap = store.resident().snapshot(null)) {
-      org.lance.Dataset base = snap.base().dataset();
+      org.lance.Dataset base = snap.base().dataset().lance();
       sb.append("base v").append(base.version()).append(" rows with the key: ")
           .append(base.countRows(store.spec().key() + " = '" + key + "'"))
           .append(", fragments ").append(base.getFragments().size())

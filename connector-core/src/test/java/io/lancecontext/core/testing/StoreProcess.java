@@ -123,7 +123,7 @@ public final class StoreProcess {
         // a dataset handle per claim (lance-core reuses a handle's writer); neither is closed: closing a
         // writer that was fenced blocks in lance-core 7.0.0
         org.lance.Dataset ds = io.lancecontext.core.internal.session.StoreDatasets.open(path, config,
-            io.lancecontext.core.internal.session.LanceRuntime.get().allocator());
+            io.lancecontext.core.internal.session.LanceRuntime.get().allocator()).lance();
         ds.memWalWriter(shardId, new org.lance.memwal.ShardWriterConfig().withDurableWrite(true));
         System.err.println("claim " + claims + " took " + (System.nanoTime() - t) / 1_000_000 + " ms");
       } catch (RuntimeException e) {

@@ -15,6 +15,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * outlive the reader.
  */
 public final class BatchesReader extends ArrowReader {
+  private final Schema schema;
   private final List<VectorSchemaRoot> sources;
   private int next;
 
@@ -24,11 +25,25 @@ public final class BatchesReader extends ArrowReader {
 
   /** {@code sources}: at least one batch; all of the first one's schema. */
   public BatchesReader(List<VectorSchemaRoot> sources, BufferAllocator allocator) {
+    this(schemaOf(sources), sources, allocator);
+  }
+
+  private BatchesReader(Schema schema, List<VectorSchemaRoot> sources, BufferAllocator allocator) {
     super(allocator);
+    this.schema = schema;
+    this.sources = List.copyOf(sources);
+  }
+
+  /** A reader of no batches of {@code schema}. */
+  public static BatchesReader none(Schema schema, BufferAllocator allocator) {
+    return new BatchesReader(schema, List.of(), allocator);
+  }
+
+  private static Schema schemaOf(List<VectorSchemaRoot> sources) {
     if (sources.isEmpty()) {
       throw new IllegalArgumentException("no batches");
     }
-    this.sources = List.copyOf(sources);
+    return sources.get(0).getSchema();
   }
 
   @Override
@@ -53,6 +68,6 @@ public final class BatchesReader extends ArrowReader {
 
   @Override
   protected Schema readSchema() {
-    return sources.get(0).getSchema();
+    return schema;
   }
 }

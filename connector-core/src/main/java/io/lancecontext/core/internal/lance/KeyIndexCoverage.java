@@ -1,13 +1,10 @@
 package io.lancecontext.core.internal.lance;
 
 import io.lancecontext.core.schema.SchemaSpec;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.lance.Dataset;
-import org.lance.Fragment;
-import org.lance.FragmentMetadata;
 import org.lance.index.Index;
 
 /**
@@ -20,7 +17,7 @@ import org.lance.index.Index;
  * @param coveredIds ids of the fragments the index covers
  * @param rows live rows in the whole table
  */
-public record KeyIndexCoverage(boolean exists, List<FragmentMetadata> fragments, Set<Integer> coveredIds, long rows) {
+public record KeyIndexCoverage(boolean exists, List<LanceFragment> fragments, Set<Integer> coveredIds, long rows) {
   public KeyIndexCoverage {
     fragments = List.copyOf(fragments);
     coveredIds = Set.copyOf(coveredIds);
@@ -32,32 +29,32 @@ public record KeyIndexCoverage(boolean exists, List<FragmentMetadata> fragments,
   }
 
   /** Reads the coverage of {@code ds} (its index list and fragment list). */
-  public static KeyIndexCoverage of(Dataset ds, SchemaSpec spec) {
+  public static KeyIndexCoverage of(LanceDataset dataset, SchemaSpec spec) {
+    Dataset ds = dataset.lance();
     String name = indexName(spec);
     Optional<Index> index = LanceErrors.call("list the indexes of " + ds.uri(),
         () -> ds.getIndexes().stream().filter(i -> i.name().equals(name)).findFirst());
     Set<Integer> ids = index.flatMap(Index::fragments).map(Set::copyOf).orElse(Set.of());
-    List<FragmentMetadata> fragments = new ArrayList<>();
+    List<LanceFragment> fragments = dataset.fragments();
     long rows = 0;
-    for (Fragment f : ds.getFragments()) {
-      fragments.add(f.metadata());
-      rows += f.metadata().getNumRows();
+    for (LanceFragment f : fragments) {
+      rows += f.rows();
     }
     return new KeyIndexCoverage(index.isPresent(), fragments, ids, rows);
   }
 
   /** Ids of the fragments the index covers, in table order. */
   public List<Integer> covered() {
-    return fragments.stream().map(FragmentMetadata::getId).filter(coveredIds::contains).toList();
+    return fragments.stream().map(LanceFragment::id).filter(coveredIds::contains).toList();
   }
 
   /** The fragments the index does not cover (every fragment when there is no index), in table order. */
-  public List<FragmentMetadata> uncovered() {
-    return fragments.stream().filter(f -> !coveredIds.contains(f.getId())).toList();
+  public List<LanceFragment> uncovered() {
+    return fragments.stream().filter(f -> !coveredIds.contains(f.id())).toList();
   }
 
   /** Live rows in the fragments the index does not cover. */
   public long uncoveredRows() {
-    return uncovered().stream().mapToLong(FragmentMetadata::getNumRows).sum();
+    return uncovered().stream().mapToLong(LanceFragment::rows).sum();
   }
 }

@@ -18,6 +18,11 @@ public final class MergedWatermarks {
   public static final String INDEX_NAME = "__lance_mem_wal";
 
   /** Shard id → merged generation, for the dataset version the handle is at. */
+  public static Map<String, Long> read(LanceDataset base) {
+    return read(base.lance());
+  }
+
+  /** As {@link #read(LanceDataset)}, for a dataset opened with lance-core directly (tests, benchmarks). */
   public static Map<String, Long> read(Dataset base) {
     Map<String, Long> out = new HashMap<>();
     for (Index index : base.getIndexes()) {

@@ -1,9 +1,7 @@
 package io.lancecontext.core.internal.lance;
 
 import org.apache.arrow.vector.ipc.ArrowReader;
-import org.lance.Dataset;
 import org.lance.ipc.LanceScanner;
-import org.lance.ipc.ScanOptions;
 
 /** A Lance scanner and its batch reader, opened and closed together. */
 public final class ScanHandle implements AutoCloseable {
@@ -15,8 +13,9 @@ public final class ScanHandle implements AutoCloseable {
     this.reader = reader;
   }
 
-  public static ScanHandle open(Dataset dataset, ScanOptions options) {
-    LanceScanner scanner = dataset.newScan(options);
+  /** Opens a scan of {@code dataset}; see {@link LanceDataset#scan}. */
+  public static ScanHandle open(LanceDataset dataset, ScanRequest request) {
+    LanceScanner scanner = dataset.lance().newScan(request.options());
     try {
       return new ScanHandle(scanner, scanner.scanBatches());
     } catch (RuntimeException e) {

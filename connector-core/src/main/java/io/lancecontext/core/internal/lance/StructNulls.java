@@ -13,8 +13,6 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.StructVector;
-import org.lance.Dataset;
-import org.lance.ipc.ScanOptions;
 
 /**
  * Restores the nulls of top-level struct columns in batches read from the base table.
@@ -57,7 +55,7 @@ public final class StructNulls {
   }
 
   /** Sets null the struct slots of {@code batch} that are null in {@code dataset}; needs the key column. */
-  public static void repair(SchemaSpec spec, Dataset dataset, VectorSchemaRoot batch) {
+  public static void repair(SchemaSpec spec, LanceDataset dataset, VectorSchemaRoot batch) {
     for (ColumnSpec c : spec.columns()) {
       if (c.type() != ColumnType.STRUCT || !c.nullable() || !(batch.getVector(c.name()) instanceof StructVector sv)
           || sv.getNullCount() > 0 || batch.getRowCount() == 0) {
@@ -96,13 +94,12 @@ public final class StructNulls {
     return true;
   }
 
-  private static Set<String> nullStructKeys(SchemaSpec spec, Dataset dataset, String column, List<Object> keys) {
+  private static Set<String> nullStructKeys(SchemaSpec spec, LanceDataset dataset, String column, List<Object> keys) {
     Set<String> wanted = new HashSet<>();
     keys.forEach(k -> wanted.add((String) k));
     LanceSql.Rendered sql = LanceSql.renderSuperset(Predicate.and(Predicate.in(spec.key(), keys), Predicate.isNull(column)));
     Set<String> out = new HashSet<>();
-    ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key())).filter(sql.sql()).build();
-    try (ScanHandle scan = ScanHandle.open(dataset, options)) {
+    try (ScanHandle scan = dataset.scan(ScanRequest.of(List.of(spec.key())).filter(sql.sql()))) {
       while (scan.reader().loadNextBatch()) {
         VectorSchemaRoot b = scan.reader().getVectorSchemaRoot();
         VarCharVector key = (VarCharVector) b.getVector(spec.key());

@@ -2,12 +2,14 @@ package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.io.ReadLeases;
 import io.lancecontext.core.internal.io.StoreFiles;
-import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LogNames;
 import io.lancecontext.core.internal.lance.MergedWatermarks;
 import io.lancecontext.core.internal.lance.ShardLayout;
 import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
+import io.lancecontext.core.internal.lance.VersionCleanup;
+import io.lancecontext.core.internal.lance.VersionCleanup.TableVersion;
 import io.lancecontext.core.internal.lance.WalEntry;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.txn.Transactions;
@@ -30,11 +32,6 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.arrow.memory.BufferAllocator;
-import org.lance.Dataset;
-import org.lance.Version;
-import org.lance.cleanup.CleanupPolicy;
-import org.lance.cleanup.RemovalStats;
-import org.lance.index.Index;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +45,7 @@ import org.slf4j.LoggerFactory;
  *       {@code gc.grace} ago (base-table version timestamps);</li>
  *   <li>an old base-table version once the version that superseded it is {@code gc.grace} old (Lance's
  *       cleanup, below the first version whose successor is younger), but never a version an index
- *       still refers to;</li>
+ *       still refers to ({@link VersionCleanup});</li>
  *   <li>WAL entries at or below the replay position (sealed into a generation), old shard-manifest
  *       versions (the newest {@value #KEEP_MANIFESTS} always stay) and orphaned generation directories
  *       (unlisted, below a listed generation; an unlisted one above every listed one may be a flush in
@@ -91,9 +88,8 @@ final class GarbageCollector {
     int manifests = 0;
     long bytes = 0;
     long versions = 0;
-    try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
-      List<Version> history = new ArrayList<>(LanceErrors.call("list the base-table versions", base::listVersions));
-      history.sort(Comparator.comparingLong(Version::getId));
+    try (LanceDataset base = StoreDatasets.open(config.uri(), config, allocator)) {
+      List<TableVersion> history = VersionCleanup.history(base);
       Map<String, Long> collectable = watermarksAt(config, allocator, base, newestCommittedBy(history, cutoff));
       GcLedger ledger = GcLedger.read(files);
       Set<String> orphansSeen = new HashSet<>();
@@ -172,20 +168,11 @@ final class GarbageCollector {
       lease.ensureHeld();
       ledger.write(files);
 
-      long keepFrom = firstVersionToKeep(history, cutoff);
-      // lance-core 7.0.0 reads an index's metadata at the version the index was last written
-      // (Index.datasetVersion()); cleanup does not protect that version, and removing it makes every
-      // later compaction fail with "_versions/<v>.manifest was not found". Keep it.
-      for (Index index : base.getIndexes()) {
-        keepFrom = Math.min(keepFrom, index.datasetVersion());
-      }
-      if (!history.isEmpty() && keepFrom > history.get(0).getId()) {
-        CleanupPolicy policy = CleanupPolicy.builder().withBeforeVersion(keepFrom).build();
-        lease.ensureHeld();
-        RemovalStats removed = LanceErrors.call("clean up old base-table versions", () -> base.cleanupWithPolicy(policy));
-        versions = removed.getOldVersions();
-        bytes += removed.getBytesRemoved();
-      }
+      // never a version an index still refers to (VersionCleanup.removeBefore)
+      VersionCleanup.Removed removed = VersionCleanup.removeBefore(base, firstVersionToKeep(history, cutoff), history,
+          lease::ensureHeld);
+      versions = removed.versions();
+      bytes += removed.bytes();
     }
     return new GcResult(true, gens, wal, manifests, versions, bytes);
   }
@@ -202,28 +189,24 @@ final class GarbageCollector {
    * The first version to keep: every earlier version was superseded at least {@code gc.grace} ago (its
    * successor was committed at or before {@code cutoffMillis}). The latest version is always kept.
    */
-  static long firstVersionToKeep(List<Version> history, long cutoffMillis) {
+  static long firstVersionToKeep(List<TableVersion> history, long cutoffMillis) {
     for (int i = 0; i + 1 < history.size(); i++) {
-      if (millis(history.get(i + 1)) > cutoffMillis) {
-        return history.get(i).getId();
+      if (history.get(i + 1).committedAtMillis() > cutoffMillis) {
+        return history.get(i).id();
       }
     }
-    return history.isEmpty() ? 0 : history.get(history.size() - 1).getId();
+    return history.isEmpty() ? 0 : history.get(history.size() - 1).id();
   }
 
   /** The newest version committed at or before {@code cutoffMillis}, or -1 if none was. */
-  static long newestCommittedBy(List<Version> history, long cutoffMillis) {
+  static long newestCommittedBy(List<TableVersion> history, long cutoffMillis) {
     long newest = -1;
-    for (Version v : history) {
-      if (millis(v) <= cutoffMillis) {
-        newest = v.getId();
+    for (TableVersion v : history) {
+      if (v.committedAtMillis() <= cutoffMillis) {
+        newest = v.id();
       }
     }
     return newest;
-  }
-
-  private static long millis(Version v) {
-    return v.getDataTime().toInstant().toEpochMilli();
   }
 
   /**
@@ -385,7 +368,7 @@ final class GarbageCollector {
    * The merged watermarks of base version {@code version} (none when -1): generations at or below them
    * were merged by a commit at least {@code gc.grace} old.
    */
-  private static Map<String, Long> watermarksAt(StoreConfig config, BufferAllocator allocator, Dataset latest,
+  private static Map<String, Long> watermarksAt(StoreConfig config, BufferAllocator allocator, LanceDataset latest,
       long version) {
     if (version < 0) {
       return Map.of();
@@ -393,7 +376,7 @@ final class GarbageCollector {
     if (version == latest.version()) {
       return MergedWatermarks.read(latest);
     }
-    try (Dataset old = StoreDatasets.open(config.uri(), config, allocator, version)) {
+    try (LanceDataset old = StoreDatasets.open(config.uri(), config, allocator, version)) {
       return MergedWatermarks.read(old);
     }
   }

@@ -1,6 +1,7 @@
 package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.ShardLayout;
 import io.lancecontext.core.internal.lance.ShardManifest;
@@ -30,7 +31,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.BufferAllocator;
-import org.lance.Dataset;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -153,7 +153,7 @@ public final class Maintenance implements AutoCloseable {
         lastCompactNanos = now;
         BaseTable base = host.base();
         try {
-          if (base.dataset().getFragments().size() >= COMPACT_FRAGMENTS) {
+          if (base.dataset().fragments().size() >= COMPACT_FRAGMENTS) {
             compactLocked();
           }
         } finally {
@@ -247,8 +247,8 @@ public final class Maintenance implements AutoCloseable {
       return known;
     }
     String uri = config.uri() + "/" + ShardLayout.generationDir(shard, path);
-    try (Dataset generation = StoreDatasets.open(uri, config, host.allocator())) {
-      Instant made = generation.getVersion().getDataTime().toInstant();
+    try (LanceDataset generation = StoreDatasets.open(uri, config, host.allocator())) {
+      Instant made = generation.committedAt();
       generationMade.put(key, made);
       return made;
     } catch (RuntimeException e) {

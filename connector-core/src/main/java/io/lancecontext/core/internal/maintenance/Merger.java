@@ -1,17 +1,21 @@
 package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.BlobMaterializer;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceFragment;
 import io.lancecontext.core.internal.lance.LanceSql;
+import io.lancecontext.core.internal.lance.MergeCommits;
 import io.lancecontext.core.internal.lance.MergedWatermarks;
 import io.lancecontext.core.internal.lance.RowCopier;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.internal.lance.ShardLayout;
 import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.lance.WalEntry;
-import io.lancecontext.core.internal.read.BlobMaterializer;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.txn.PublishedPart;
 import io.lancecontext.core.internal.txn.Transactions;
@@ -31,8 +35,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.arrow.c.ArrowArrayStream;
-import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
@@ -42,25 +44,15 @@ import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.lance.Dataset;
-import org.lance.Fragment;
-import org.lance.FragmentMetadata;
-import org.lance.MetadataColumns;
-import org.lance.Transaction;
-import org.lance.operation.Update;
-import org.lance.ipc.ScanOptions;
-import org.lance.memwal.MergedGeneration;
-import org.lance.merge.MergeInsertParams;
-import org.lance.merge.MergeInsertResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Folds flushed generations into the base table: the generations above each shard's merged watermark,
  * deduplicated across all of them (the newest row of each key wins). With the key index, in two commits
- * whose cost follows the rows merged ({@link #replaceAndMark}): the merged keys' base rows are deleted and
- * the winning rows added in one commit, then the generations are marked merged; otherwise in one
- * merge-insert on the key that also marks them ({@link #mergeInsert}). A tombstone replaces its key's row
+ * whose cost follows the rows merged ({@link MergeCommits#replaceAndMark}): the merged keys' base rows are
+ * deleted and the winning rows added in one commit, then the generations are marked merged; otherwise in one
+ * merge-insert on the key that also marks them ({@link MergeCommits#mergeInsert}). A tombstone replaces its key's row
  * (reads hide base rows that are tombstones), so no reader ever sees a deleted key again; tombstone rows
  * are removed from the base later ({@link #purgeTombstones}), which hides nothing more. On a store without
  * capability {@code tombstones} the only tombstones are those of a replace's deletion parts: their keys' base
@@ -85,8 +77,8 @@ final class Merger {
   private Merger() {}
 
   /** A generation, or a published transaction part ({@code sequence} >= 0: every row reads as it). */
-  private record Input(String shardId, long generation, String path, Dataset dataset, long sequence) {
-    Input(String shardId, long generation, String path, Dataset dataset) {
+  private record Input(String shardId, long generation, String path, LanceDataset dataset, long sequence) {
+    Input(String shardId, long generation, String path, LanceDataset dataset) {
       this(shardId, generation, path, dataset, -1);
     }
   }
@@ -155,8 +147,8 @@ final class Merger {
     String uri = config.uri() + "/" + ShardLayout.generationDir(c.shardId(), c.path());
     long min = Long.MAX_VALUE;
     long max = Long.MIN_VALUE;
-    ScanOptions options = new ScanOptions.Builder().columns(List.of(SystemColumns.SEQUENCE)).build();
-    try (Dataset ds = StoreDatasets.open(uri, config, allocator); ScanHandle scan = ScanHandle.open(ds, options)) {
+    try (LanceDataset ds = StoreDatasets.open(uri, config, allocator);
+        ScanHandle scan = ds.scan(ScanRequest.of(List.of(SystemColumns.SEQUENCE)))) {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         BigIntVector seq = (BigIntVector) reader.getVectorSchemaRoot().getVector(SystemColumns.SEQUENCE);
@@ -195,7 +187,7 @@ final class Merger {
     long maxBytes = config.get(StoreOptions.MERGE_MAX_BYTES);
     int maxInputs = config.get(StoreOptions.MERGE_MAX_INPUTS);
     List<Input> inputs = new ArrayList<>();
-    try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
+    try (LanceDataset base = StoreDatasets.open(config.uri(), config, allocator)) {
       Map<String, Long> watermarks = MergedWatermarks.read(base);
       Map<String, Integer> perShard = new LinkedHashMap<>();
       long bytes = 0;
@@ -279,17 +271,17 @@ final class Merger {
       }
       Newest newest = newestRows(spec, inputs);
       Map<String, Long> winners = newest.winners();
-      List<MergedGeneration> marked = new ArrayList<>();
+      List<MergeCommits.Mark> marked = new ArrayList<>();
       Map<String, Long> txnMarks = new LinkedHashMap<>();
       for (Input in : inputs) {
         if (in.sequence() >= 0) {
           txnMarks.merge(in.shardId(), in.sequence(), Math::max);
         } else {
-          marked.add(new MergedGeneration(in.shardId(), in.generation()));
+          marked.add(new MergeCommits.Mark(in.shardId(), in.generation()));
         }
       }
-      txnMarks.forEach((shard, seq) -> marked.add(new MergedGeneration(shard, seq)));
-      MergeSource source = new MergeSource(spec, base.getSchema(), inputs, winners, allocator);
+      txnMarks.forEach((shard, seq) -> marked.add(new MergeCommits.Mark(shard, seq)));
+      MergeSource source = new MergeSource(spec, base.schema(), inputs, winners, allocator);
       long version;
       long tombstones = 0;
       // deletions on a store without tombstones delete base rows by key, which only the two-commit path does
@@ -301,10 +293,11 @@ final class Merger {
         for (int i : whole) {
           tombstones += newest.tombstones()[i];
         }
-        version = replaceAndMark(config, spec, base, source, winners.keySet(), marked, allocator, lease,
-            appendedFragments(files, inputs, whole));
+        version = MergeCommits.replaceAndMark(config, spec, base, source.hasInputs() ? source : null,
+            winners.keySet(), marked, appendedFragments(files, inputs, whole), allocator, lease::ensureHeld);
       } else {
-        version = mergeInsert(config, spec, base, source, marked, inputs.size(), allocator, lease);
+        version = MergeCommits.mergeInsert(config, spec, base, source, marked, inputs.size(), allocator,
+            lease::ensureHeld);
       }
       return new MergeResult(true, "merged", perShard, winners.size(), source.tombstones + tombstones, version,
           (System.nanoTime() - started) / 1_000_000, remaining);
@@ -317,14 +310,14 @@ final class Merger {
    * The published parts among {@code inputs} of at least {@code minRows} rows ({@code merge.append-min-rows})
    * whose every row wins the merge (no newer row of any of their keys in another input; a part holds one row
    * per key) and whose one data file the base table can take as it is: same Lance schema (field ids
-   * included) and file format, no deletions. Their rows reach the base as their own fragments (see
-   * {@link #appendedFragments}) instead of being read and written again: a Spark job's or a Flink
+   * included) and file format, no deletions ({@link MergeCommits#appendable}). Their rows reach the base as
+   * their own fragments (see {@link #appendedFragments}) instead of being read and written again: a Spark job's or a Flink
    * checkpoint's transaction costs a merge its key look-up and its commits, not a rewrite. Smaller parts are
    * rewritten with the other rows, so that small transactions do not leave a fragment each. The appended
    * rows keep the stamps they were staged with (none); the bucket's merged publish sequence (the transaction
    * watermark) is what writers seed above (StoreWrites.maxBaseSequence).
    */
-  private static List<Integer> wholeParts(Dataset base, List<Input> inputs, Newest newest, int minRows) {
+  private static List<Integer> wholeParts(LanceDataset base, List<Input> inputs, Newest newest, int minRows) {
     long[] wins = new long[inputs.size()];
     for (long w : newest.winners().values()) {
       wins[(int) (w >>> 32)]++;
@@ -332,173 +325,25 @@ final class Merger {
     List<Integer> whole = new ArrayList<>();
     for (int i = 0; i < inputs.size(); i++) {
       if (inputs.get(i).sequence() >= 0 && wins[i] == newest.rows()[i] && wins[i] >= minRows
-          && sameLayout(inputs.get(i).dataset(), base)) {
+          && MergeCommits.appendable(inputs.get(i).dataset(), base)) {
         whole.add(i);
       }
     }
     return whole;
   }
 
-  /** Whether {@code part}'s one fragment can become a fragment of {@code base} as it is. */
-  private static boolean sameLayout(Dataset part, Dataset base) {
-    List<Fragment> fragments = part.getFragments();
-    if (fragments.size() != 1) {
-      return false;
-    }
-    FragmentMetadata f = fragments.get(0).metadata();
-    if (f.getDeletionFile() != null || f.getNumDeletions() > 0
-        || f.getFiles().stream().anyMatch(d -> d.getBaseId().isPresent())) {
-      return false;
-    }
-    return part.getLanceFileFormatVersion().equals(base.getLanceFileFormatVersion())
-        && sameFields(part.getLanceSchema().fields(), base.getLanceSchema().fields());
-  }
-
-  private static boolean sameFields(List<org.lance.schema.LanceField> a, List<org.lance.schema.LanceField> b) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    for (int i = 0; i < a.size(); i++) {
-      org.lance.schema.LanceField x = a.get(i);
-      org.lance.schema.LanceField y = b.get(i);
-      if (x.getId() != y.getId() || x.getParentId() != y.getParentId() || !x.getName().equals(y.getName())
-          || x.isNullable() != y.isNullable() || !x.getType().equals(y.getType())
-          || !x.getMetadata().equals(y.getMetadata()) || !sameFields(x.getChildren(), y.getChildren())) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   /**
-   * The fragments of the {@code whole} parts, their data files placed in the base table's {@code data/}
-   * directory by {@link StoreFiles#copy} (a hard link locally, a server-side copy on S3; the part keeps its
-   * own until garbage collection removes the part). Id 0: the commit numbers new fragments.
+   * The fragments of the {@code whole} parts, their data files placed in the base table's data directory
+   * ({@link MergeCommits#appended}).
    */
-  private static List<FragmentMetadata> appendedFragments(StoreFiles files, List<Input> inputs, List<Integer> whole)
+  private static List<LanceFragment> appendedFragments(StoreFiles files, List<Input> inputs, List<Integer> whole)
       throws IOException {
-    List<FragmentMetadata> out = new ArrayList<>();
+    List<LanceFragment> out = new ArrayList<>();
     for (int i : whole) {
       Input in = inputs.get(i);
-      FragmentMetadata f = in.dataset().getFragments().get(0).metadata();
-      for (org.lance.fragment.DataFile d : f.getFiles()) {
-        files.copy(in.path() + "/" + DATA_DIR + d.getPath(), DATA_DIR + d.getPath());
-      }
-      out.add(new FragmentMetadata(0, f.getFiles(), f.getPhysicalRows(), null, null));
+      out.add(MergeCommits.appended(files, in.path(), in.dataset()));
     }
     return out;
-  }
-
-  /** Where a Lance dataset keeps its data files, relative to its root. */
-  private static final String DATA_DIR = "data/";
-
-  /**
-   * The merge as one lance-core merge-insert that also marks the generations merged (one commit). Its cost
-   * per matched key grows with the base (lance-core-7.md); used when the key index cannot find the matched
-   * rows ({@code index.key} = none, or a key that filter text cannot carry).
-   */
-  private static long mergeInsert(StoreConfig config, SchemaSpec spec, Dataset base, MergeSource source,
-      List<MergedGeneration> marked, int inputCount, BufferAllocator allocator, MaintenanceLock lease) {
-    // update unconditionally: generations reach the base in write order (a bucket's seals run one
-    // after another, a recovering writer seals the older lane first). A conditional update
-    // ("source._lc_seq > target._lc_seq") would be the safer rule, but lance-core 7.0.0 aborts the
-    // JVM evaluating it on a table with a blob column (it reads the target's blob descriptors)
-    MergeInsertParams params = new MergeInsertParams(List.of(spec.key())).withMatchedUpdateAll()
-        .withNotMatched(MergeInsertParams.WhenNotMatched.InsertAll).withConflictRetries(10)
-        .markGenerationsAsMerged(marked);
-    lease.ensureHeld();
-    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
-      Data.exportArrayStream(allocator, source, stream);
-      MergeInsertResult result = LanceErrors.call("merge " + inputCount + " generations into the base table",
-          () -> base.mergeInsert(params, stream));
-      return refreshed(result, spec, config);
-    }
-  }
-
-  /**
-   * The merge in two commits whose cost follows the rows merged, not the base (lance-core-7.md, "merges in
-   * two commits"): (1) one {@code Update} that deletes, by deletion vector, the base rows of every merged
-   * key (found through the key index) and adds the winning rows as new fragments; (2) an empty
-   * merge-insert that only marks the generations merged. Between the two the generations are still in
-   * the fresh tier, and reads exclude base rows of fresh keys, so a reader sees exactly what it saw before
-   * commit (1); after (2) it sees the same rows from the base. A crash between them leaves the generations
-   * unmerged: the next merge deletes the rows commit (1) added and adds the same rows again.
-   */
-  private static long replaceAndMark(StoreConfig config, SchemaSpec spec, Dataset base, MergeSource source,
-      java.util.Set<String> keys, List<MergedGeneration> marked, BufferAllocator allocator, MaintenanceLock lease,
-      List<FragmentMetadata> appended) throws IOException {
-    long readVersion = base.version();
-    long t0 = System.nanoTime();
-    Map<Integer, List<Integer>> doomed = KeyIndex.rowOffsets(base, spec, keys);
-    long t1 = System.nanoTime();
-    List<FragmentMetadata> written = new ArrayList<>();
-    if (source.hasInputs()) {
-      try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
-        Data.exportArrayStream(allocator, source, stream);
-        written.addAll(LanceErrors.call("write the merged rows as fragments",
-            () -> Fragment.write().datasetUri(config.uri()).allocator(allocator).data(stream)
-                .storageOptions(config.storageOptions()).execute()));
-      }
-    }
-    written.addAll(appended);
-    long t2 = System.nanoTime();
-    List<Long> removed = new ArrayList<>();
-    List<FragmentMetadata> updated = new ArrayList<>();
-    for (Map.Entry<Integer, List<Integer>> e : doomed.entrySet()) {
-      FragmentMetadata after = LanceErrors.call("delete the replaced rows of fragment " + e.getKey(),
-          () -> new Fragment(base, e.getKey()).deleteRows(e.getValue()));
-      if (after == null) {
-        removed.add((long) e.getKey());
-      } else {
-        updated.add(after);
-      }
-    }
-    long t3 = System.nanoTime();
-    Update update = Update.builder().removedFragmentIds(removed).updatedFragments(updated).newFragments(written)
-        .fieldsModified(new long[0]).build();
-    MergeInsertParams mark = new MergeInsertParams(List.of(spec.key())).withMatchedUpdateAll()
-        .withNotMatched(MergeInsertParams.WhenNotMatched.InsertAll).withConflictRetries(10)
-        .markGenerationsAsMerged(marked);
-    lease.ensureHeld();
-    try (Transaction txn = new Transaction(readVersion, update);
-        Dataset replaced = LanceErrors.call("commit the merged rows", () -> base.commitTransaction(txn))) {
-      long t4 = System.nanoTime();
-      // before the mark: its merge-insert reads the keys of every fragment the index does not cover (the parts
-      // appended whole: 0.5-0.8 s for 250,000 such rows), where the indexed ones cost nothing
-      if (KeyIndex.refreshIfStale(replaced, spec, config)) {
-        replaced.checkoutLatest();
-      }
-      long t4b = System.nanoTime();
-      lease.ensureHeld();
-      try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
-        Data.exportArrayStream(allocator, new MergeSource(spec, base.getSchema(), List.of(), Map.of(), allocator), stream);
-        MergeInsertResult result = LanceErrors.call("mark the merged generations", () -> replaced.mergeInsert(mark, stream));
-        long t5 = System.nanoTime();
-        // the mark writes no rows, so the key index refreshed before it is still current
-        long version;
-        try (Dataset after = result.dataset()) {
-          version = after.version();
-        }
-        if (LOG.isDebugEnabled()) {
-          LOG.debug("merge of {} keys ({} parts appended whole): look up {} base rows {} ms, write the rows {} ms, "
-              + "delete {} ms, commit {} ms, key index {} ms, mark merged {} ms", keys.size(), appended.size(),
-              doomed.values().stream().mapToInt(List::size).sum(),
-              (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000,
-              (t4b - t4) / 1_000_000, (t5 - t4b) / 1_000_000);
-        }
-        return version;
-      }
-    }
-  }
-
-  /** The version after a merge's last commit, once the key index is refreshed if it went stale. */
-  private static long refreshed(MergeInsertResult result, SchemaSpec spec, StoreConfig config) {
-    try (Dataset merged = result.dataset()) {
-      if (KeyIndex.refreshIfStale(merged, spec, config)) {
-        merged.checkoutLatest();
-      }
-      return merged.version();
-    }
   }
 
   /** Sets every row's write sequence to {@code sequence} (a transaction part's publish sequence), unless -1. */
@@ -552,7 +397,7 @@ final class Merger {
     if (!spec.has(Capability.TOMBSTONES)) {
       return 0;
     }
-    try (Dataset base = StoreDatasets.open(config.uri(), config, allocator)) {
+    try (LanceDataset base = StoreDatasets.open(config.uri(), config, allocator)) {
       String filter = SystemColumns.TOMBSTONE + " = true";
       long n = LanceErrors.call("count tombstone rows", () -> base.countRows(filter));
       if (n > 0) {
@@ -579,8 +424,7 @@ final class Merger {
       Map<String, Long> localSeq = new HashMap<>();
       List<String> columns = tombs ? List.of(spec.key(), SystemColumns.SEQUENCE, SystemColumns.TOMBSTONE)
           : List.of(spec.key(), SystemColumns.SEQUENCE);
-      ScanOptions options = new ScanOptions.Builder().columns(columns).build();
-      try (ScanHandle scan = ScanHandle.open(inputs.get(i).dataset(), options)) {
+      try (ScanHandle scan = inputs.get(i).dataset().scan(ScanRequest.of(columns))) {
         ArrowReader reader = scan.reader();
         long offset = 0;
         while (reader.loadNextBatch()) {
@@ -619,8 +463,8 @@ final class Merger {
    * Whether a generation or part has the tombstone column: every one of a store with capability
    * {@code tombstones}, and the deletion parts of a replace on any store ({@code internal.write.DeletionParts}).
    */
-  private static boolean hasTombstones(Dataset input) {
-    return input.getSchema().getFields().stream().anyMatch(f -> f.getName().equals(SystemColumns.TOMBSTONE));
+  private static boolean hasTombstones(LanceDataset input) {
+    return input.hasColumn(SystemColumns.TOMBSTONE);
   }
 
   /**
@@ -683,8 +527,7 @@ final class Merger {
               read = new ArrayList<>(columns);
               read.add(SystemColumns.TOMBSTONE);
             }
-            ScanOptions options = new ScanOptions.Builder().columns(read).withRowId(true).build();
-            scan = ScanHandle.open(inputs.get(input).dataset(), options);
+            scan = inputs.get(input).dataset().scan(ScanRequest.of(read).withRowId(true));
           }
           if (!scan.reader().loadNextBatch()) {
             closeInput();
@@ -692,7 +535,7 @@ final class Merger {
           }
           VectorSchemaRoot in = scan.reader().getVectorSchemaRoot();
           VarCharVector key = (VarCharVector) in.getVector(spec.key());
-          var rowIds = in.getVector(MetadataColumns.ROWID);
+          var rowIds = in.getVector(RowIds.ROW_ID);
           BitVector tomb = flagged ? (BitVector) in.getVector(SystemColumns.TOMBSTONE) : null;
           int[] rows = new int[in.getRowCount()];
           int count = 0;
@@ -713,8 +556,8 @@ final class Merger {
             continue;
           }
           List<String> withIds = new ArrayList<>(columns);
-          withIds.add(MetadataColumns.ROWID);
-          Dataset ds = inputs.get(input).dataset();
+          withIds.add(RowIds.ROW_ID);
+          LanceDataset ds = inputs.get(input).dataset();
           try (VectorSchemaRoot picked = stamped(RowCopier.copy(in, withIds, rows, count, allocator),
               inputs.get(input).sequence());
               VectorSchemaRoot out = BlobMaterializer.materialize(ds, spec, picked, columns, allocator);

@@ -3,9 +3,12 @@ package io.lancecontext.core.internal.read;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.lancecontext.core.internal.lance.KeyIndexCoverage;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceFragment;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
@@ -29,11 +32,6 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
-import org.lance.Dataset;
-import org.lance.FragmentMetadata;
-import org.lance.MetadataColumns;
-import org.lance.fragment.DeletionFile;
-import org.lance.ipc.ScanOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,10 +49,10 @@ import org.slf4j.LoggerFactory;
  * bound, else only those the index does not cover while they fit, else none. A hash collision costs a
  * read of the fragment, never a row.
  *
- * <p>A fragment's entry is named by its first data file (Lance never rewrites a data file; a compaction
- * writes new fragments) and its deletion file: the hashes are those of the rows live when they were read,
- * and a fragment with more deletions (a merge replaced some of its rows) is read again, so that a lookup
- * of an older version never misses a row deleted later. Thread-safe.
+ * <p>A fragment's entry is named by its first data file and its deletion file ({@link LanceFragment#identity}):
+ * the hashes are those of the rows live when they were read, and a fragment with more deletions (a merge
+ * replaced some of its rows) is read again, so that a lookup of an older version never misses a row deleted
+ * later. Thread-safe.
  */
 final class BaseKeyHashes implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BaseKeyHashes.class);
@@ -127,18 +125,18 @@ final class BaseKeyHashes implements AutoCloseable {
     long[] wanted = KeyHashSet.hashes(keys);
     List<Integer> read = new ArrayList<>();
     Map<Integer, String> missing = new HashMap<>();
-    for (FragmentMetadata f : coverage.fragments()) {
-      if (!every && coverage.coveredIds().contains(f.getId())) {
-        read.add(f.getId());
+    for (LanceFragment f : coverage.fragments()) {
+      if (!every && coverage.coveredIds().contains(f.id())) {
+        read.add(f.id());
         continue;
       }
-      String id = identity(f);
+      String id = f.identity();
       FragmentKeys known = byFragment.getIfPresent(id);
       if (known == null) {
-        read.add(f.getId());
-        missing.put(f.getId(), id);
+        read.add(f.id());
+        missing.put(f.id(), id);
       } else if (known.hashes().containsAny(wanted)) {
-        read.add(f.getId());
+        read.add(f.id());
       }
     }
     if (!missing.isEmpty()) {
@@ -163,18 +161,18 @@ final class BaseKeyHashes implements AutoCloseable {
     Set<Integer> wanted = fragmentIds == null ? null : Set.copyOf(fragmentIds);
     Map<Integer, Long> out = new HashMap<>();
     Map<Integer, String> missing = new HashMap<>();
-    for (FragmentMetadata f : coverage.fragments()) {
-      if ((wanted != null && !wanted.contains(f.getId())) || (!every && coverage.coveredIds().contains(f.getId()))) {
+    for (LanceFragment f : coverage.fragments()) {
+      if ((wanted != null && !wanted.contains(f.id())) || (!every && coverage.coveredIds().contains(f.id()))) {
         continue;
       }
-      String id = identity(f);
+      String id = f.identity();
       FragmentKeys known = byFragment.getIfPresent(id);
       if (known == null) {
-        if (f.getNumRows() >= MIN_ROWS_HASHED_FOR_COUNTS) {
-          missing.put(f.getId(), id);
+        if (f.rows() >= MIN_ROWS_HASHED_FOR_COUNTS) {
+          missing.put(f.id(), id);
         }
       } else if (freshKeys == null || !known.hashes().intersects(freshKeys)) {
-        out.put(f.getId(), known.records());
+        out.put(f.id(), known.records());
       }
     }
     if (!missing.isEmpty()) {
@@ -255,17 +253,11 @@ final class BaseKeyHashes implements AutoCloseable {
     byFragment.invalidateAll();
   }
 
-  /** What names a fragment's live rows: its first data file and its deletion file. */
-  private static String identity(FragmentMetadata f) {
-    DeletionFile d = f.getDeletionFile();
-    return f.getFiles().get(0).getPath() + (d == null ? "" : "#" + d.getReadVersion() + "-" + d.getId());
-  }
-
   /**
    * The sorted key hashes of each of {@code fragments} (every one, empty ones included) and its tombstone rows,
    * in one scan.
    */
-  private static Map<Integer, FragmentKeys> load(Dataset ds, SchemaSpec spec, Collection<Integer> fragments) {
+  private static Map<Integer, FragmentKeys> load(LanceDataset ds, SchemaSpec spec, Collection<Integer> fragments) {
     Map<Integer, long[]> grown = new HashMap<>();
     Map<Integer, Integer> counts = new HashMap<>();
     Map<Integer, Long> tombstones = new HashMap<>();
@@ -276,17 +268,16 @@ final class BaseKeyHashes implements AutoCloseable {
     }
     boolean flagged = spec.has(Capability.TOMBSTONES);
     List<String> columns = flagged ? List.of(spec.key(), SystemColumns.TOMBSTONE) : List.of(spec.key());
-    ScanOptions options = new ScanOptions.Builder().columns(columns).fragmentIds(new ArrayList<>(fragments))
-        .withRowAddress(true).build();
-    try (ScanHandle scan = ScanHandle.open(ds, options)) {
+    ScanRequest request = ScanRequest.of(columns).fragments(new ArrayList<>(fragments)).withRowAddress(true);
+    try (ScanHandle scan = ds.scan(request)) {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();
-        FieldVector addresses = in.getVector(MetadataColumns.ROWADDR);
+        FieldVector addresses = in.getVector(RowIds.ROW_ADDRESS);
         VarCharVector key = (VarCharVector) in.getVector(spec.key());
         BitVector tombstone = flagged ? (BitVector) in.getVector(SystemColumns.TOMBSTONE) : null;
         for (int r = 0; r < in.getRowCount(); r++) {
-          int f = (int) (RowIds.get(addresses, r) >>> 32);
+          int f = RowIds.fragmentOf(RowIds.get(addresses, r));
           if (tombstone != null && !tombstone.isNull(r) && tombstone.get(r) != 0) {
             tombstones.merge(f, 1L, Long::sum);
           }

@@ -1,8 +1,11 @@
 package io.lancecontext.core.internal.read;
 
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceFragment;
 import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.internal.lance.StructNulls;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.schema.Capability;
@@ -15,9 +18,6 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.lance.Dataset;
-import org.lance.FragmentMetadata;
-import org.lance.ipc.ScanOptions;
 
 /**
  * The base-table part of a scan: the rows of the base table (or of some of its fragments) whose key the
@@ -35,7 +35,7 @@ final class BaseScan implements AutoCloseable {
 
   private final ScanRules rules;
   private final ScanOutput output;
-  private final Dataset dataset;
+  private final LanceDataset dataset;
   private final List<Integer> fragments;
   private final Set<String> freshKeys;
   private final HashedKeys hashedFreshKeys;
@@ -69,7 +69,7 @@ final class BaseScan implements AutoCloseable {
       if (!countable.isEmpty()) {
         counted = countable.values().stream().mapToLong(Long::longValue).sum();
         List<Integer> all = read != null ? read : snapshot.base().keyIndexCoverage(rules.spec).fragments().stream()
-            .map(FragmentMetadata::getId).toList();
+            .map(LanceFragment::id).toList();
         read = all.stream().filter(f -> !countable.containsKey(f)).toList();
       }
     }
@@ -147,12 +147,12 @@ final class BaseScan implements AutoCloseable {
         cols.add(SystemColumns.TOMBSTONE);
       }
     }
-    ScanOptions.Builder b = new ScanOptions.Builder().columns(new ArrayList<>(cols)).withRowId(rules.hasBlobs());
+    ScanRequest b = ScanRequest.of(new ArrayList<>(cols)).withRowId(rules.hasBlobs());
     if (lanceFilter != null) {
       b.filter(lanceFilter);
     }
     if (fragments != null) {
-      b.fragmentIds(fragments);
+      b.fragments(fragments);
     }
     if (pushLimit) {
       if (rules.scan.hasLimit() && rules.scan.limit() > 0) {
@@ -162,7 +162,7 @@ final class BaseScan implements AutoCloseable {
         b.offset(rules.scan.offset());
       }
     }
-    scan = ScanHandle.open(dataset, b.build());
+    scan = dataset.scan(b);
   }
 
   private VectorSchemaRoot select(VectorSchemaRoot in) {

@@ -1,25 +1,25 @@
 package io.lancecontext.core.internal.read;
 
 import io.lancecontext.core.internal.lance.KeyIndexCoverage;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.MergedWatermarks;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import org.lance.Dataset;
 
 /**
  * One version of the base table, opened, with the merged watermark of every shard at that version.
  * Shared by the reads that use it; closed when the last of them releases it.
  */
 public final class BaseTable extends RefCounted {
-  private final Dataset dataset;
+  private final LanceDataset dataset;
   private final long version;
   private final Map<String, Long> watermarks;
   private final BaseKeyHashes keyHashes;
   private volatile KeyIndexCoverage coverage;
 
-  private BaseTable(Dataset dataset, Map<String, Long> watermarks, BaseKeyHashes keyHashes) {
+  private BaseTable(LanceDataset dataset, Map<String, Long> watermarks, BaseKeyHashes keyHashes) {
     this.dataset = dataset;
     this.keyHashes = keyHashes;
     this.version = dataset.version();
@@ -27,7 +27,7 @@ public final class BaseTable extends RefCounted {
   }
 
   /** Takes ownership of {@code dataset} (closed if its watermarks cannot be read); no key hashes. */
-  public static BaseTable of(Dataset dataset) {
+  public static BaseTable of(LanceDataset dataset) {
     return of(dataset, null);
   }
 
@@ -35,7 +35,7 @@ public final class BaseTable extends RefCounted {
    * Takes ownership of {@code dataset} (closed if its watermarks cannot be read); {@code keyHashes} (the
    * store's, or null) prune the fragments lookups by key read.
    */
-  static BaseTable of(Dataset dataset, BaseKeyHashes keyHashes) {
+  static BaseTable of(LanceDataset dataset, BaseKeyHashes keyHashes) {
     try {
       return new BaseTable(dataset, MergedWatermarks.read(dataset), keyHashes);
     } catch (RuntimeException e) {
@@ -44,7 +44,7 @@ public final class BaseTable extends RefCounted {
     }
   }
 
-  public Dataset dataset() {
+  public LanceDataset dataset() {
     return dataset;
   }
 

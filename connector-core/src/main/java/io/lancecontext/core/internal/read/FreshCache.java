@@ -4,8 +4,11 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceFragment;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.internal.lance.ShardLayout;
 import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
@@ -30,8 +33,6 @@ import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
-import org.lance.Dataset;
-import org.lance.ipc.ScanOptions;
 
 /**
  * Builds shard views of the fresh tier from what is on disk, reusing what it loaded before: a flushed
@@ -467,11 +468,11 @@ public final class FreshCache implements AutoCloseable {
   /** A generation, or with {@code part} a transaction part whose rows all read as its publish sequence. */
   private GenerationSource loadDataset(String shardId, String uri, long generation, String path,
       io.lancecontext.core.internal.txn.PublishedPart part) {
-    Dataset ds = StoreDatasets.open(uri, config, allocator);
+    LanceDataset ds = StoreDatasets.open(uri, config, allocator);
     try {
       List<String> columns = new ArrayList<>();
       columns.add(spec.key());
-      boolean hasTombstones = ds.getSchema().getFields().stream().anyMatch(f -> f.getName().equals(SystemColumns.TOMBSTONE));
+      boolean hasTombstones = ds.hasColumn(SystemColumns.TOMBSTONE);
       if (hasTombstones) {
         columns.add(SystemColumns.TOMBSTONE);
       }
@@ -479,16 +480,15 @@ public final class FreshCache implements AutoCloseable {
         columns.add(SystemColumns.SEQUENCE);  // a part's rows all read as its publish sequence
       }
       long physical = 0;
-      for (org.lance.Fragment f : ds.getFragments()) {
-        physical += f.metadata().getPhysicalRows();
+      for (LanceFragment f : ds.fragments()) {
+        physical += f.physicalRows();
       }
       int capacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(16, physical));
       String[] keys = new String[capacity];
       boolean[] t = hasTombstones ? new boolean[capacity] : null;
       long[] q = new long[capacity];
       int n = 0;
-      ScanOptions options = new ScanOptions.Builder().columns(columns).build();
-      try (ScanHandle scan = ScanHandle.open(ds, options)) {
+      try (ScanHandle scan = ds.scan(ScanRequest.of(columns))) {
         ArrowReader reader = scan.reader();
         while (reader.loadNextBatch()) {
           VectorSchemaRoot batch = reader.getVectorSchemaRoot();

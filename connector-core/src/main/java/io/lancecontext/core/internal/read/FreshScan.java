@@ -3,6 +3,7 @@ package io.lancecontext.core.internal.read;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -13,8 +14,6 @@ import java.util.function.IntUnaryOperator;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.lance.MetadataColumns;
-import org.lance.ipc.ScanOptions;
 
 /**
  * The fresh-tier part of a scan over the shard views a snapshot holds: every row that is the newest of
@@ -151,11 +150,11 @@ final class FreshScan implements AutoCloseable {
       Set<String> cols = new LinkedHashSet<>(rules.columns);
       cols.add(rules.spec.key());
       cols.addAll(Predicates.topLevelColumns(rules.freshFilter));
-      genScan = ScanHandle.open(g.dataset(), new ScanOptions.Builder().columns(new ArrayList<>(cols)).withRowId(true).build());
+      genScan = g.dataset().scan(ScanRequest.of(new ArrayList<>(cols)).withRowId(true));
     }
     while (genScan.reader().loadNextBatch()) {
       VectorSchemaRoot in = genScan.reader().getVectorSchemaRoot();
-      var rowIds = in.getVector(MetadataColumns.ROWID);
+      var rowIds = in.getVector(RowIds.ROW_ID);
       int[] rows = new int[in.getRowCount()];
       // a generation is one batch; a row's place in it is its row id's offset, and its key the one loaded
       // for that offset (no decoding, its hash already computed)

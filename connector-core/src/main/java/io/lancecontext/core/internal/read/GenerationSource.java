@@ -1,6 +1,6 @@
 package io.lancecontext.core.internal.read;
 
-import org.lance.Dataset;
+import io.lancecontext.core.internal.lance.LanceDataset;
 
 /**
  * A flushed, not yet merged generation, or a published, not yet merged part of a transaction
@@ -10,7 +10,7 @@ import org.lance.Dataset;
 public final class GenerationSource extends FreshSource {
   private final long generation;
   private final String path;
-  private final Dataset dataset;
+  private final LanceDataset dataset;
   private final String[] keys;
   private final long[] sequences;
   private final boolean[] tombstones;
@@ -19,12 +19,12 @@ public final class GenerationSource extends FreshSource {
   private final java.util.Map<String, Integer> firstRows;
   private final long maxSequence;
 
-  GenerationSource(String shardId, long generation, String path, Dataset dataset, String[] keys, long[] sequences,
+  GenerationSource(String shardId, long generation, String path, LanceDataset dataset, String[] keys, long[] sequences,
       boolean[] tombstones) {
     this(shardId, generation, path, dataset, keys, sequences, tombstones, null);
   }
 
-  GenerationSource(String shardId, long generation, String path, Dataset dataset, String[] keys, long[] sequences,
+  GenerationSource(String shardId, long generation, String path, LanceDataset dataset, String[] keys, long[] sequences,
       boolean[] tombstones, io.lancecontext.core.internal.txn.PublishedPart part) {
     super(shardId);
     this.part = part;
@@ -81,7 +81,7 @@ public final class GenerationSource extends FreshSource {
     return path;
   }
 
-  public Dataset dataset() {
+  public LanceDataset dataset() {
     return dataset;
   }
 

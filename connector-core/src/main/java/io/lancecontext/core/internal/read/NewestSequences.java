@@ -3,6 +3,7 @@ package io.lancecontext.core.internal.read;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +17,6 @@ import java.util.Set;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.lance.ipc.ScanOptions;
 
 /**
  * The write sequence of each key's newest row in a snapshot, tombstones included: a fresh winner's (a
@@ -69,11 +69,11 @@ public final class NewestSequences {
 
   private static void scan(SchemaSpec spec, LsmSnapshot snapshot, String filter, Set<String> wanted,
       Map<String, Long> out) {
-    ScanOptions.Builder options = new ScanOptions.Builder().columns(List.of(spec.key(), SystemColumns.SEQUENCE));
+    ScanRequest request = ScanRequest.of(List.of(spec.key(), SystemColumns.SEQUENCE));
     if (filter != null) {
-      options.filter(filter);
+      request.filter(filter);
     }
-    try (ScanHandle scan = ScanHandle.open(snapshot.base().dataset(), options.build())) {
+    try (ScanHandle scan = snapshot.base().dataset().scan(request)) {
       while (scan.reader().loadNextBatch()) {
         VectorSchemaRoot b = scan.reader().getVectorSchemaRoot();
         VarCharVector key = (VarCharVector) b.getVector(spec.key());

@@ -3,11 +3,14 @@ package io.lancecontext.core.internal.read;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.internal.codec.Text;
+import io.lancecontext.core.internal.lance.BlobMaterializer;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.RowCopier;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.internal.lance.StructNulls;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.schema.Capability;
@@ -25,9 +28,6 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
-import org.lance.Dataset;
-import org.lance.MetadataColumns;
-import org.lance.ipc.ScanOptions;
 
 /**
  * Looks keys up in an {@link LsmSnapshot}: the fresh tier first (an in-memory index of every key's
@@ -225,18 +225,18 @@ public final class PointLookup {
     }
     Predicate filter = Predicate.and(Predicate.in(spec.key(), new ArrayList<>(keys)), Predicates.notTombstone(spec), visible);
     LanceSql.Rendered sql = LanceSql.renderSuperset(filter);
-    Dataset dataset = snapshot.base().dataset();
+    LanceDataset dataset = snapshot.base().dataset();
     List<Long> rowIds = new ArrayList<>();
     List<String> rowKeys = new ArrayList<>();
-    ScanOptions.Builder find = new ScanOptions.Builder().columns(List.of(spec.key())).filter(sql.sql()).withRowId(true);
+    ScanRequest find = ScanRequest.of(List.of(spec.key())).filter(sql.sql()).withRowId(true);
     if (fragments != null) {
-      find.fragmentIds(fragments);
+      find.fragments(fragments);
     }
-    try (ScanHandle scan = ScanHandle.open(dataset, find.build())) {
+    try (ScanHandle scan = dataset.scan(find)) {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();
-        FieldVector ids = in.getVector(MetadataColumns.ROWID);
+        FieldVector ids = in.getVector(RowIds.ROW_ID);
         VarCharVector key = (VarCharVector) in.getVector(spec.key());
         for (int r = 0; r < in.getRowCount(); r++) {
           rowIds.add(RowIds.get(ids, r));

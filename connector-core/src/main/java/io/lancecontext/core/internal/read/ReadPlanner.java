@@ -1,5 +1,6 @@
 package io.lancecontext.core.internal.read;
 
+import io.lancecontext.core.internal.lance.LanceFragment;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
@@ -7,8 +8,6 @@ import io.lancecontext.core.read.ScanSpec;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import org.lance.Fragment;
-import org.lance.fragment.DataFile;
 
 /**
  * Splits a read of one live snapshot into a {@link ReadPlan}: groups of base fragments of about equal
@@ -28,8 +27,8 @@ public final class ReadPlanner {
       throw new IllegalArgumentException("maxSplits must be positive: " + maxSplits);
     }
     ReadSplit.Snapshot pinned = snapshot.pin();
-    List<Fragment> fragments = snapshot.base().dataset().getFragments();
-    long baseRows = fragments.stream().mapToLong(f -> f.metadata().getNumRows()).sum();
+    List<LanceFragment> fragments = snapshot.base().dataset().fragments();
+    long baseRows = fragments.stream().mapToLong(LanceFragment::rows).sum();
 
     List<BucketSize> fresh = freshSizes(snapshot, buckets);
     long freshRows = fresh.stream().mapToLong(BucketSize::rows).sum();
@@ -49,7 +48,7 @@ public final class ReadPlanner {
     return new ReadPlan(splits, estimates);
   }
 
-  private static void planBase(StoreConfig config, ReadSplit.Snapshot pinned, ScanSpec scan, List<Fragment> fragments,
+  private static void planBase(StoreConfig config, ReadSplit.Snapshot pinned, ScanSpec scan, List<LanceFragment> fragments,
       long total, int groups, List<ReadSplit> splits, List<ReadPlan.Estimate> estimates) {
     if (groups == 0) {
       return;
@@ -59,9 +58,9 @@ public final class ReadPlanner {
     long rows = 0;
     long bytes = 0;
     for (int i = 0; i < fragments.size(); i++) {
-      Fragment f = fragments.get(i);
-      group.add(f.getId());
-      rows += f.metadata().getNumRows();
+      LanceFragment f = fragments.get(i);
+      group.add(f.id());
+      rows += f.rows();
       bytes += dataBytes(f);
       if (rows >= perGroup || i == fragments.size() - 1) {
         splits.add(new ReadSplit(config, pinned, scan, ReadSplit.Part.BASE, group, null));
@@ -74,14 +73,10 @@ public final class ReadPlanner {
   }
 
   /** Bytes of a fragment's data files as its metadata records them, deletions pro rata. */
-  static long dataBytes(Fragment f) {
-    long bytes = 0;
-    for (DataFile file : f.metadata().getFiles()) {
-      Long size = file.getFileSizeBytes();
-      bytes += size == null ? 0 : size;
-    }
-    long physical = f.metadata().getPhysicalRows();
-    return physical <= 0 ? bytes : Math.round((double) bytes * f.metadata().getNumRows() / physical);
+  static long dataBytes(LanceFragment f) {
+    long bytes = f.fileBytes();
+    long physical = f.physicalRows();
+    return physical <= 0 ? bytes : Math.round((double) bytes * f.rows() / physical);
   }
 
   private record BucketSize(List<String> shards, long rows, long bytes) {}
@@ -151,7 +146,7 @@ public final class ReadPlanner {
   private static long rowBytes(FreshSource s) {
     if (s instanceof GenerationSource g) {
       long bytes = 0;
-      for (Fragment f : g.dataset().getFragments()) {
+      for (LanceFragment f : g.dataset().fragments()) {
         bytes += dataBytes(f);
       }
       return bytes;

@@ -1,12 +1,13 @@
 package io.lancecontext.core.internal.read;
 
+import io.lancecontext.core.internal.lance.BlobMaterializer;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.RowCopier;
+import io.lancecontext.core.internal.lance.RowIds;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.lance.Dataset;
-import org.lance.MetadataColumns;
 
 /**
  * The output side of a scan: projection to the output columns, blob materialisation, and the offset and
@@ -43,7 +44,7 @@ final class ScanOutput {
    * batch is the scan's own (a Lance reader's), not a cached WAL batch, so whole batches may be moved
    * instead of copied. Null when nothing is left.
    */
-  VectorSchemaRoot emit(VectorSchemaRoot in, int[] rows, int count, Dataset blobSource, boolean transferable) {
+  VectorSchemaRoot emit(VectorSchemaRoot in, int[] rows, int count, LanceDataset blobSource, boolean transferable) {
     int start = 0;
     if (toSkip > 0) {
       int skip = (int) Math.min(toSkip, count);
@@ -62,7 +63,7 @@ final class ScanOutput {
     boolean blobs = blobSource != null && rules.hasBlobs();
     List<String> copyColumns = new ArrayList<>(rules.columns);
     if (blobs) {
-      copyColumns.add(MetadataColumns.ROWID);
+      copyColumns.add(RowIds.ROW_ID);
     }
     boolean everything = start == 0 && take == in.getRowCount() && isIdentity(rows, take);
     VectorSchemaRoot picked = everything && transferable

@@ -4,6 +4,7 @@ import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.nio.charset.StandardCharsets;
@@ -14,8 +15,6 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
-import org.lance.MetadataColumns;
-import org.lance.ipc.ScanOptions;
 
 /**
  * The keys that live records supersede ({@code supersession} capability): the {@code supersedes}
@@ -31,8 +30,8 @@ final class SupersededKeys {
     Set<String> out = new HashSet<>();
     Set<String> fresh = snapshot.freshKeys();
     String filter = LanceSql.render(Predicate.and(Predicate.isNotNull(COLUMN), Predicates.notTombstone(spec))).orElseThrow();
-    ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), COLUMN)).filter(filter).build();
-    try (ScanHandle scan = ScanHandle.open(snapshot.base().dataset(), options)) {
+    ScanRequest request = ScanRequest.of(List.of(spec.key(), COLUMN)).filter(filter);
+    try (ScanHandle scan = snapshot.base().dataset().scan(request)) {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
         VectorSchemaRoot b = reader.getVectorSchemaRoot();
@@ -72,15 +71,15 @@ final class SupersededKeys {
         }
       } else {
         GenerationSource g = (GenerationSource) source;
-        ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key(), COLUMN)).withRowId(true)
-            .filter(LanceSql.column(COLUMN) + " IS NOT NULL").build();
-        try (ScanHandle scan = ScanHandle.open(g.dataset(), options)) {
+        ScanRequest request = ScanRequest.of(List.of(spec.key(), COLUMN)).withRowId(true)
+            .filter(LanceSql.column(COLUMN) + " IS NOT NULL");
+        try (ScanHandle scan = g.dataset().scan(request)) {
           ArrowReader reader = scan.reader();
           while (reader.loadNextBatch()) {
             VectorSchemaRoot batch = reader.getVectorSchemaRoot();
             VarCharVector key = (VarCharVector) batch.getVector(spec.key());
             VarCharVector sup = (VarCharVector) batch.getVector(COLUMN);
-            var rowIds = batch.getVector(MetadataColumns.ROWID);
+            var rowIds = batch.getVector(RowIds.ROW_ID);
             for (int r = 0; r < batch.getRowCount(); r++) {
               LsmSnapshot.Winner win = snapshot.winner(new String(key.get(r), StandardCharsets.UTF_8));
               long offset = RowIds.get(rowIds, r);

@@ -1,17 +1,17 @@
 package io.lancecontext.core.internal.session;
 
+import io.lancecontext.core.internal.lance.LanceSession;
 import io.lancecontext.core.options.StoreConfig;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BiFunction;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.lance.Session;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Process-wide Lance resources: one Arrow root allocator and one bounded Lance {@link Session} shared by
+ * Process-wide Lance resources: one Arrow root allocator and one bounded Lance session ({@link LanceSession}) shared by
  * every store, generation and maintenance task of this JVM, so that a worker's cache memory is capped
  * by one budget however many stores it touches ({@link CacheBudget}). Thread-safe; built lazily.
  */
@@ -25,9 +25,9 @@ public final class LanceRuntime {
     t.setDaemon(true);
     return t;
   });
-  private volatile Session session;
+  private volatile LanceSession session;
   private volatile CacheBudget sessionBudget;
-  private volatile BiFunction<StoreConfig, String, Session> sessionOverride;
+  private volatile BiFunction<StoreConfig, String, LanceSession> sessionOverride;
 
   private LanceRuntime() {
     try {
@@ -52,13 +52,13 @@ public final class LanceRuntime {
    * session is sized by the first store that asks; later stores asking for another budget share it
    * anyway, with a warning.
    */
-  public Session sessionFor(StoreConfig config) {
+  public LanceSession sessionFor(StoreConfig config) {
     return sessionFor(config, config.uri());
   }
 
   /** {@link #sessionFor(StoreConfig)} for the dataset at {@code datasetUri} of that store (its base or a generation). */
-  public Session sessionFor(StoreConfig config, String datasetUri) {
-    BiFunction<StoreConfig, String, Session> override = sessionOverride;
+  public LanceSession sessionFor(StoreConfig config, String datasetUri) {
+    BiFunction<StoreConfig, String, LanceSession> override = sessionOverride;
     if (override != null) {
       return override.apply(config, datasetUri);
     }
@@ -66,13 +66,12 @@ public final class LanceRuntime {
     if (!budget.shared()) {
       return null;
     }
-    Session s = session;
+    LanceSession s = session;
     if (s == null) {
       synchronized (this) {
         s = session;
         if (s == null) {
-          s = Session.builder().indexCacheSizeBytes(budget.indexCacheBytes())
-              .metadataCacheSizeBytes(budget.metadataCacheBytes()).build();
+          s = LanceSession.create(budget.indexCacheBytes(), budget.metadataCacheBytes());
           sessionBudget = budget;
           session = s;
           LOG.info("Shared Lance session: {} bytes ({} index + {} metadata), from {}", budget.bytes(),
@@ -97,7 +96,7 @@ public final class LanceRuntime {
    * caller owns and closes the sessions it returns; they are not bounded by {@code cache.bytes}.
    * {@code null} restores the shared session. Not for production use.
    */
-  public void overrideSessions(BiFunction<StoreConfig, String, Session> chooser) {
+  public void overrideSessions(BiFunction<StoreConfig, String, LanceSession> chooser) {
     sessionOverride = chooser;
   }
 
@@ -107,7 +106,7 @@ public final class LanceRuntime {
   }
 
   /** The shared session, if one was built. */
-  public Session sharedSession() {
+  public LanceSession sharedSession() {
     return session;
   }
 
@@ -121,7 +120,7 @@ public final class LanceRuntime {
    * answer, so the cost grows with the cache: {@link #sessionSizeBytesRecent()} is for frequent callers.
    */
   public long sessionSizeBytes() {
-    Session s = session;
+    LanceSession s = session;
     long size = s == null ? 0 : s.sizeBytes();
     sizeMeasuredAt = System.nanoTime();
     lastSize = size;

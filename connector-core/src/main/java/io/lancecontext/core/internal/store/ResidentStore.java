@@ -5,6 +5,7 @@ import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.MemWalEnvironment;
 import io.lancecontext.core.internal.maintenance.Maintenance;
@@ -39,7 +40,6 @@ import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.lance.Dataset;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,7 +57,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   private final BufferAllocator allocator;
   private final int shards;
   private final BucketWriter[] writers;
-  private final Dataset writerBase;
+  private final LanceDataset writerBase;
   private final Snapshots reads;
   private final RecordCodec codec;
   private final StoreWrites writes;
@@ -86,7 +86,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     this.spec = opened.spec();
     this.shards = opened.shards();
     this.storeId = opened.storeId();
-    this.datasetSchema = writerBase.getSchema();
+    this.datasetSchema = writerBase.schema();
     if (!datasetSchema.getFields().equals(spec.toArrowSchema().getFields())) {
       throw new SchemaException("the dataset schema at " + config.uri() + " does not match its stored spec");
     }
@@ -124,7 +124,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   }
 
   @Override
-  public Dataset baseDataset() {
+  public LanceDataset baseDataset() {
     return writerBase;
   }
 
@@ -273,7 +273,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
 
   private StoreStats statsNow(int residentStores, int openWriters) {
     try (LsmSnapshot snap = snapshot(null)) {
-      Dataset ds = snap.base().dataset();
+      LanceDataset ds = snap.base().dataset();
       List<StoreStats.Shard> perShard = new ArrayList<>();
       int unmerged = 0;
       for (BucketWriter w : writers) {
@@ -295,7 +295,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
       }
       long bytes = bytesOnDisk();
       FreshCache.Footprint cache = reads.freshCache().footprint();
-      return new StoreStats(config.uri(), ds.version(), ds.countRows(), ds.getFragments().size(), snap.freshRows(),
+      return new StoreStats(config.uri(), ds.version(), ds.countRows(), ds.fragments().size(), snap.freshRows(),
           unmerged, perShard, bytes, maintenance.counters(), LanceRuntime.get().sessionSizeBytesRecent(), residentStores,
           openWriters, new StoreStats.FreshCache(cache.bytes(), config.get(StoreOptions.FRESH_CACHE_BYTES), cache.entries(),
           cache.evictions()), reads.keyHashes());

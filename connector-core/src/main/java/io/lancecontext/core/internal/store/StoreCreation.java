@@ -5,8 +5,9 @@ import io.lancecontext.core.error.OperationInterruptedException;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.error.StoreNotFoundException;
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.KeyIndex;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
-import io.lancecontext.core.internal.maintenance.KeyIndex;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
@@ -16,8 +17,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.apache.arrow.memory.BufferAllocator;
-import org.lance.Dataset;
-import org.lance.memwal.InitializeMemWalParams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +39,7 @@ final class StoreCreation {
   private static final int HALF_CREATED_RETRIES = 50;
 
   /** {@code storeId} is null for a store created before stores had ids. */
-  record Opened(Dataset dataset, SchemaSpec spec, int shards, boolean created, String storeId) {}
+  record Opened(LanceDataset dataset, SchemaSpec spec, int shards, boolean created, String storeId) {}
 
   private StoreCreation() {}
 
@@ -54,14 +53,14 @@ final class StoreCreation {
             + "' to a preset or a schema spec to create one)", null);
       }
       String id = UUID.randomUUID().toString();
-      Dataset created = create(config, requested.get(), allocator, files, id);
+      LanceDataset created = create(config, requested.get(), allocator, files, id);
       if (created != null) {
         return new Opened(created, requested.get(), config.shards(), true, id);
       }
       // somebody else created it first: open theirs below
     }
     for (int attempt = 0; ; attempt++) {
-      Dataset ds = StoreDatasets.open(uri, config, allocator);
+      LanceDataset ds = StoreDatasets.open(uri, config, allocator);
       try {
         Opened o = check(config, ds);
         if (o != null) {
@@ -81,9 +80,9 @@ final class StoreCreation {
   }
 
   /** Null when the store is still being created by another process. */
-  private static Opened check(StoreConfig config, Dataset ds) {
+  private static Opened check(StoreConfig config, LanceDataset ds) {
     String uri = config.uri();
-    Optional<SchemaSpec> stored = SchemaSpec.fromArrowSchema(ds.getSchema());
+    Optional<SchemaSpec> stored = SchemaSpec.fromArrowSchema(ds.schema());
     if (stored.isEmpty()) {
       throw new SchemaException("the Lance dataset at " + uri + " is not a lancecontext store (its schema carries no "
           + "lancecontext spec)");
@@ -94,9 +93,9 @@ final class StoreCreation {
           + StoreOptions.SCHEMA.key() + "' to use the stored one. Stored: " + stored.get().toJson() + " Requested: "
           + requested.get().toJson());
     }
-    Map<String, String> cfg = ds.getConfig();
+    Map<String, String> cfg = ds.config();
     String shards = cfg.get(SHARDS_CONFIG);
-    if (shards == null || ds.memWalIndexDetails().isEmpty()) {
+    if (shards == null || !ds.hasMemWal()) {
       return null;
     }
     int n = Integer.parseInt(shards);
@@ -116,12 +115,12 @@ final class StoreCreation {
         .map(b -> new String(b, StandardCharsets.UTF_8)).orElse(null);
   }
 
-  private static Dataset create(StoreConfig config, SchemaSpec spec, BufferAllocator allocator, StoreFiles files,
+  private static LanceDataset create(StoreConfig config, SchemaSpec spec, BufferAllocator allocator, StoreFiles files,
       String id) {
     io.lancecontext.core.internal.lance.StructNulls.checkStorable(spec);
-    Dataset ds;
+    LanceDataset ds;
     try {
-      ds = StoreDatasets.create(config.uri(), spec.toArrowSchema(), config, allocator);
+      ds = LanceDataset.create(config.uri(), spec.toArrowSchema(), config, allocator);
     } catch (RuntimeException e) {
       if (String.valueOf(e.getMessage()).toLowerCase().contains("already exists")) {
         return null;
@@ -133,7 +132,7 @@ final class StoreCreation {
       LanceErrors.run("write the store id", () -> files.overwrite(STORE_ID, id.getBytes(StandardCharsets.UTF_8)));
       ds.updateConfig(Map.of(SHARDS_CONFIG, Integer.toString(config.shards())));
       KeyIndex.ensure(ds, spec, config, false);
-      ds.initializeMemWal(new InitializeMemWalParams().withUnsharded());
+      ds.initializeMemWal();
       LOG.info("Created store {} ({} shards, spec {})", config.uri(), config.shards(),
           spec.preset().orElse("custom"));
     } catch (RuntimeException e) {

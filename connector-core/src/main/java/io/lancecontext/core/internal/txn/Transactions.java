@@ -1,8 +1,9 @@
 package io.lancecontext.core.internal.txn;
 
 import io.lancecontext.core.internal.io.StoreFiles;
-import io.lancecontext.core.internal.lance.BatchesReader;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.WriteSummary;
 import java.io.IOException;
@@ -12,12 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.arrow.c.ArrowArrayStream;
-import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.lance.Dataset;
-import org.lance.WriteParams;
 
 /**
  * The transactions of one store as this JVM sees them: staged parts are written here, and the records
@@ -300,18 +297,7 @@ public final class Transactions {
    */
   public void writePart(String txid, int bucket, String name, List<VectorSchemaRoot> batches) {
     String uri = config.uri() + "/" + TxnIds.partDir(txid, bucket, name);
-    WriteParams params = new WriteParams.Builder().withMode(WriteParams.WriteMode.CREATE)
-        .withMaxRowsPerFile(Integer.MAX_VALUE).withStorageOptions(config.storageOptions()).build();
-    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator);
-        BatchesReader reader = new BatchesReader(batches, allocator)) {
-      Data.exportArrayStream(allocator, reader, stream);
-      try (Dataset ds = LanceErrors.call("stage a part of transaction " + txid,
-          () -> Dataset.create(allocator, stream, uri, params))) {
-        // written and committed
-      }
-    } catch (IOException e) {
-      throw LanceErrors.translate("stage a part of transaction " + txid, e);
-    }
+    LanceDataset.writeNew(uri, batches, config, allocator, "stage a part of transaction " + txid);
   }
 
   /**
@@ -320,11 +306,10 @@ public final class Transactions {
    */
   public List<String> stagedKeys(String txid, java.util.Collection<WriteSummary.StagedPart> parts, String keyColumn) {
     List<String> keys = new ArrayList<>();
-    org.lance.ipc.ScanOptions options = new org.lance.ipc.ScanOptions.Builder().columns(List.of(keyColumn)).build();
     for (WriteSummary.StagedPart p : parts) {
       String uri = config.uri() + "/" + TxnIds.partDir(txid, p.bucket(), p.name());
-      try (Dataset ds = io.lancecontext.core.internal.session.StoreDatasets.open(uri, config, allocator);
-          io.lancecontext.core.internal.lance.ScanHandle scan = io.lancecontext.core.internal.lance.ScanHandle.open(ds, options)) {
+      try (LanceDataset ds = io.lancecontext.core.internal.session.StoreDatasets.open(uri, config, allocator);
+          io.lancecontext.core.internal.lance.ScanHandle scan = ds.scan(ScanRequest.of(List.of(keyColumn)))) {
         while (scan.reader().loadNextBatch()) {
           org.apache.arrow.vector.VarCharVector v =
               (org.apache.arrow.vector.VarCharVector) scan.reader().getVectorSchemaRoot().getVector(keyColumn);

@@ -4,6 +4,7 @@ import io.lancecontext.core.error.FencedWriterException;
 import io.lancecontext.core.error.LanceContextException;
 import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.RowCopier;
 import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.lance.WalRepair;
@@ -20,7 +21,6 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.lance.Dataset;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,7 +55,7 @@ public final class BucketWriter implements AutoCloseable {
 
   /** What a bucket writer needs from its store. */
   public interface Host {
-    Dataset baseDataset();
+    LanceDataset baseDataset();
 
     StoreFiles files();
 

@@ -3,9 +3,10 @@ package io.lancecontext.core.internal.write;
 import io.lancecontext.core.error.FencedWriterException;
 import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.error.WriteTimeoutException;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.MemWalShardWriter;
 import io.lancecontext.core.internal.lance.ShardManifests;
-import io.lancecontext.core.internal.lance.BatchesReader;
 import io.lancecontext.core.internal.lance.WalEntry;
 import java.io.IOException;
 import java.util.Collection;
@@ -23,16 +24,12 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ArrowReader;
-import org.lance.Dataset;
-import org.lance.memwal.ShardWriter;
-import org.lance.memwal.ShardWriterConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One lane of a bucket: the resident lance-core {@code ShardWriter} of one MemWAL shard in this JVM,
- * opened on first use and re-opened after it is sealed, fenced or idle-closed. Not thread-safe: its
+ * One lane of a bucket: the resident lance-core shard writer ({@link MemWalShardWriter}) of one MemWAL shard in
+ * this JVM, opened on first use and re-opened after it is sealed, fenced or idle-closed. Not thread-safe: its
  * {@link BucketWriter} calls it under the bucket's lock (only a seal's close runs on another thread,
  * on a writer it has already let go of).
  *
@@ -70,7 +67,7 @@ final class LaneWriter {
   private final String label;
   private final java.util.function.Function<Callable<Boolean>, Future<Boolean>> sealChain;
 
-  private ShardWriter writer;
+  private MemWalShardWriter writer;
   private FencingGuard guard;
   private ExecutorService thread;
   private Future<Boolean> sealing;
@@ -258,11 +255,9 @@ final class LaneWriter {
     }
     long bytes = bytes(batch);
     BufferAllocator allocator = host.allocator();
-    ShardWriter w = writer;
+    MemWalShardWriter w = writer;
     runOnWriterThread("put " + batch.getRowCount() + " rows", () -> {
-      try (ArrowReader reader = new BatchesReader(batch, allocator)) {
-        w.put(reader);
-      }
+      w.put(batch, allocator);
       return null;
     }, true, deadline);
     checkFenced();
@@ -303,7 +298,7 @@ final class LaneWriter {
     if (writer == null) {
       return;
     }
-    ShardWriter w = writer;
+    MemWalShardWriter w = writer;
     long entries = memtableEntries;
     long started = System.nanoTime();
     ExecutorService t = thread;
@@ -444,8 +439,8 @@ final class LaneWriter {
       t.setDaemon(true);
       return t;
     });
-    Dataset base = host.baseDataset();
-    writer = runOnWriterThread("open the shard writer", () -> base.memWalWriter(shardId, writerConfig()), false,
+    LanceDataset base = host.baseDataset();
+    writer = runOnWriterThread("open the shard writer", () -> MemWalShardWriter.open(base, shardId), false,
         deadline);
     try {
       guard = FencingGuard.afterOpen(host.files(), shardId, before);
@@ -493,18 +488,6 @@ final class LaneWriter {
     long newest = positions.isEmpty() ? 0 : positions.get(positions.size() - 1);
     return new long[] {tail, Math.max(replayAfter, newest) + 1};
   }
-
-  static ShardWriterConfig writerConfig() {
-    // durable puts; lance-core's own memtable rotation stays out of reach of the store's seal thresholds
-    // (at most 4,096 puts, see BucketWriter.HARD_LIMIT), because 7.0.0 acknowledges puts before their WAL
-    // entry exists once it has rotated: 8,000 batches (its pre-allocated batch store), and a size limit
-    // far above any memtable the store lets grow
-    return new ShardWriterConfig().withDurableWrite(true).withMaxMemtableBatches(8_000)
-        .withMaxMemtableSize(MEMTABLE_SIZE_LIMIT).withMaxUnflushedMemtableBytes(2 * MEMTABLE_SIZE_LIMIT);
-  }
-
-  /** lance-core's memtable size limit as lancecontext sets it: never reached. */
-  static final long MEMTABLE_SIZE_LIMIT = 16L << 30;
 
   private void checkFenced() throws IOException {
     try {

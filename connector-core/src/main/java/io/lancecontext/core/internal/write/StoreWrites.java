@@ -16,6 +16,7 @@ import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.MergedWatermarks;
 import io.lancecontext.core.internal.lance.RowCopier;
 import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.read.FreshShard;
 import io.lancecontext.core.internal.read.LsmSnapshot;
@@ -48,7 +49,6 @@ import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.lance.ipc.ScanOptions;
 
 /**
  * The write path of one resident store: a validated batch in the dataset schema is deduplicated by key
@@ -486,9 +486,8 @@ public final class StoreWrites {
    */
   public long maxBaseSequence(int bucket, long floor) {
     BaseTable b = reads.base();
-    ScanOptions options = new ScanOptions.Builder().columns(List.of(SystemColumns.SEQUENCE))
-        .filter(SystemColumns.SEQUENCE + " > " + floor).build();
-    try (ScanHandle scan = ScanHandle.open(b.dataset(), options)) {
+    ScanRequest request = ScanRequest.of(List.of(SystemColumns.SEQUENCE)).filter(SystemColumns.SEQUENCE + " > " + floor);
+    try (ScanHandle scan = b.dataset().scan(request)) {
       long max = Math.max(floor, MergedWatermarks.read(b.dataset()).getOrDefault(TxnIds.txnShardId(bucket), 0L));
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {

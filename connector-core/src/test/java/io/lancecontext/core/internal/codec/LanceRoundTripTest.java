@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.lancecontext.core.error.InvalidRecordException;
 import io.lancecontext.core.internal.lance.BatchesReader;
-import io.lancecontext.core.internal.read.BlobMaterializer;
+import io.lancecontext.core.internal.lance.BlobMaterializer;
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.schema.SchemaPresets;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.testing.AllocatorExtension;
@@ -113,7 +114,7 @@ class LanceRoundTripTest {
     ScanOptions options = new ScanOptions.Builder().withRowId(true).build();
     try (LanceScanner scanner = ds.newScan(options); ArrowReader reader = scanner.scanBatches()) {
       while (reader.loadNextBatch()) {
-        try (VectorSchemaRoot batch = BlobMaterializer.materialize(ds, spec, reader.getVectorSchemaRoot(),
+        try (VectorSchemaRoot batch = BlobMaterializer.materialize(LanceDataset.wrap(ds), spec, reader.getVectorSchemaRoot(),
             spec.columnNames(), arrow.allocator())) {
           out.addAll(codec.decode(batch));
         }

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceCompaction;
+import io.lancecontext.core.internal.lance.VersionCleanup;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.CompactionResult;
@@ -64,7 +66,7 @@ class MaintenanceTest extends StoreTest {
   @Test
   void compactionAlwaysDefersIndexRemap() {
     StoreConfig config = StoreConfig.of(options("c"));
-    assertEquals(Boolean.TRUE, Compactor.options(config).getDeferIndexRemap().orElse(false));
+    assertEquals(Boolean.TRUE, LanceCompaction.options(config).getDeferIndexRemap().orElse(false));
     try (ContextStore store = ContextStore.open(config)) {
       for (int round = 0; round < 6; round++) {
         store.add(rows("r" + round + "-", 40));
@@ -87,7 +89,7 @@ class MaintenanceTest extends StoreTest {
     try (RootAllocator a = new RootAllocator(); Dataset ds = Dataset.open().allocator(a).uri(config.uri()).build()) {
       List<String> indexes = ds.listIndexes();
       assertTrue(indexes.contains("id_idx"), indexes.toString());
-      assertFalse(indexes.contains(Compactor.FRAG_REUSE_INDEX), indexes.toString());
+      assertFalse(indexes.contains(LanceCompaction.FRAG_REUSE_INDEX), indexes.toString());
     }
   }
 
@@ -140,7 +142,7 @@ class MaintenanceTest extends StoreTest {
     try (ContextStore store = ContextStore.open(options("i", "merge.trigger.generations", "100", "merge.trigger.interval", "2s"))) {
       store.add(rows("i", 5));
       assertEquals(5, store.stats().freshRows());
-      // a merge commits its rows, then marks the generations merged (Merger.replaceAndMark): between the two
+      // a merge commits its rows, then marks the generations merged (MergeCommits.replaceAndMark): between the two
       // commits the base holds the rows while the fresh tier still does too, so wait for both at once
       await("sealing by age and merging by interval", () -> {
         StoreStats s = store.stats();
@@ -183,15 +185,14 @@ class MaintenanceTest extends StoreTest {
     }
   }
 
-  private static org.lance.Version version(long id, long millis) {
-    return new org.lance.Version(id, java.time.Instant.ofEpochMilli(millis).atZone(java.time.ZoneOffset.UTC),
-        new java.util.TreeMap<>());
+  private static VersionCleanup.TableVersion version(long id, long millis) {
+    return new VersionCleanup.TableVersion(id, millis);
   }
 
   @Test
   void aBaseVersionIsKeptWhileItsSuccessorIsYoungerThanTheGrace() {
     // version 1 was committed long ago but superseded only at t=900: it is kept until 900 + grace
-    List<org.lance.Version> history = List.of(version(1, 0), version(2, 900), version(3, 950), version(4, 2000));
+    List<VersionCleanup.TableVersion> history = List.of(version(1, 0), version(2, 900), version(3, 950), version(4, 2000));
     assertEquals(1, GarbageCollector.firstVersionToKeep(history, 899), "2 is younger than the grace: keep 1");
     assertEquals(2, GarbageCollector.firstVersionToKeep(history, 900), "1 superseded at the cutoff: drop it");
     assertEquals(3, GarbageCollector.firstVersionToKeep(history, 1999));

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.internal.lance.KeyIndexCoverage;
+import io.lancecontext.core.internal.lance.LanceDataset;
+import io.lancecontext.core.internal.lance.LanceFragment;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.testing.StoreTest;
@@ -20,7 +22,6 @@ import java.util.TreeSet;
 import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.Test;
 import org.lance.Dataset;
-import org.lance.FragmentMetadata;
 
 /**
  * Lookups by key read only the base fragments whose key hashes say they may hold a looked-up key, and still
@@ -51,8 +52,8 @@ class BaseKeyHashesTest extends StoreTest {
 
     BaseKeyHashes hashes = new BaseKeyHashes(1 << 20);
     try (RootAllocator a = new RootAllocator()) {
-      BaseTable base = BaseTable.of(Dataset.open().allocator(a).uri(config.uri()).build());
-      BaseTable old = BaseTable.of(base.dataset().checkoutVersion(before));
+      BaseTable base = BaseTable.of(LanceDataset.wrap(Dataset.open().allocator(a).uri(config.uri()).build()));
+      BaseTable old = BaseTable.of(LanceDataset.wrap(base.dataset().lance().checkoutVersion(before)));
       try {
         KeyIndexCoverage coverage = old.keyIndexCoverage(spec);
         assertTrue(coverage.exists());
@@ -60,9 +61,9 @@ class BaseKeyHashesTest extends StoreTest {
         List<Integer> covered = coverage.covered();
         assertEquals(1, covered.size(), "a's fragment is indexed");
         int aFragment = covered.get(0);
-        int bFragment = holding(old.dataset(), coverage, "b5");
-        int cFragment = holding(old.dataset(), coverage, "c9");
-        int tombstone = holding(old.dataset(), coverage, "c7");
+        int bFragment = holding(old.dataset().lance(), coverage, "b5");
+        int cFragment = holding(old.dataset().lance(), coverage, "c9");
+        int tombstone = holding(old.dataset().lance(), coverage, "c7");
         assertNotEquals(cFragment, tombstone, "c7's row in c's fragment is deleted");
         assertNull(hashes.fragmentsFor(old, spec, List.of("zz")), "no hashes yet: every fragment is read");
         BaseKeyHashes.awaitReads();
@@ -75,7 +76,7 @@ class BaseKeyHashesTest extends StoreTest {
 
         KeyIndexCoverage now = base.keyIndexCoverage(spec);
         assertEquals(4, now.uncovered().size(), now.toString());
-        int newB = now.uncovered().stream().mapToInt(FragmentMetadata::getId).max().orElseThrow();
+        int newB = now.uncovered().stream().mapToInt(LanceFragment::id).max().orElseThrow();
         assertNotEquals(bFragment, newB);
         // b's fragment has new deletions: until its hashes are read again it is read for any key
         assertEquals(List.of(bFragment, newB), hashes.fragmentsFor(base, spec, List.of("b5")));
@@ -154,7 +155,7 @@ class BaseKeyHashesTest extends StoreTest {
     }
     ContextStore.closeAllResident();
     try (RootAllocator a = new RootAllocator(); BaseKeyHashes hashes = new BaseKeyHashes(8 * 10_000)) {
-      BaseTable base = BaseTable.of(Dataset.open().allocator(a).uri(config.uri()).build());
+      BaseTable base = BaseTable.of(LanceDataset.wrap(Dataset.open().allocator(a).uri(config.uri()).build()));
       try {
         List<Integer> covered = base.keyIndexCoverage(spec).covered();
         hashes.fragmentsFor(base, spec, List.of("zz"));
@@ -173,7 +174,7 @@ class BaseKeyHashesTest extends StoreTest {
     try (ContextStore store = ContextStore.open(config)) {
       mergeRows(store, "a", 100, "first");
       try (RootAllocator a = new RootAllocator()) {
-        BaseTable base = BaseTable.of(Dataset.open().allocator(a).uri(config.uri()).build());
+        BaseTable base = BaseTable.of(LanceDataset.wrap(Dataset.open().allocator(a).uri(config.uri()).build()));
         try {
           assertFalse(base.keyIndexCoverage(store.spec()).exists());
           assertTrue(base.keyIndexCoverage(store.spec()).fragments().size() >= 1);
@@ -261,7 +262,7 @@ class BaseKeyHashesTest extends StoreTest {
       SchemaSpec spec = store.spec();
       BaseKeyHashes hashes = new BaseKeyHashes(1 << 20);
       try (RootAllocator a = new RootAllocator()) {
-        BaseTable base = BaseTable.of(Dataset.open().allocator(a).uri(config.uri()).build(), hashes);
+        BaseTable base = BaseTable.of(LanceDataset.wrap(Dataset.open().allocator(a).uri(config.uri()).build()), hashes);
         try {
           assertEquals(Map.of(), base.countableFragments(spec, null, null), "nothing hashed yet");
           BaseKeyHashes.awaitReads();
@@ -272,7 +273,7 @@ class BaseKeyHashesTest extends StoreTest {
           Map<Integer, Long> all = base.countableFragments(spec, null, null);
           assertEquals(base.keyIndexCoverage(spec).fragments().size(), all.size(), all.toString());
           assertEquals(expected, all.values().stream().mapToLong(Long::longValue).sum(), "tombstone rows not counted");
-          int bFragment = holding(base.dataset(), base.keyIndexCoverage(spec), "b5");
+          int bFragment = holding(base.dataset().lance(), base.keyIndexCoverage(spec), "b5");
           KeyHashSet fresh = new KeyHashSet(KeyHashSet.hashes(List.of("b5", "zz")));
           Map<Integer, Long> some = base.countableFragments(spec, null, fresh);
           assertFalse(some.containsKey(bFragment), "b5 may be fresh: b's fragment is read");
@@ -311,14 +312,14 @@ class BaseKeyHashesTest extends StoreTest {
   /** The uncovered fragment whose live rows hold {@code key}. */
   private static int holding(Dataset ds, KeyIndexCoverage coverage, String key) throws Exception {
     List<Integer> found = new ArrayList<>();
-    for (FragmentMetadata f : coverage.uncovered()) {
-      try (var scan = ds.getFragment(f.getId()).newScan(new org.lance.ipc.ScanOptions.Builder().columns(List.of("id")).build());
+    for (LanceFragment f : coverage.uncovered()) {
+      try (var scan = ds.getFragment(f.id()).newScan(new org.lance.ipc.ScanOptions.Builder().columns(List.of("id")).build());
           var reader = scan.scanBatches()) {
         while (reader.loadNextBatch()) {
           var id = (org.apache.arrow.vector.VarCharVector) reader.getVectorSchemaRoot().getVector("id");
           for (int r = 0; r < id.getValueCount(); r++) {
             if (key.equals(new String(id.get(r), java.nio.charset.StandardCharsets.UTF_8))) {
-              found.add(f.getId());
+              found.add(f.id());
             }
           }
         }

@@ -1,7 +1,5 @@
-package io.lancecontext.core.internal.read;
+package io.lancecontext.core.internal.lance;
 
-import io.lancecontext.core.internal.lance.LanceErrors;
-import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.schema.ColumnSpec;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.io.IOException;
@@ -15,12 +13,11 @@ import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.lance.BlobFile;
 import org.lance.Dataset;
-import org.lance.MetadataColumns;
 
 /**
  * Lance scans return a blob-encoded column as a struct of {@code (position, size)} descriptors, not
  * its bytes. This replaces those descriptor columns with the binary column of the store's schema,
- * filled through {@link Dataset#takeBlobs}. Needs the scan to include {@value MetadataColumns#ROWID}.
+ * filled through {@link Dataset#takeBlobs}. Needs the scan to include {@value RowIds#ROW_ID}.
  * A zero-length descriptor reads as null in a nullable column (see {@code ResidentStore#add}).
  */
 public final class BlobMaterializer {
@@ -31,14 +28,14 @@ public final class BlobMaterializer {
    * materialized. Non-blob vectors are transferred, so {@code scanned} is left empty. The caller
    * closes both roots.
    */
-  public static VectorSchemaRoot materialize(Dataset dataset, SchemaSpec spec, VectorSchemaRoot scanned,
+  public static VectorSchemaRoot materialize(LanceDataset dataset, SchemaSpec spec, VectorSchemaRoot scanned,
       List<String> columns, BufferAllocator allocator) {
-    FieldVector ids = scanned.getVector(MetadataColumns.ROWID);
+    FieldVector ids = scanned.getVector(RowIds.ROW_ID);
     return materialize(dataset, spec, scanned, columns, ids == null ? null : i -> RowIds.get(ids, i), allocator);
   }
 
   /** As above, with the row id of each row given by {@code rowIds} instead of a {@code _rowid} column. */
-  public static VectorSchemaRoot materialize(Dataset dataset, SchemaSpec spec, VectorSchemaRoot scanned,
+  public static VectorSchemaRoot materialize(LanceDataset dataset, SchemaSpec spec, VectorSchemaRoot scanned,
       List<String> columns, java.util.function.IntToLongFunction rowIds, BufferAllocator allocator) {
     int rows = scanned.getRowCount();
     List<FieldVector> out = new ArrayList<>(columns.size());
@@ -64,12 +61,12 @@ public final class BlobMaterializer {
 
   private static java.util.function.IntToLongFunction requireRowIds(java.util.function.IntToLongFunction ids) {
     if (ids == null) {
-      throw new IllegalStateException("a scan with blob columns must include " + MetadataColumns.ROWID);
+      throw new IllegalStateException("a scan with blob columns must include " + RowIds.ROW_ID);
     }
     return ids;
   }
 
-  private static FieldVector readBlobs(Dataset dataset, SchemaSpec spec, ColumnSpec c, FieldVector descriptors,
+  private static FieldVector readBlobs(LanceDataset dataset, SchemaSpec spec, ColumnSpec c, FieldVector descriptors,
       java.util.function.IntToLongFunction rowIds, int rows, BufferAllocator allocator) {
     Field field = spec.toArrowSchema().findField(c.name());
     VariableWidthFieldVector target = (VariableWidthFieldVector) field.createVector(allocator);
@@ -96,7 +93,7 @@ public final class BlobMaterializer {
         }
       }
       if (!ids.isEmpty()) {
-        List<BlobFile> blobs = LanceErrors.call("read blob column '" + c.name() + "'", () -> dataset.takeBlobs(ids, c.name()));
+        List<BlobFile> blobs = LanceErrors.call("read blob column '" + c.name() + "'", () -> dataset.lance().takeBlobs(ids, c.name()));
         try {
           for (int k = 0; k < slots.size(); k++) {
             target.setSafe(slots.get(k), blobs.get(k).read());

@@ -1,4 +1,4 @@
-package io.lancecontext.core.internal.maintenance;
+package io.lancecontext.core.internal.lance;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -67,7 +67,7 @@ class KeyIndexTest extends StoreTest {
     assertTrue(lookup.size() > 64 * KeyIndex.LOOKUP_CHUNK, "the lookup spans chunks larger than the minimum");
     assertTrue(2L * lookup.size() <= 83_000, "at least two base rows per key: the lookup goes through the index");
     try (RootAllocator a = new RootAllocator(); Dataset ds = Dataset.open().allocator(a).uri(config.uri()).build()) {
-      Map<Integer, List<Integer>> found = KeyIndex.rowOffsets(ds, spec, lookup);
+      Map<Integer, List<Integer>> found = KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, lookup);
       Set<String> keys = new TreeSet<>();
       int rows = 0;
       for (var e : found.entrySet()) {
@@ -98,7 +98,7 @@ class KeyIndexTest extends StoreTest {
       for (int i = 0; 2 * more.size() <= 83_000; i++) {
         more.add("y" + i);
       }
-      assertEquals(found, KeyIndex.rowOffsets(ds, spec, new java.util.HashSet<>(more)));
+      assertEquals(found, KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, new java.util.HashSet<>(more)));
     }
   }
 

@@ -1,10 +1,5 @@
-package io.lancecontext.core.internal.maintenance;
+package io.lancecontext.core.internal.lance;
 
-import io.lancecontext.core.internal.lance.KeyIndexCoverage;
-import io.lancecontext.core.internal.lance.LanceErrors;
-import io.lancecontext.core.internal.lance.LanceSql;
-import io.lancecontext.core.internal.lance.RowIds;
-import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.options.KeyIndexType;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
@@ -23,14 +18,16 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.lance.Dataset;
-import org.lance.MetadataColumns;
 import org.lance.index.IndexParams;
 import org.lance.index.IndexType;
 import org.lance.index.scalar.BTreeIndexParams;
 import org.lance.index.scalar.ScalarIndexParams;
-import org.lance.ipc.ScanOptions;
 
-/** The scalar index on the key column (option {@code index.key}), used by point lookups and merges. */
+/**
+ * The scalar index on the key column (option {@code index.key}), used by point lookups and merges: building
+ * and rebuilding it, and finding the base rows of keys through it (row addresses, which only lance-core's
+ * deletion vectors take).
+ */
 public final class KeyIndex {
   private KeyIndex() {}
 
@@ -56,7 +53,8 @@ public final class KeyIndex {
    *
    * @return whether an index was built
    */
-  public static boolean ensure(Dataset ds, SchemaSpec spec, StoreConfig config, boolean rebuild) {
+  public static boolean ensure(LanceDataset dataset, SchemaSpec spec, StoreConfig config, boolean rebuild) {
+    Dataset ds = dataset.lance();
     KeyIndexType type = config.get(StoreOptions.INDEX_KEY);
     if (type == KeyIndexType.NONE) {
       return false;
@@ -82,7 +80,7 @@ public final class KeyIndex {
    *
    * @return whether the index was rebuilt
    */
-  public static boolean refreshIfStale(Dataset ds, SchemaSpec spec, StoreConfig config) {
+  public static boolean refreshIfStale(LanceDataset ds, SchemaSpec spec, StoreConfig config) {
     if (config.get(StoreOptions.INDEX_KEY) == KeyIndexType.NONE) {
       return false;
     }
@@ -96,6 +94,7 @@ public final class KeyIndex {
     }
     return false;
   }
+
   /** Fewest keys per filter when {@link #rowOffsets} looks keys up (one indexed {@code IN} list each). */
   static final int LOOKUP_CHUNK = 512;
   /** Most filters {@link #rowOffsets} runs over the indexed fragments, unless chunks would exceed {@link #LOOKUP_CHUNK_MAX}. */
@@ -124,12 +123,12 @@ public final class KeyIndex {
    * Java, not once per chunk; so is the whole base when it holds fewer than two rows per key. Every key
    * must be {@link LanceSql#passable}.
    */
-  static Map<Integer, List<Integer>> rowOffsets(Dataset ds, SchemaSpec spec, Collection<String> keys) {
+  public static Map<Integer, List<Integer>> rowOffsets(LanceDataset ds, SchemaSpec spec, Collection<String> keys) {
     Map<Integer, List<Integer>> found = new TreeMap<>();
     KeyIndexCoverage coverage = KeyIndexCoverage.of(ds, spec);
     List<Integer> indexed = new ArrayList<>(coverage.covered());
     List<Integer> unindexed = new ArrayList<>();
-    coverage.uncovered().forEach(f -> unindexed.add(f.getId()));
+    coverage.uncovered().forEach(f -> unindexed.add(f.id()));
     long rows = coverage.rows();
     if (rows == 0) {
       return found;
@@ -152,37 +151,35 @@ public final class KeyIndex {
         filter.append(k == 0 ? "" : ", ").append(LanceSql.string(chunk.get(k)));
       }
       filter.append(')');
-      ScanOptions.Builder options = new ScanOptions.Builder().columns(List.of()).filter(filter.toString())
-          .withRowAddress(true);
+      ScanRequest request = ScanRequest.of(List.of()).filter(filter.toString()).withRowAddress(true);
       if (!unindexed.isEmpty()) {
-        options.fragmentIds(indexed);
+        request.fragments(indexed);
       }
-      collect(ds, options.build(), spec, null, found, "look up the base rows of " + chunk.size() + " merged keys");
+      collect(ds, request, spec, null, found, "look up the base rows of " + chunk.size() + " merged keys");
     }
     if (!unindexed.isEmpty()) {
-      ScanOptions options = new ScanOptions.Builder().columns(List.of(spec.key())).fragmentIds(unindexed)
-          .withRowAddress(true).build();
+      ScanRequest request = ScanRequest.of(List.of(spec.key())).fragments(unindexed).withRowAddress(true);
       Set<String> wanted = keys instanceof Set<String> set ? set : new HashSet<>(keys);
-      collect(ds, options, spec, wanted, found, "scan the keys of " + unindexed.size() + " unindexed fragments");
+      collect(ds, request, spec, wanted, found, "scan the keys of " + unindexed.size() + " unindexed fragments");
     }
     found.values().forEach(Collections::sort);
     return found;
   }
 
   /** Adds the row addresses a scan returns (of rows whose key is in {@code only}, unless null) to {@code found}. */
-  private static void collect(Dataset ds, ScanOptions options, SchemaSpec spec, Set<String> only,
+  private static void collect(LanceDataset ds, ScanRequest request, SchemaSpec spec, Set<String> only,
       Map<Integer, List<Integer>> found, String what) {
-    try (ScanHandle scan = ScanHandle.open(ds, options)) {
+    try (ScanHandle scan = ds.scan(request)) {
       ArrowReader reader = scan.reader();
       while (reader.loadNextBatch()) {
-        FieldVector addresses = reader.getVectorSchemaRoot().getVector(MetadataColumns.ROWADDR);
+        FieldVector addresses = reader.getVectorSchemaRoot().getVector(RowIds.ROW_ADDRESS);
         VarCharVector key = only == null ? null : (VarCharVector) reader.getVectorSchemaRoot().getVector(spec.key());
         for (int r = 0; r < addresses.getValueCount(); r++) {
           if (only != null && !only.contains(new String(key.get(r), StandardCharsets.UTF_8))) {
             continue;
           }
           long address = RowIds.get(addresses, r);
-          found.computeIfAbsent((int) (address >>> 32), f -> new ArrayList<>()).add((int) address);
+          found.computeIfAbsent(RowIds.fragmentOf(address), f -> new ArrayList<>()).add(RowIds.offsetOf(address));
         }
       }
     } catch (Exception e) {

@@ -1,0 +1,87 @@
+package io.lancecontext.core.internal.lance;
+
+import java.util.List;
+import org.lance.ipc.ScanOptions;
+
+/**
+ * What a scan of a {@link LanceDataset} reads: the options lancecontext passes to lance-core's scanner, and
+ * only those. An option never set is not passed (lance-core's default applies). Mutable, like the builder it
+ * stands for.
+ */
+public final class ScanRequest {
+  private final List<String> columns;
+  private String filter;
+  private List<Integer> fragmentIds;
+  private Boolean rowId;
+  private Boolean rowAddress;
+  private Long limit;
+  private Long offset;
+
+  private ScanRequest(List<String> columns) {
+    this.columns = columns;
+  }
+
+  /** A scan of {@code columns} (top-level names; empty for none, with a row id or address column). */
+  public static ScanRequest of(List<String> columns) {
+    return new ScanRequest(columns);
+  }
+
+  /** Only the rows matching {@code filter} (Lance SQL, see {@link LanceSql}). */
+  public ScanRequest filter(String filter) {
+    this.filter = filter;
+    return this;
+  }
+
+  /** Only the fragments with these ids. */
+  public ScanRequest fragments(List<Integer> ids) {
+    this.fragmentIds = ids;
+    return this;
+  }
+
+  /** Whether batches carry {@link RowIds#ROW_ID}. */
+  public ScanRequest withRowId(boolean on) {
+    this.rowId = on;
+    return this;
+  }
+
+  /** Whether batches carry {@link RowIds#ROW_ADDRESS}. */
+  public ScanRequest withRowAddress(boolean on) {
+    this.rowAddress = on;
+    return this;
+  }
+
+  /** At most {@code rows} rows (lance-core reads a limit of 0 as no limit). */
+  public ScanRequest limit(long rows) {
+    this.limit = rows;
+    return this;
+  }
+
+  /** Skips the first {@code rows} rows. */
+  public ScanRequest offset(long rows) {
+    this.offset = rows;
+    return this;
+  }
+
+  ScanOptions options() {
+    ScanOptions.Builder b = new ScanOptions.Builder().columns(columns);
+    if (filter != null) {
+      b.filter(filter);
+    }
+    if (fragmentIds != null) {
+      b.fragmentIds(fragmentIds);
+    }
+    if (rowId != null) {
+      b.withRowId(rowId);
+    }
+    if (rowAddress != null) {
+      b.withRowAddress(rowAddress);
+    }
+    if (limit != null) {
+      b.limit(limit);
+    }
+    if (offset != null) {
+      b.offset(offset);
+    }
+    return b.build();
+  }
+}
