@@ -10,9 +10,7 @@ import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.testing.StoreTest;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -23,16 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class DeletePublishTest extends StoreTest {
   private ContextStore open() {
-    ContextStore store = ContextStore.open(TransactionTest.transactionOptions(dir));
-    List<Map<String, Object>> rows = new ArrayList<>();
-    for (int i = 0; i < 20; i++) {
-      rows.add(TransactionTest.row("k" + i, i));
-    }
-    store.add(rows);
-    store.seal();
-    store.merge();
-    store.add(List.of(TransactionTest.row("k2", 2)));  // one key's newest row in the WAL tail
-    return store;
+    return DeleteWhereTest.open(dir);
   }
 
   /** The read: a plan's time, then the deletes staged for the keys it chose. */

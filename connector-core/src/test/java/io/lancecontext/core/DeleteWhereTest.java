@@ -24,6 +24,11 @@ class DeleteWhereTest extends StoreTest {
   private static final Predicate SMALL = Predicate.compare("token_count", Predicate.Op.LT, 10);
 
   private ContextStore open() {
+    return open(dir);
+  }
+
+  /** A store of keys k0..k19 (value i) in the base, k2's newest row in the WAL tail. */
+  static ContextStore open(java.nio.file.Path dir) {
     ContextStore store = ContextStore.open(TransactionTest.transactionOptions(dir));
     List<Map<String, Object>> rows = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
