@@ -255,14 +255,14 @@ public final class ContextStore implements AutoCloseable {
    */
   public PublishResult publish(String transactionId, Collection<WriteSummary> summaries) {
     check();
-    return store.operation("publish a transaction", () -> store.writes().publish(transactionId, summaries));
+    return store.operation("publish a transaction", () -> store.publisher().publish(transactionId, summaries));
   }
 
   /** As {@link #publish}, running {@code whileHeld} once every touched bucket is held (it may refuse by throwing). */
   PublishResult publish(String transactionId, Collection<WriteSummary> summaries, Runnable whileHeld) {
     check();
     return store.operation("publish a transaction",
-        () -> store.writes().publish(transactionId, summaries, whileHeld));
+        () -> store.publisher().publish(transactionId, summaries, whileHeld));
   }
 
   /**
@@ -371,7 +371,7 @@ public final class ContextStore implements AutoCloseable {
 
       @Override
       public PublishResult publish(String txid, Collection<WriteSummary> all) {
-        return store.writes().publish(txid, all);
+        return store.publisher().publish(txid, all);
       }
     }, transactionId, summaries));
   }
@@ -412,7 +412,7 @@ public final class ContextStore implements AutoCloseable {
    */
   public boolean abort(String transactionId) {
     check();
-    return store.operation("abort a transaction", () -> store.writes().abort(transactionId));
+    return store.operation("abort a transaction", () -> store.publisher().abort(transactionId));
   }
 
   /** Puts a batch in the dataset schema for a write handle (see {@link StoreWrites#write}). */

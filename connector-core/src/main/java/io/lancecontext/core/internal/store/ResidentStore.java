@@ -15,9 +15,12 @@ import io.lancecontext.core.internal.read.FreshShard;
 import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.Snapshots;
+import io.lancecontext.core.internal.read.WriteSequences;
 import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.internal.txn.Transactions;
+import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.write.BucketWriter;
+import io.lancecontext.core.internal.write.Publisher;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
@@ -194,17 +197,31 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
 
   @Override
   public long tailSequence(String shardId) {
-    return writes.tailSequence(shardId);
+    try (LsmSnapshot snap = snapshot(Set.of(shardId))) {
+      return WriteSequences.inWalTail(snap, shardId);
+    }
   }
 
   @Override
   public long maxFreshSequence(int bucket) {
-    return writes.maxFreshSequence(bucket);
+    try (LsmSnapshot snap = snapshot(new java.util.HashSet<>(ShardIds.forBucket(bucket)))) {
+      return WriteSequences.inFreshTier(snap);
+    }
   }
 
   @Override
   public long maxBaseSequence(int bucket, long floor) {
-    return writes.maxBaseSequence(bucket, floor);
+    BaseTable b = base();
+    try {
+      return WriteSequences.inBase(b, TxnIds.txnShardId(bucket), floor);
+    } finally {
+      b.release();
+    }
+  }
+
+  /** Publishes and aborts this store's transactions. */
+  public Publisher publisher() {
+    return writes.publisher();
   }
 
   /** The store's write path. */
