@@ -11,9 +11,7 @@ import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.StoreScan;
 import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.txn.ReplacePublish;
-import io.lancecontext.core.internal.write.DeletionParts;
 import io.lancecontext.core.internal.txn.TxnIds;
-import io.lancecontext.core.internal.txn.TxnRecord;
 import io.lancecontext.core.internal.store.StoreRegistry;
 import io.lancecontext.core.internal.write.Buckets;
 import io.lancecontext.core.internal.write.StoreWrites;
@@ -42,7 +40,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.slf4j.LoggerFactory;
 
@@ -316,9 +313,6 @@ public final class ContextStore implements AutoCloseable {
     }
   }
 
-  /** Keys per staged part of a replace's deletions (per bucket; bounds the memory of staging them). */
-  private static final int REPLACE_KEYS_PER_PART = 100_000;
-
   /**
    * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish deletes
    * every key it does not write (superseded, retired and expired ones included, so none reappears):
@@ -343,37 +337,8 @@ public final class ContextStore implements AutoCloseable {
   /** {@link #publishReplacing(String, Collection)} running {@code afterRead} between its key read and its publish (tests). */
   PublishResult publishReplacing(String transactionId, Collection<WriteSummary> summaries, Runnable afterRead) {
     check();
-    return store.operation("publish a replacing transaction", () -> ReplacePublish.publish(new ReplacePublish.Store() {
-      @Override
-      public Optional<TxnRecord> record(String txid) {
-        return store.transactions().record(store.transactions().currentAttempt(txid));
-      }
-
-      @Override
-      public WriteSummary stageTombstonesForVisibleKeys(String txid, String partId) {
-        String key = store.spec().key();
-        String attempt = store.transactions().currentAttempt(txid);
-        DeletionParts deletions = store.writes().deletionParts(attempt, partId, REPLACE_KEYS_PER_PART);
-        try (TransactionLease held = holdAttempt(attempt);
-            StoreReader reader = scan(ScanSpec.all().withColumns(List.of(key)).withIncludeSuperseded(true)
-            .withIncludeExpired(true))) {
-          while (reader.next()) {
-            VarCharVector keys = (VarCharVector) reader.batch().getVector(key);
-            for (int r = 0; r < keys.getValueCount(); r++) {
-              deletions.add(new String(keys.get(r), java.nio.charset.StandardCharsets.UTF_8));
-            }
-          }
-        }
-        WriteSummary staged = deletions.finish();
-        afterRead.run();
-        return staged;
-      }
-
-      @Override
-      public PublishResult publish(String txid, Collection<WriteSummary> all) {
-        return store.publisher().publish(txid, all);
-      }
-    }, transactionId, summaries));
+    return store.operation("publish a replacing transaction",
+        () -> ReplacePublish.publish(new ReplacingStore(this, store, afterRead), transactionId, summaries));
   }
 
   /**
