@@ -235,6 +235,26 @@ class FlinkWriteTest {
   }
 
   @Test
+  void flinksStandardParallelismOptionsAreTakenAndSetTheOperatorsParallelism() throws Exception {
+    String path = dir.resolve("parallelism").toString();
+    TableEnvironment env = env(true);
+    env.executeSql("CREATE TABLE p (id STRING, reward DOUBLE) WITH ('connector' = 'lancecontext', 'path' = '" + path
+        + "', 'schema' = 'rollout', 'sink.parallelism' = '3', 'scan.parallelism' = '2')");
+    String plan = env.explainSql("INSERT INTO p VALUES ('a', 1.0), ('b', 2.0)",
+        org.apache.flink.table.api.ExplainDetail.JSON_EXECUTION_PLAN);
+    assertTrue(plan.contains("\"parallelism\" : 3"), plan);
+    env.executeSql("INSERT INTO p VALUES ('a', 1.0), ('b', 2.0)").await();
+    String scan = env.explainSql("SELECT id FROM p", org.apache.flink.table.api.ExplainDetail.JSON_EXECUTION_PLAN);
+    assertTrue(scan.contains("\"parallelism\" : 2"), scan);
+    List<String> ids = new java.util.ArrayList<>();
+    try (var rows = env.executeSql("SELECT id FROM p").collect()) {
+      rows.forEachRemaining(r -> ids.add((String) r.getField(0)));
+    }
+    java.util.Collections.sort(ids);
+    assertEquals(List.of("a", "b"), ids);
+  }
+
+  @Test
   void insertOverwriteAtLeastOnceIsRefusedNamingTheGuarantee() {
     TableEnvironment env = env(true);
     env.executeSql("CREATE TABLE ol (id STRING) WITH ('connector' = 'lancecontext', 'path' = '"

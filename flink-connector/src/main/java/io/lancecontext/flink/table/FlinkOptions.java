@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.table.factories.FactoryUtil;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.table.connector.source.lookup.LookupOptions;
 
@@ -58,11 +59,14 @@ public final class FlinkOptions {
     options.add(LookupOptions.MAX_RETRIES);
     options.add(DELIVERY_GUARANTEE);
     options.add(BUFFER_FLUSH_INTERVAL);
+    options.add(FactoryUtil.SINK_PARALLELISM);
+    options.add(FactoryUtil.SOURCE_PARALLELISM);
     return options;
   }
 
   /** Whether {@code key} is a Flink option of this connector rather than a store option. */
   static boolean isFlinkOnly(String key) {
-    return key.equals("connector") || key.startsWith("lookup.") || key.startsWith("sink.");
+    return key.equals("connector") || key.startsWith("lookup.") || key.startsWith("sink.")
+        || key.equals(FactoryUtil.SOURCE_PARALLELISM.key());
   }
 }

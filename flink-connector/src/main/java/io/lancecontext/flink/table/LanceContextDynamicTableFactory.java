@@ -73,7 +73,8 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
     }
     try {
       return new LanceContextTableSink(store.options(), store.rowType(), !store.primaryKey().isEmpty(),
-          helper.getOptions().get(FlinkOptions.BUFFER_FLUSH_INTERVAL), helper.getOptions().get(FlinkOptions.DELIVERY_GUARANTEE));
+          helper.getOptions().get(FlinkOptions.BUFFER_FLUSH_INTERVAL), helper.getOptions().get(FlinkOptions.DELIVERY_GUARANTEE),
+          helper.getOptions().getOptional(FactoryUtil.SINK_PARALLELISM).orElse(null));
     } catch (RuntimeException e) {
       throw new ValidationException("table " + table + ": " + e.getMessage(), e);
     }

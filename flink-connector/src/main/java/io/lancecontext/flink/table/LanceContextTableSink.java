@@ -25,10 +25,13 @@ final class LanceContextTableSink implements DynamicTableSink, SupportsOverwrite
   private final boolean upsert;
   private final Duration flushInterval;
   private final DeliveryGuarantee guarantee;
+  /** Flink's standard 'sink.parallelism' (null: the input's parallelism). */
+  private final Integer parallelism;
   private LanceContextSink<RowData> sink;
 
   LanceContextTableSink(Map<String, String> options, RowType rowType, boolean upsert, Duration flushInterval,
-      DeliveryGuarantee guarantee) {
+      DeliveryGuarantee guarantee, Integer parallelism) {
+    this.parallelism = parallelism;
     this.options = options;
     this.rowType = rowType;
     this.upsert = upsert;
@@ -43,6 +46,7 @@ final class LanceContextTableSink implements DynamicTableSink, SupportsOverwrite
     this.upsert = other.upsert;
     this.flushInterval = other.flushInterval;
     this.guarantee = other.guarantee;
+    this.parallelism = other.parallelism;
     this.sink = other.sink;
   }
 
@@ -69,7 +73,7 @@ final class LanceContextTableSink implements DynamicTableSink, SupportsOverwrite
 
   @Override
   public SinkRuntimeProvider getSinkRuntimeProvider(Context context) {
-    return SinkV2Provider.of(sink);
+    return SinkV2Provider.of(sink, parallelism);
   }
 
   @Override

@@ -60,7 +60,9 @@ final class LanceContextTableSource
     if (limit >= 0) {
       scan = scan.withLimit(limit);
     }
-    return SourceProvider.of(LanceContextSource.builder().options(options).scan(scan).rowType(rowType).build());
+    // Flink's standard 'scan.parallelism' (null: the job's default parallelism)
+    return SourceProvider.of(LanceContextSource.builder().options(options).scan(scan).rowType(rowType).build(),
+        flinkOptions.getOptional(org.apache.flink.table.factories.FactoryUtil.SOURCE_PARALLELISM).orElse(null));
   }
 
   /** A read of no columns (count(*)) still reads the key. */
