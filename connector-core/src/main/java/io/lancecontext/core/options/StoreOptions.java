@@ -63,7 +63,9 @@ public final class StoreOptions {
     return v;
   }, Scope.HANDLE, "The commit mode of write handles that do not choose one: immediate (each put durable and visible "
       + "on return) or atomic (rows staged under a transaction, visible together when it is published; such a handle "
-      + "needs a transaction id, WriterOptions.Builder.transaction).");
+      + "needs a transaction id, WriterOptions.Builder.transaction). The default is core's; the engines choose their "
+      + "own when it is not set: Spark batch writes atomic, Spark streaming per epoch atomic, Flink from "
+      + "sink.delivery-guarantee (exactly-once atomic, at-least-once immediate).");
 
   public static final ConfigOption<Integer> BULK_ROWS = ConfigOption.optional("write.bulk-rows",
       OptionParsers::positiveInt, Scope.HANDLE, "An immediate write of at least this many rows (a handle's full buffer, "
