@@ -285,7 +285,8 @@ final class Merger {
       long version;
       long tombstones = 0;
       // deletions on a store without tombstones delete base rows by key, which only the two-commit path does
-      boolean deletes = !spec.has(Capability.TOMBSTONES) && java.util.Arrays.stream(newest.tombstones()).anyMatch(t -> t > 0);
+      boolean deletes = !spec.has(Capability.TOMBSTONES)
+          && java.util.Arrays.stream(newest.tombstones()).anyMatch(t -> t > 0);
       if (deletes || config.get(StoreOptions.INDEX_KEY) != KeyIndexType.NONE
           && winners.keySet().stream().allMatch(LanceSql::passable)) {
         List<Integer> whole = wholeParts(base, inputs, newest, config.get(StoreOptions.MERGE_APPEND_MIN_ROWS));
