@@ -9,12 +9,10 @@ import io.lancecontext.core.internal.lance.MemWalShardWriter;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -44,13 +42,6 @@ import org.slf4j.LoggerFactory;
  */
 final class LaneWriter {
   private static final Logger LOG = LoggerFactory.getLogger(LaneWriter.class);
-  private static final long FIRST_WAIT_MILLIS = 2;
-  private static final long POLL_MILLIS = 10;
-  /**
-   * A put in flight is polled for fencing (a fenced put may hang) only once it has run this long: each poll
-   * is a request on an object store, and a put that completes is checked once after it anyway.
-   */
-  private static final long POLL_AFTER_MILLIS = 500;
   /** A put right after a successful fencing check (of the previous put) skips the check before it. */
   private static final long RECHECK_BEFORE_PUT_MILLIS = 1_000;
 
@@ -374,69 +365,30 @@ final class LaneWriter {
 
   /**
    * Runs a native call on the lane's thread, bounded by {@code deadline}; puts are polled for fencing
-   * while they run. On failure the writer is abandoned; if the call is still running then (a put that
-   * hangs on a fenced writer), its batch is left to it.
+   * while they run (see {@link WriterThreadCall}).
    */
   private <T> T runOnWriterThread(String what, Callable<T> call, boolean pollFencing, long deadline) throws IOException {
     Future<T> future = thread.submit(call);
-    long pollFrom = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(POLL_AFTER_MILLIS);
-    try {
-      try {
-        return Uninterruptibly.get(future, Math.min(TimeUnit.MILLISECONDS.toNanos(FIRST_WAIT_MILLIS),
-            deadline - System.nanoTime()));
-      } catch (TimeoutException ignored) {
-        // slow path below
-      }
-      while (true) {
-        long untilPolling = pollFrom - System.nanoTime();
-        if (pollFencing && untilPolling > 0 && deadline - System.nanoTime() > 0) {
-          try {
-            return Uninterruptibly.get(future, Math.min(untilPolling, deadline - System.nanoTime()));
-          } catch (TimeoutException ignored) {
-            continue;
-          }
-        }
-        if (pollFencing && guard != null && guard.isFenced()) {
-          batchHeldByNative = true;
-          abandon("fenced while a put was in flight");
-          throw new FencedWriterException(label + ": the shard was claimed by another writer while '" + what
-              + "' was in flight; the rows of this call were not acknowledged");
-        }
-        long remaining = deadline - System.nanoTime();
-        if (remaining <= 0) {
-          batchHeldByNative |= pollFencing;
-          abandon("timed out");
-          throw new WriteTimeoutException(label + ": '" + what + "' did not complete within " + host.putTimeout()
-              + " (write.put-timeout); the rows of this call were not acknowledged");
-        }
-        try {
-          return Uninterruptibly.get(future, Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)));
-        } catch (TimeoutException ignored) {
-          // keep polling
-        }
-      }
-    } catch (ExecutionException e) {
-      boolean fenced = isFencedQuietly();
-      abandon("'" + what + "' failed");
-      Throwable cause = e.getCause();
-      if (fenced) {
-        throw new FencedWriterException(label + ": '" + what + "' failed after another writer claimed the shard: "
-            + cause.getMessage(), cause);
-      }
-      throw LanceErrors.translate(label + ": " + what, cause);
-    } catch (IOException e) {
-      abandon("I/O failure while checking fencing");
-      throw e;
-    }
+    return WriterThreadCall.await(future, what, pollFencing, deadline, label, host.putTimeout(), callWaits);
   }
 
-  private boolean isFencedQuietly() {
-    try {
+  /** How a native call's wait sees and gives up this lane's writer. */
+  private final WriterThreadCall.Lane callWaits = new WriterThreadCall.Lane() {
+    @Override
+    public boolean isFenced() throws IOException {
       return guard != null && guard.isFenced();
-    } catch (IOException e) {
-      return false;
     }
-  }
+
+    @Override
+    public void abandon(String why) {
+      LaneWriter.this.abandon(why);
+    }
+
+    @Override
+    public void leaveBatchToNative() {
+      batchHeldByNative = true;
+    }
+  };
 
   /**
    * {@link BucketWriter#discard}: abandons the writer, unsealed (dropped without closing it: close blocks
