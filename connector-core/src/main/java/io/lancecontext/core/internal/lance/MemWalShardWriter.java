@@ -31,7 +31,7 @@ public final class MemWalShardWriter {
 
   static ShardWriterConfig config() {
     // durable puts; lance-core's own memtable rotation stays out of reach of the store's seal thresholds
-    // (at most 4,096 puts, see BucketWriter.HARD_LIMIT), because 7.0.0 acknowledges puts before their WAL
+    // (at most 4,096 puts, see BucketLanes.HARD_LIMIT), because 7.0.0 acknowledges puts before their WAL
     // entry exists once it has rotated: 8,000 batches (its pre-allocated batch store), and a size limit
     // far above any memtable the store lets grow
     return new ShardWriterConfig().withDurableWrite(true).withMaxMemtableBatches(8_000)

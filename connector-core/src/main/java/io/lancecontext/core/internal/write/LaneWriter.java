@@ -6,21 +6,13 @@ import io.lancecontext.core.error.WriteTimeoutException;
 import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.MemWalShardWriter;
-import io.lancecontext.core.internal.lance.ShardManifests;
-import io.lancecontext.core.internal.lance.WalEntry;
 import java.io.IOException;
 import java.util.Collection;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -50,13 +42,6 @@ import org.slf4j.LoggerFactory;
  */
 final class LaneWriter {
   private static final Logger LOG = LoggerFactory.getLogger(LaneWriter.class);
-  private static final long FIRST_WAIT_MILLIS = 2;
-  private static final long POLL_MILLIS = 10;
-  /**
-   * A put in flight is polled for fencing (a fenced put may hang) only once it has run this long: each poll
-   * is a request on an object store, and a put that completes is checked once after it anyway.
-   */
-  private static final long POLL_AFTER_MILLIS = 500;
   /** A put right after a successful fencing check (of the previous put) skips the check before it. */
   private static final long RECHECK_BEFORE_PUT_MILLIS = 1_000;
 
@@ -65,27 +50,16 @@ final class LaneWriter {
   private final int lane;
   private final String shardId;
   private final String label;
-  private final java.util.function.Function<Callable<Boolean>, Future<Boolean>> sealChain;
+  private final LaneSeal seal;
+  private final LaneMemtable memtable = new LaneMemtable();
+  private final FenceBackoff backoff;
 
   private MemWalShardWriter writer;
   private FencingGuard guard;
   private ExecutorService thread;
-  private Future<Boolean> sealing;
-  private long sealingSinceNanos;
-  private final Set<String> memtableKeys = new HashSet<>();
-  private long memtableEntries;
-  private long memtableBytes;
-  private long memtableRows;
-  private long firstPutNanos;
   private long lastUseNanos = System.nanoTime();
   /** When fencing was last checked successfully (an hour before construction: never). */
   private long lastCheckedNanos = System.nanoTime() - TimeUnit.HOURS.toNanos(1);
-  private long reclaimAtNanos;
-  /** When the back-off would end without the doubling: an add with less time left claims at its last chance. */
-  private long earliestReclaimAtNanos;
-  private boolean fencedRecently;
-  /** Times this lane lost the shard since its last acknowledged put: each doubles the next back-off. */
-  private int fencesInARow;
   private boolean batchHeldByNative;
   /** The WAL position the open writer's next put writes (lance-core numbers a shard's entries consecutively). */
   private long nextWalPosition;
@@ -105,11 +79,12 @@ final class LaneWriter {
   LaneWriter(BucketWriter.Host host, int bucket, int lane,
       java.util.function.Function<Callable<Boolean>, Future<Boolean>> sealChain) {
     this.host = host;
-    this.sealChain = sealChain;
     this.bucket = bucket;
     this.lane = lane;
     this.shardId = ShardIds.forLane(bucket, lane);
     this.label = host.name() + " bucket " + bucket + " lane " + lane;
+    this.seal = new LaneSeal(host, label, sealChain);
+    this.backoff = new FenceBackoff(host, label);
   }
 
   String shardId() {
@@ -121,19 +96,19 @@ final class LaneWriter {
   }
 
   long entries() {
-    return memtableEntries;
+    return memtable.entries();
   }
 
   long bytes() {
-    return memtableBytes;
+    return memtable.bytes();
   }
 
   long rows() {
-    return memtableRows;
+    return memtable.rows();
   }
 
   long firstPutNanos() {
-    return firstPutNanos;
+    return memtable.firstPutNanos();
   }
 
   long lastUseNanos() {
@@ -142,8 +117,7 @@ final class LaneWriter {
 
   /** Whether a background seal of this lane is still running. */
   boolean isSealing() {
-    Future<Boolean> s = sealing;
-    return s != null && !s.isDone();
+    return seal.isRunning();
   }
 
   long epoch() {
@@ -157,15 +131,7 @@ final class LaneWriter {
 
   /** Whether any of {@code keys} is in the open generation. */
   boolean holdsAny(Collection<String> keys) {
-    if (writer == null) {
-      return false;
-    }
-    for (String k : keys) {
-      if (memtableKeys.contains(k)) {
-        return true;
-      }
-    }
-    return false;
+    return writer != null && memtable.holdsAny(keys);
   }
 
   /**
@@ -219,7 +185,7 @@ final class LaneWriter {
           if (!reclaim) {
             throw e;
           }
-          if (!canRetryBefore(deadline)) {
+          if (!backoff.canRetryBefore(deadline)) {
             throw new FencedWriterException(label + ": another writer holds the shard and this JVM did not win it back "
                 + "within " + host.putTimeout() + " (write.put-timeout); the rows of this call were not acknowledged",
                 e);
@@ -246,14 +212,11 @@ final class LaneWriter {
   private void attempt(VectorSchemaRoot batch, Collection<String> keys, long deadline, boolean alwaysCheck)
       throws IOException {
     lastUseNanos = System.nanoTime();
-    if (writer == null) {
-      backOffAfterFencing(deadline);
-      openLocked(deadline);
-    }
+    openIfClosed(deadline);
     if (alwaysCheck || System.nanoTime() - lastCheckedNanos > TimeUnit.MILLISECONDS.toNanos(RECHECK_BEFORE_PUT_MILLIS)) {
       checkFenced();
     }
-    long bytes = bytes(batch);
+    long bytes = LaneMemtable.bytes(batch);
     BufferAllocator allocator = host.allocator();
     MemWalShardWriter w = writer;
     runOnWriterThread("put " + batch.getRowCount() + " rows", () -> {
@@ -261,31 +224,11 @@ final class LaneWriter {
       return null;
     }, true, deadline);
     checkFenced();
-    fencesInARow = 0;
+    backoff.acknowledged();
     lastWalPosition = nextWalPosition++;
-    if (memtableEntries == 0) {
-      firstPutNanos = System.nanoTime();
-    }
-    memtableKeys.addAll(keys);
-    memtableEntries++;
-    memtableRows += batch.getRowCount();
-    memtableBytes += bytes;
+    memtable.add(keys, batch.getRowCount(), bytes);
     puts.incrementAndGet();
     lastUseNanos = System.nanoTime();
-  }
-
-  /**
-   * Whether the back-off after losing the shard ends early enough to try again before {@code deadline}:
-   * with at least an eighth of {@code write.put-timeout} left for the claim and the put (a claim abandoned
-   * for lack of time would still fence the other writer, for nothing).
-   */
-  private boolean canRetryBefore(long deadline) {
-    long at = fencedRecently ? earliestReclaimAtNanos : System.nanoTime();
-    return at < lastClaimStart(deadline);
-  }
-
-  private long lastClaimStart(long deadline) {
-    return deadline - host.putTimeout().toNanos() / 8;
   }
 
   /**
@@ -299,11 +242,10 @@ final class LaneWriter {
       return;
     }
     MemWalShardWriter w = writer;
-    long entries = memtableEntries;
+    long entries = memtable.entries();
     long started = System.nanoTime();
     ExecutorService t = thread;
-    sealingSinceNanos = started;
-    sealing = sealChain.apply(() -> {
+    seal.start(started, () -> {
       try {
         w.close();
         seals.incrementAndGet();
@@ -327,12 +269,7 @@ final class LaneWriter {
    * writer within {@code write.put-timeout} if needed).
    */
   void recover() {
-    withShard(deadline -> {
-      if (writer == null) {
-        backOffAfterFencing(deadline);
-        openLocked(deadline);
-      }
-    });
+    withShard(this::openIfClosed);
   }
 
   /**
@@ -341,10 +278,7 @@ final class LaneWriter {
    */
   void reclaimIfFenced() {
     withShard(deadline -> {
-      if (writer == null) {
-        backOffAfterFencing(deadline);
-        openLocked(deadline);
-      }
+      openIfClosed(deadline);
       checkFenced();
     });
   }
@@ -364,72 +298,19 @@ final class LaneWriter {
    * end or failed.
    */
   boolean awaitSealing() {
-    return awaitSealing(System.nanoTime() + host.putTimeout().toNanos());
+    return seal.await(System.nanoTime() + host.putTimeout().toNanos());
   }
 
-  private boolean awaitSealing(long deadline) {
-    Future<Boolean> s = sealing;
-    if (s == null) {
-      return true;
+  /** Claims the shard (after the back-off if this lane lost it) unless the lane's writer is open. */
+  private void openIfClosed(long deadline) throws IOException {
+    if (writer == null) {
+      backoff.backOff(deadline);
+      openLocked(deadline);
     }
-    try {
-      boolean ok = getUninterruptibly(s, deadline - System.nanoTime());
-      sealing = null;
-      return ok;
-    } catch (TimeoutException e) {
-      if (System.nanoTime() - sealingSinceNanos >= host.putTimeout().toNanos()) {
-        // a close that hangs (lance-core 7.0.0 blocks in a fenced writer's close) must not hold the lane forever
-        LOG.warn("{}: a background seal did not finish within {}; claiming the shard anyway", label, host.putTimeout());
-        sealing = null;
-      }
-      return false;
-    } catch (ExecutionException e) {
-      sealing = null;
-      return false;
-    }
-  }
-
-  /**
-   * After losing the shard, wait (a jittered, doubling {@code write.fence-backoff}, at most a quarter of
-   * {@code write.put-timeout}) before claiming it back: a claim fences the other writer, and two writers
-   * re-claiming on every add would never let either seal the WAL tail it replayed (lance-core re-logs a
-   * replayed tail when the writer next writes, so it would double), nor put anything.
-   *
-   * @throws FencedWriterException if the back-off ends after {@code deadline}
-   */
-  private void backOffAfterFencing(long deadline) {
-    if (!fencedRecently) {
-      return;
-    }
-    long now = System.nanoTime();
-    if (earliestReclaimAtNanos >= lastClaimStart(deadline)) {
-      throw new FencedWriterException(label + ": another writer claimed the shard; this JVM claims it back in "
-          + (earliestReclaimAtNanos - now) / 1_000_000 + " ms (write.fence-backoff), after write.put-timeout ends");
-    }
-    // a doubled back-off never costs an add its last chance to claim within write.put-timeout
-    sleepUninterruptibly(Math.min(reclaimAtNanos, lastClaimStart(deadline) - 1) - now);
-    fencedRecently = false;
-  }
-
-  /**
-   * Starts the back-off after losing the shard: {@code write.fence-backoff}, doubled for every further loss
-   * before this lane's next acknowledged put. Two writers that keep claiming a shard whose replayed WAL
-   * tail neither could seal in time (each claim fences the other's seal, and every fenced seal leaves the
-   * tail one copy longer) thus soon give one of them the time a seal takes.
-   */
-  private void markFenced() {
-    int doublings = Math.min(fencesInARow++, 10);
-    long cap = host.putTimeout().toNanos() / 4;
-    long base = Math.min(host.fenceBackoff().toNanos(), cap);
-    double jitter = 0.5 + ThreadLocalRandom.current().nextDouble();
-    long now = System.nanoTime();
-    fencedRecently = true;
-    reclaimAtNanos = now + (long) (Math.min(base << doublings, cap) * jitter);
-    earliestReclaimAtNanos = now + (long) (base * jitter);
   }
 
   private void openLocked(long deadline) throws IOException {
-    if (!awaitSealing(deadline) && sealing != null) {
+    if (!seal.await(deadline) && seal.isPending()) {
       throw new WriteTimeoutException(label + ": the lane's previous seal did not finish within " + host.putTimeout()
           + " (write.put-timeout); the rows of this call were not acknowledged");
     }
@@ -450,43 +331,26 @@ final class LaneWriter {
     }
     opens.incrementAndGet();
     resetMemtable();
-    long[] walState = walState();
-    long tail = walState[0];
+    WalTail walState = WalTail.of(host.files(), shardId);
+    long tail = walState.unsealed();
     if (tail > 0) {
       // lance-core replayed the previous owner's unsealed WAL entries into this memtable. Seal them into
       // a generation before the first put: otherwise that put re-logs every replayed batch in one new
       // entry, the next claimant replays both copies, and the tail doubles with every claim until the
       // memtable's batch store overflows ("MemTable batch store is full"). Their keys are unknown here too.
       LOG.info("{}: the previous writer left {} unsealed WAL entries; sealing them", label, tail);
-      awaitSealing(deadline);
+      seal.await(deadline);
       sealAsync("replayed WAL tail");
-      if (!awaitSealing(deadline) || unsealedTail() > 0) {
-        markFenced();
+      if (!seal.await(deadline) || WalTail.of(host.files(), shardId).unsealed() > 0) {
+        backoff.markFenced();
         throw new FencedWriterException(label + ": could not seal the replayed WAL tail (another writer is claiming "
             + "the shard); the rows of this call were not acknowledged");
       }
       openLocked(deadline);
       return;
     }
-    nextWalPosition = walState[1];
+    nextWalPosition = walState.nextPosition();
     LOG.debug("{}: writer open, epoch {}, next WAL position {}", label, guard.epoch(), nextWalPosition);
-  }
-
-  /** WAL entries above the replay position of the newest manifest: what a new writer replays. */
-  private long unsealedTail() throws IOException {
-    return walState()[0];
-  }
-
-  /**
-   * The unsealed tail's length (entries above the newest manifest's replay position) and the position
-   * the next entry takes: one above both the replay position and the newest entry present.
-   */
-  private long[] walState() throws IOException {
-    long replayAfter = ShardManifests.latest(host.files(), shardId).replayAfter();
-    List<Long> positions = WalEntry.positions(host.files(), shardId);
-    long tail = positions.stream().filter(p -> p > replayAfter).count();
-    long newest = positions.isEmpty() ? 0 : positions.get(positions.size() - 1);
-    return new long[] {tail, Math.max(replayAfter, newest) + 1};
   }
 
   private void checkFenced() throws IOException {
@@ -501,114 +365,35 @@ final class LaneWriter {
 
   /**
    * Runs a native call on the lane's thread, bounded by {@code deadline}; puts are polled for fencing
-   * while they run. On failure the writer is abandoned; if the call is still running then (a put that
-   * hangs on a fenced writer), its batch is left to it.
+   * while they run (see {@link WriterThreadCall}).
    */
   private <T> T runOnWriterThread(String what, Callable<T> call, boolean pollFencing, long deadline) throws IOException {
     Future<T> future = thread.submit(call);
-    long pollFrom = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(POLL_AFTER_MILLIS);
-    try {
-      try {
-        return getUninterruptibly(future, Math.min(TimeUnit.MILLISECONDS.toNanos(FIRST_WAIT_MILLIS),
-            deadline - System.nanoTime()));
-      } catch (TimeoutException ignored) {
-        // slow path below
-      }
-      while (true) {
-        long untilPolling = pollFrom - System.nanoTime();
-        if (pollFencing && untilPolling > 0 && deadline - System.nanoTime() > 0) {
-          try {
-            return getUninterruptibly(future, Math.min(untilPolling, deadline - System.nanoTime()));
-          } catch (TimeoutException ignored) {
-            continue;
-          }
-        }
-        if (pollFencing && guard != null && guard.isFenced()) {
-          batchHeldByNative = true;
-          abandon("fenced while a put was in flight");
-          throw new FencedWriterException(label + ": the shard was claimed by another writer while '" + what
-              + "' was in flight; the rows of this call were not acknowledged");
-        }
-        long remaining = deadline - System.nanoTime();
-        if (remaining <= 0) {
-          batchHeldByNative |= pollFencing;
-          abandon("timed out");
-          throw new WriteTimeoutException(label + ": '" + what + "' did not complete within " + host.putTimeout()
-              + " (write.put-timeout); the rows of this call were not acknowledged");
-        }
-        try {
-          return getUninterruptibly(future, Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)));
-        } catch (TimeoutException ignored) {
-          // keep polling
-        }
-      }
-    } catch (ExecutionException e) {
-      boolean fenced = isFencedQuietly();
-      abandon("'" + what + "' failed");
-      Throwable cause = e.getCause();
-      if (fenced) {
-        throw new FencedWriterException(label + ": '" + what + "' failed after another writer claimed the shard: "
-            + cause.getMessage(), cause);
-      }
-      throw LanceErrors.translate(label + ": " + what, cause);
-    } catch (IOException e) {
-      abandon("I/O failure while checking fencing");
-      throw e;
-    }
+    return WriterThreadCall.await(future, what, pollFencing, deadline, label, host.putTimeout(), callWaits);
   }
+
+  /** How a native call's wait sees and gives up this lane's writer. */
+  private final WriterThreadCall.Lane callWaits = new WriterThreadCall.Lane() {
+    @Override
+    public boolean isFenced() throws IOException {
+      return guard != null && guard.isFenced();
+    }
+
+    @Override
+    public void abandon(String why) {
+      LaneWriter.this.abandon(why);
+    }
+
+    @Override
+    public void leaveBatchToNative() {
+      batchHeldByNative = true;
+    }
+  };
 
   /**
-   * {@link Future#get} that an interrupt does not cut short: the waits of a put are bounded anyway, and a
-   * put abandoned because its caller was interrupted would fail every other caller sharing it (group
-   * commit) and give up the shard. The interrupt status is restored.
+   * {@link BucketWriter#discard}: abandons the writer, unsealed (dropped without closing it: close blocks
+   * forever on a fenced writer in 7.0.0). Called under the bucket lock.
    */
-  private static <T> T getUninterruptibly(Future<T> future, long timeoutNanos)
-      throws ExecutionException, TimeoutException {
-    boolean interrupted = false;
-    long end = System.nanoTime() + Math.max(0, timeoutNanos);
-    try {
-      while (true) {
-        try {
-          return future.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  private static void sleepUninterruptibly(long nanos) {
-    boolean interrupted = false;
-    long end = System.nanoTime() + nanos;
-    try {
-      for (long left = nanos; left > 0; left = end - System.nanoTime()) {
-        try {
-          TimeUnit.NANOSECONDS.sleep(left);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  private boolean isFencedQuietly() {
-    try {
-      return guard != null && guard.isFenced();
-    } catch (IOException e) {
-      return false;
-    }
-  }
-
-  /** Drops the writer without closing it (close blocks forever on a fenced writer in 7.0.0). */
-  /** {@link BucketWriter#discard}: abandons the writer, unsealed. Called under the bucket lock. */
   void discard(String why) {
     abandon(why);
   }
@@ -617,9 +402,9 @@ final class LaneWriter {
     if (writer == null && thread == null) {
       return;
     }
-    markFenced();
+    backoff.markFenced();
     LOG.warn("{}: abandoning the shard writer ({}); the shard is claimed again after {} ms", label, why,
-        (reclaimAtNanos - System.nanoTime()) / 1_000_000);
+        backoff.millisUntilReclaim());
     writer = null;
     guard = null;
     if (thread != null) {
@@ -631,25 +416,6 @@ final class LaneWriter {
   }
 
   private void resetMemtable() {
-    memtableKeys.clear();
-    memtableEntries = 0;
-    memtableBytes = 0;
-    memtableRows = 0;
-  }
-
-  /**
-   * The memory a put of {@code batch} pins until its generation is sealed: lance-core 7.0.0 keeps the
-   * imported Arrow buffers of every put in its memtable, at their allocated capacity, not their used
-   * size (a one-row batch encoded at Arrow's default capacity of about 4,000 rows pins about 1.6 MB for
-   * the 36-column rollout schema).
-   */
-  private static long bytes(VectorSchemaRoot batch) {
-    long b = 0;
-    for (var v : batch.getFieldVectors()) {
-      for (org.apache.arrow.memory.ArrowBuf buf : v.getBuffers(false)) {
-        b += buf.capacity();
-      }
-    }
-    return b;
+    memtable.reset();
   }
 }

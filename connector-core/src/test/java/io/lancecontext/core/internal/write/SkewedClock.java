@@ -22,9 +22,9 @@ public final class SkewedClock implements AutoCloseable {
   private final LongSupplier previous;
 
   private SkewedClock(Duration skew) {
-    previous = BucketWriter.clockMicros;
+    previous = WriteSequence.clockMicros;
     long skewMicros = skew.toNanos() / 1_000;
-    BucketWriter.clockMicros = () -> System.currentTimeMillis() * 1_000L + skewMicros;
+    WriteSequence.clockMicros = () -> System.currentTimeMillis() * 1_000L + skewMicros;
   }
 
   /** Skews the clock of every bucket writer of this JVM until closed. */
@@ -34,7 +34,7 @@ public final class SkewedClock implements AutoCloseable {
 
   @Override
   public void close() {
-    BucketWriter.clockMicros = previous;
+    WriteSequence.clockMicros = previous;
   }
 
   public static void main(String[] args) throws Exception {
