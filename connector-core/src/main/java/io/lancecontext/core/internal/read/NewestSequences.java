@@ -4,6 +4,7 @@ import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ScanRequest;
+import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
 import java.nio.charset.StandardCharsets;
@@ -50,28 +51,34 @@ public final class NewestSequences {
     if (inBase.isEmpty()) {
       return out;
     }
-    List<String> sorted = new ArrayList<>(inBase);
-    java.util.Collections.sort(sorted);
-    if (sorted.size() > FILTERED_MAX || !sorted.stream().allMatch(LanceSql::passable)) {
-      scan(spec, snapshot, null, inBase, out);
+    if (inBase.size() > FILTERED_MAX) {
+      scan(spec, snapshot, null, null, inBase, out);
       return out;
     }
+    // as a point lookup's base step: only the fragments that may hold a key, and a filter Lance can take (a
+    // superset for keys it cannot be sent, which the key check in scan narrows)
+    List<Integer> fragments = snapshot.base().fragmentsHolding(spec, inBase);
+    if (fragments != null && fragments.isEmpty()) {
+      return out;
+    }
+    List<String> sorted = new ArrayList<>(inBase);
+    java.util.Collections.sort(sorted);
     for (int from = 0; from < sorted.size(); from += KEYS_PER_FILTER) {
       List<String> chunk = sorted.subList(from, Math.min(sorted.size(), from + KEYS_PER_FILTER));
-      StringBuilder filter = new StringBuilder(LanceSql.column(spec.key())).append(" IN (");
-      for (int i = 0; i < chunk.size(); i++) {
-        filter.append(i == 0 ? "" : ", ").append(LanceSql.string(chunk.get(i)));
-      }
-      scan(spec, snapshot, filter.append(')').toString(), inBase, out);
+      String filter = LanceSql.renderSuperset(Predicate.in(spec.key(), new ArrayList<>(chunk))).sql();
+      scan(spec, snapshot, filter, fragments, inBase, out);
     }
     return out;
   }
 
-  private static void scan(SchemaSpec spec, LsmSnapshot snapshot, String filter, Set<String> wanted,
-      Map<String, Long> out) {
+  private static void scan(SchemaSpec spec, LsmSnapshot snapshot, String filter, List<Integer> fragments,
+      Set<String> wanted, Map<String, Long> out) {
     ScanRequest request = ScanRequest.of(List.of(spec.key(), SystemColumns.SEQUENCE));
     if (filter != null) {
       request.filter(filter);
+    }
+    if (fragments != null) {
+      request.fragments(fragments);
     }
     try (ScanHandle scan = snapshot.base().dataset().scan(request)) {
       while (scan.reader().loadNextBatch()) {
