@@ -300,20 +300,6 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * Checks that this store takes writes in {@code mode} (core's rule, before a job is planned): a store with
-   * capability {@code unique-ids} takes immediate writes only, since its checks need every key's current row at
-   * the moment of the write.
-   *
-   * @throws SchemaException naming the capability, for a mode the store does not take
-   */
-  public void requireCommitMode(WriterOptions.CommitMode mode) {
-    if (mode == WriterOptions.CommitMode.ATOMIC && store.spec().has(Capability.UNIQUE_IDS)) {
-      throw new SchemaException("the store at " + uri() + " has capability 'unique-ids', which takes immediate "
-          + "writes only (atomic writes stage rows in transactions)");
-    }
-  }
-
-  /**
    * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish deletes
    * every key it does not write (superseded, retired and expired ones included, so none reappears):
    * afterwards the store holds exactly the transaction's rows. Works on every store: on one without capability

@@ -95,7 +95,8 @@ public final class StoreWriter implements AutoCloseable {
       throw new IllegalArgumentException("write.commit is atomic for " + store.uri() + ": a write handle needs a "
           + "transaction id and a part id (WriterOptions.Builder.transaction)");
     }
-    store.requireCommitMode(atomic ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.IMMEDIATE);
+    (atomic ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.IMMEDIATE).requireSupportedBy(store.spec(),
+        store.uri());
     // a replay of a transaction that expired stages under its next attempt (TxnIds.attempt), which the
     // summaries name and the publish of the transaction resolves alike
     this.transactionId = atomic ? store.currentAttempt(options.transactionId().get()) : null;

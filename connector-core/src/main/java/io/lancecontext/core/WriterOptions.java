@@ -32,6 +32,20 @@ public final class WriterOptions {
         default -> throw new IllegalArgumentException("commit mode must be 'immediate' or 'atomic', not '" + s + "'");
       };
     }
+
+    /**
+     * Checks that a store of {@code spec} (at {@code uri}, for the message) takes writes in this mode: a store with
+     * capability {@code unique-ids} takes immediate writes only, since its checks need every key's current row at
+     * the moment of the write. Core's rule, for engines to check before a job is planned.
+     *
+     * @throws io.lancecontext.core.error.SchemaException naming the capability, for a mode the store does not take
+     */
+    public void requireSupportedBy(io.lancecontext.core.schema.SchemaSpec spec, String uri) {
+      if (this == ATOMIC && spec.has(io.lancecontext.core.schema.Capability.UNIQUE_IDS)) {
+        throw new io.lancecontext.core.error.SchemaException("the store at " + uri + " has capability 'unique-ids', "
+            + "which takes immediate writes only (atomic writes stage rows in transactions)");
+      }
+    }
   }
 
   private final String idSeed;

@@ -333,7 +333,8 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
       try (ContextStore store = ContextStore.open(config)) {
         SchemaSpec spec = store.spec();
         try {
-          store.requireCommitMode(exactlyOnce ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.IMMEDIATE);
+          (exactlyOnce ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.IMMEDIATE).requireSupportedBy(spec,
+              store.uri());
         } catch (SchemaException e) {
           throw new BadOptionException("sink.delivery-guarantee", "exactly-once writes atomically, and " + e.getMessage()
               + ": use 'at-least-once'");

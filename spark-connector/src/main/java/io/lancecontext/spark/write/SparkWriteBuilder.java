@@ -61,13 +61,11 @@ public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate, 
     Map<String, String> options = info.options().asCaseSensitiveMap();
     String mode = options.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(StoreOptions.WRITE_COMMIT.key()))
         .map(Map.Entry::getValue).findFirst().orElse(config.asMap().get(StoreOptions.WRITE_COMMIT.key()));
-    boolean atomic = mode == null || WriterOptions.CommitMode.parse(mode) == WriterOptions.CommitMode.ATOMIC;
+    WriterOptions.CommitMode commit = mode == null ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.parse(mode);
+    boolean atomic = commit == WriterOptions.CommitMode.ATOMIC;
     int tasks = SparkOptions.get(options, SparkOptions.WRITE_TASKS).orElse(0);
     boolean cluster = SparkOptions.get(options, SparkOptions.WRITE_DISTRIBUTION).orElse(true);
-    try (io.lancecontext.core.ContextStore store = io.lancecontext.core.ContextStore.open(config)) {
-      // core's rule, checked before any task runs (a unique-ids store takes immediate writes only)
-      store.requireCommitMode(atomic ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.IMMEDIATE);
-    }
+    commit.requireSupportedBy(spec, config.uri());  // core's rule, checked before any task runs
     if (replace && !atomic) {
       throw new BadOptionException(StoreOptions.WRITE_COMMIT.key(), "an overwrite replaces the contents in one "
           + "publish; it cannot be 'immediate'");
