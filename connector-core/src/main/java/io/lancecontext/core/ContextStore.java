@@ -13,6 +13,7 @@ import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.txn.ReplacePublish;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.store.StoreRegistry;
+import io.lancecontext.core.internal.store.StoreSnapshots;
 import io.lancecontext.core.internal.write.Buckets;
 import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
@@ -21,6 +22,7 @@ import io.lancecontext.core.read.ReadLease;
 import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.read.StoreSnapshot;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.CompactionResult;
 import io.lancecontext.core.result.FlushResult;
@@ -396,12 +398,20 @@ public final class ContextStore implements AutoCloseable {
     return store.lookup(new ArrayList<>(keys), columns, includeExpired, Instant.now());
   }
 
-  /** Reads the LSM view as Arrow batches. Close the reader. */
+  /**
+   * Reads the LSM view as Arrow batches: as it is now, or at the snapshot {@code spec} names
+   * ({@link ScanSpec#atSnapshot}). Close the reader.
+   *
+   * @throws io.lancecontext.core.error.SnapshotNotFoundException if the snapshot is not kept (any more)
+   */
   public StoreReader scan(ScanSpec spec) {
     check();
-    LsmSnapshot snapshot = store.snapshot(null);
+    ReadSplit.Snapshot at = spec.snapshot() == null ? null : snapshots().resolve(spec.snapshot());
+    LsmSnapshot snapshot = at == null ? store.snapshot(null)
+        : store.pinnedSnapshot(new ReadSplit(config, at, spec, ReadSplit.Part.ALL, null));
     try {
-      StoreScan scan = new StoreScan(store.spec(), snapshot, spec, store.allocator(), ReadSplit.Part.ALL, null);
+      ScanSpec read = at != null && spec.now() == null ? spec.withNow(at.plannedAt()) : spec;
+      StoreScan scan = new StoreScan(store.spec(), snapshot, read, store.allocator(), ReadSplit.Part.ALL, null);
       return new StoreReader(snapshot, scan, store.codec());
     } catch (RuntimeException e) {
       snapshot.close();
@@ -431,9 +441,65 @@ public final class ContextStore implements AutoCloseable {
     if (scan.offset() > 0) {
       throw new IllegalArgumentException("a split read cannot skip rows (offset " + scan.offset() + ")");
     }
-    ScanSpec pinnedScan = scan.now() == null ? scan.withNow(Instant.now()) : scan;
+    ReadSplit.Snapshot at = scan.snapshot() == null ? null : snapshots().resolve(scan.snapshot());
+    ScanSpec pinnedScan = scan.now() != null ? scan : scan.withNow(at == null ? Instant.now() : at.plannedAt());
     StoreScan.resolveColumns(store.spec(), pinnedScan);
-    return store.planRead(pinnedScan, maxSplits);
+    return store.planRead(pinnedScan, maxSplits, at);
+  }
+
+  // ---------------------------------------------------------------- snapshots
+
+  /**
+   * Takes a snapshot of the LSM view as it is now, readable by its token
+   * ({@code ScanSpec.all().atSnapshot(token)}, in any process) for {@code snapshot.retention}: such a read
+   * returns exactly the rows a read now would, whatever merges, compactions and garbage collections run
+   * meanwhile. Costs one small object write.
+   */
+  public StoreSnapshot snapshot() {
+    check();
+    try (LsmSnapshot now = store.snapshot(null)) {
+      return snapshots().retain(now.pin(), config.get(StoreOptions.SNAPSHOT_RETENTION));
+    }
+  }
+
+  /**
+   * Takes a snapshot of the LSM view as it is now and tags it {@code name}: readable by the tag or its token
+   * until {@link #dropTag} (garbage collection keeps what it reads, and so everything written after it).
+   *
+   * @throws IllegalArgumentException if {@code name} is not a tag name or the tag exists
+   */
+  public StoreSnapshot tag(String name) {
+    check();
+    try (LsmSnapshot now = store.snapshot(null)) {
+      return snapshots().tag(name, now.pin());
+    }
+  }
+
+  /**
+   * Tags the snapshot {@code snapshot} names (a token, or another tag) as {@code name}, if it is still kept.
+   *
+   * @throws io.lancecontext.core.error.SnapshotNotFoundException if it is not kept any more
+   * @throws IllegalArgumentException if {@code name} is not a tag name or the tag exists
+   */
+  public StoreSnapshot tag(String name, String snapshot) {
+    check();
+    return snapshots().tag(name, snapshots().resolve(snapshot));
+  }
+
+  /** Drops the tag {@code name}; false if there is none. What only it kept is collected by a later {@link #gc()}. */
+  public boolean dropTag(String name) {
+    check();
+    return snapshots().dropTag(name);
+  }
+
+  /** The store's tags. */
+  public List<StoreSnapshot> tags() {
+    check();
+    return snapshots().tags();
+  }
+
+  private StoreSnapshots snapshots() {
+    return new StoreSnapshots(store.files(), uri(), shards(), store.config().get(StoreOptions.GC_GRACE));
   }
 
   /**

@@ -126,7 +126,7 @@ class ArchitectureTest {
 
   private static final Set<String> EXPECTED_API = new TreeSet<>(Set.of(
       "ContextStore", "RowAppender", "StoreReader", "StoreWriter", "TransactionLease", "Warehouse", "WriterOptions",
-      "read.Predicate", "read.ReadLease", "read.ReadPlan", "read.ReadSplit", "read.ScanSpec",
+      "read.Predicate", "read.ReadLease", "read.ReadPlan", "read.ReadSplit", "read.ScanSpec", "read.StoreSnapshot",
       "result.CompactionResult", "result.FlushResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
       "result.PublishResult", "result.WriteSummary",
       "schema.Capability", "schema.ColumnOptions", "schema.ColumnSpec", "schema.ColumnType", "schema.SchemaPresets",
@@ -134,7 +134,7 @@ class ArchitectureTest {
       "options.ConfigOption", "options.KeyIndexType", "options.OptionParsers", "options.StoreConfig", "options.StoreOptions",
       "error.BadOptionException", "error.CommitConflictException", "error.FencedWriterException",
       "error.InvalidRecordException", "error.LanceContextException", "error.OperationInterruptedException",
-      "error.SchemaException", "error.StorageException", "error.StoreClosedException",
+      "error.SchemaException", "error.SnapshotNotFoundException", "error.StorageException", "error.StoreClosedException",
       "error.StoreNotFoundException", "error.TransactionAbortedException", "error.TransactionExpiredException",
       "error.UniqueKeyViolationException", "error.WriteInterruptedException",
       "error.WriteNotAcknowledgedException", "error.WriteTimeoutException"));

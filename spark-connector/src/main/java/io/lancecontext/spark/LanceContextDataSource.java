@@ -36,6 +36,12 @@ public final class LanceContextDataSource implements SupportsCatalogOptions, Dat
     return PathCatalog.identifier(options);
   }
 
+  /** Option {@code snapshot}: Spark then loads the table at it ({@link PathCatalog#loadTable(Identifier, String)}). */
+  @Override
+  public java.util.Optional<String> extractTimeTravelVersion(CaseInsensitiveStringMap options) {
+    return SparkOptions.get(options, SparkOptions.SNAPSHOT);
+  }
+
   @Override
   public String extractCatalog(CaseInsensitiveStringMap options) {
     return PathCatalog.register();

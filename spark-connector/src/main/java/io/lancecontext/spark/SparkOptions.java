@@ -48,8 +48,14 @@ public final class SparkOptions {
           + "rows and groups of fresh-tier buckets; fewer when the store has fewer). Default: three per core of "
           + "Spark's default parallelism, at least 2, so that the tiers' unequal splits still keep every core busy.");
 
+  /** The snapshot a batch read reads: a token or a tag; default: the store as it is. */
+  public static final ConfigOption<String> SNAPSHOT = ConfigOption.optional("snapshot", v -> v, ConfigOption.Scope.HANDLE,
+      "Spark only: read the store as it was when this snapshot was taken: a token (ContextStore.snapshot(), CALL "
+          + "<catalog>.system.snapshot) or a tag. The same as SELECT ... VERSION AS OF '<token or tag>'. Default: "
+          + "the store as it is when the read is planned.");
+
   /** The options only the Spark connector reads (not core's), with their defaults and descriptions. */
-  public static final List<ConfigOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION, READ_SPLITS);
+  public static final List<ConfigOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION, READ_SPLITS, SNAPSHOT);
 
   /** Keys Spark adds to a source's options itself; they are not store options. */
   private static final List<String> SPARK_KEYS = List.of("checkpointlocation", "queryname", "__checkpointlocation");

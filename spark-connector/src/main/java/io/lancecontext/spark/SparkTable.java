@@ -59,6 +59,8 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
   private final int shards;
   private final boolean clustered;
   private final List<String> columns;
+  /** The snapshot reads of this table read (a token or tag), or null for the store as it is. */
+  private final String snapshot;
 
   /**
    * @param clustered writes are clustered by {@code bucket(shards, key)}, which the table's catalog's function
@@ -74,16 +76,30 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
    * writes by position, when the DataFrame has a subset of a preset's columns.
    */
   public SparkTable(StoreConfig config, SchemaSpec spec, int shards, boolean clustered, List<String> columns) {
+    this(config, spec, shards, clustered, columns, null);
+  }
+
+  private SparkTable(StoreConfig config, SchemaSpec spec, int shards, boolean clustered, List<String> columns,
+      String snapshot) {
     this.config = config;
     this.spec = spec;
     this.shards = shards;
     this.clustered = clustered;
     this.columns = List.copyOf(columns);
+    this.snapshot = snapshot;
+  }
+
+  /**
+   * This table as it was when the snapshot {@code tokenOrTag} names was taken ({@code VERSION AS OF}, option
+   * {@code snapshot}): read-only.
+   */
+  public SparkTable atSnapshot(String tokenOrTag) {
+    return new SparkTable(config, spec, shards, clustered, columns, tokenOrTag);
   }
 
   @Override
   public String name() {
-    return "lancecontext:" + config.uri();
+    return "lancecontext:" + config.uri() + (snapshot == null ? "" : " VERSION AS OF '" + snapshot + "'");
   }
 
   @Override
@@ -108,17 +124,29 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public Set<TableCapability> capabilities() {
+    if (snapshot != null) {
+      return EnumSet.of(TableCapability.BATCH_READ);
+    }
     return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
         TableCapability.STREAMING_WRITE);
   }
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0));
+    return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0),
+        SparkOptions.get(options, SparkOptions.SNAPSHOT).orElse(snapshot));
   }
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    if (snapshot != null) {
+      throw new UnsupportedOperationException("the table " + config.uri() + " read at snapshot '" + snapshot
+          + "' is read-only: write to the table itself");
+    }
+    if (SparkOptions.get(info.options(), SparkOptions.SNAPSHOT).isPresent()) {
+      throw new io.lancecontext.core.error.BadOptionException(SparkOptions.SNAPSHOT.key(), "is a read option: a write "
+          + "always goes to the store as it is");
+    }
     return new SparkWriteBuilder(config, spec, clustered ? shards : 0, info);
   }
 

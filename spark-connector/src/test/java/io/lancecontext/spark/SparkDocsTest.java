@@ -48,6 +48,8 @@ class SparkDocsTest {
         assertEquals("1", last, "the catalog example's table holds its one row");
       } else if (b.code().contains("mode(\"overwrite\")")) {
         assertEquals("1", last, "the overwrite left only its own row");
+      } else if (b.code().contains("VERSION AS OF")) {
+        assertEquals("0.5", last, "the tagged snapshot's reward, not the later one");
       } else if (b.code().contains("DELETE FROM")) {
         assertEquals("1", last, "DELETE removed the two tool rows");
       }

@@ -118,6 +118,12 @@ public final class StoreOptions {
           + "garbage collection keeps what the plan reads until this long after the last renewal (a Flink job "
           + "restoring its splits must do so within it).");
 
+  public static final ConfigOption<Duration> SNAPSHOT_RETENTION = ConfigOption.of("snapshot.retention", "1h",
+      OptionParsers::positiveDuration, Scope.HANDLE, "How long an untagged snapshot (ContextStore.snapshot) stays "
+          + "readable by its token: garbage collection keeps what it reads until this long after it was taken (a "
+          + "tagged one until its tag is dropped). Each snapshot costs one small object write; while one is kept, "
+          + "so is everything written after it.");
+
   public static final ConfigOption<Boolean> COMPACTION_BACKGROUND = ConfigOption.of("compaction.background", "false",
       OptionParsers::bool, Scope.RESIDENT, "Compact the base table's fragments in a background task of the writing JVM.");
 
@@ -139,5 +145,5 @@ public final class StoreOptions {
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
       PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, WRITE_COMMIT, BULK_ROWS, MERGE_GENERATIONS, MERGE_INTERVAL,
       MERGE_MAX_BYTES, MERGE_MAX_INPUTS, MERGE_APPEND_MIN_ROWS, FLUSH_TIMEOUT, GC_GRACE, TXN_TIMEOUT, READ_LEASE_TIMEOUT,
-      COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
+      SNAPSHOT_RETENTION, COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
 }

@@ -44,6 +44,11 @@ public final class FlinkOptions {
       .durationType().defaultValue(io.lancecontext.flink.sink.LanceContextSink.DEFAULT_FLUSH_INTERVAL)
       .withDescription("put buffered rows at least this often (0 s: only when a buffer is full and at checkpoints)");
 
+  /** The snapshot a scan reads (a token or tag); default: the store as it is when the job plans its read. */
+  public static final ConfigOption<String> SCAN_SNAPSHOT = ConfigOptions.key("scan.snapshot").stringType().noDefaultValue()
+      .withDescription("read the store as it was when this snapshot was taken: a token (ContextStore.snapshot()) or a "
+          + "tag (ContextStore.tag); a bounded scan. Default: the store as it is when the job plans its read");
+
   public static Set<ConfigOption<?>> required() {
     return Set.of(PATH);
   }
@@ -61,12 +66,13 @@ public final class FlinkOptions {
     options.add(BUFFER_FLUSH_INTERVAL);
     options.add(FactoryUtil.SINK_PARALLELISM);
     options.add(FactoryUtil.SOURCE_PARALLELISM);
+    options.add(SCAN_SNAPSHOT);
     return options;
   }
 
   /** Whether {@code key} is a Flink option of this connector rather than a store option. */
   static boolean isFlinkOnly(String key) {
     return key.equals("connector") || key.startsWith("lookup.") || key.startsWith("sink.")
-        || key.equals(FactoryUtil.SOURCE_PARALLELISM.key());
+        || key.equals(FactoryUtil.SOURCE_PARALLELISM.key()) || key.equals(SCAN_SNAPSHOT.key());
   }
 }

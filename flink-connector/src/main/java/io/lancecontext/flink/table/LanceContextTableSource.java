@@ -56,7 +56,8 @@ final class LanceContextTableSource
 
   @Override
   public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
-    ScanSpec scan = ScanSpec.all().withColumns(columnsToRead()).withFilter(Predicate.and(filters));
+    ScanSpec scan = ScanSpec.all().withColumns(columnsToRead()).withFilter(Predicate.and(filters))
+        .atSnapshot(flinkOptions.getOptional(FlinkOptions.SCAN_SNAPSHOT).orElse(null));
     if (limit >= 0) {
       scan = scan.withLimit(limit);
     }

@@ -10,6 +10,7 @@ import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.SparkOptions;
 import io.lancecontext.spark.SparkSchemas;
 import io.lancecontext.spark.SparkTable;
+import io.lancecontext.spark.procedures.SnapshotProcedure;
 import io.lancecontext.spark.procedures.StoreProcedure;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -182,6 +183,12 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     }
   }
 
+  /** {@code SELECT ... FROM t VERSION AS OF '<token or tag>'}: the table as it was when that snapshot was taken. */
+  @Override
+  public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+    return ((SparkTable) loadTable(ident)).atSnapshot(version);
+  }
+
   @Override
   public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
@@ -287,19 +294,30 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
 
   @Override
   public UnboundProcedure loadProcedure(Identifier ident) {
-    StoreProcedure p = Arrays.equals(ident.namespace(), new String[] {SYSTEM})
-        ? StoreProcedure.named(ident.name(), this::openTable) : null;
+    UnboundProcedure p = null;
+    if (Arrays.equals(ident.namespace(), new String[] {SYSTEM})) {
+      p = StoreProcedure.named(ident.name(), this::openTable);
+      if (p == null) {
+        p = SnapshotProcedure.named(ident.name(), this::openTable);
+      }
+    }
     if (p == null) {
       throw new IllegalArgumentException("no procedure " + ident + " in catalog " + name + "; its procedures are "
-          + SYSTEM + "." + String.join(", " + SYSTEM + ".", StoreProcedure.NAMES));
+          + SYSTEM + "." + String.join(", " + SYSTEM + ".", procedures()));
     }
     return p;
+  }
+
+  private static List<String> procedures() {
+    List<String> names = new ArrayList<>(StoreProcedure.NAMES);
+    names.addAll(SnapshotProcedure.NAMES);
+    return names;
   }
 
   @Override
   public Identifier[] listProcedures(String[] namespace) {
     List<Identifier> out = new ArrayList<>();
-    for (String n : StoreProcedure.NAMES) {
+    for (String n : procedures()) {
       out.add(Identifier.of(new String[] {SYSTEM}, n));
     }
     return out.toArray(new Identifier[0]);

@@ -123,6 +123,12 @@ public final class PathCatalog implements TableCatalog, FunctionCatalog {
     }
   }
 
+  /** The table at the identifier's path as it was when the snapshot {@code version} (a token or tag) was taken. */
+  @Override
+  public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+    return ((SparkTable) loadTable(ident)).atSnapshot(version);
+  }
+
   /**
    * Creates the store of a create-table-as-select ({@code ErrorIfExists} / {@code Ignore} saves) with the
    * write's options: its schema is option {@code schema}, or derived from the DataFrame's columns

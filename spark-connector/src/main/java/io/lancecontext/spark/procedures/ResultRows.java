@@ -14,43 +14,53 @@ import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * A core result record ({@code MergeResult}, {@code FlushResult}, ...) as one row of a procedure's output:
- * one column per record component, booleans and numbers typed, everything else as text.
+ * one column per record component, booleans and numbers typed, everything else as text (several results:
+ * one row each).
  */
 final class ResultRows {
   private ResultRows() {}
 
   static LocalScan of(Record result) {
-    RecordComponent[] components = result.getClass().getRecordComponents();
+    return of(List.of(result), result.getClass());
+  }
+
+  /** Rows of {@code results}, all of record class {@code type} (its components are the columns, also for none). */
+  static LocalScan of(List<? extends Record> results, Class<? extends Record> type) {
+    RecordComponent[] components = type.getRecordComponents();
     List<StructField> fields = new ArrayList<>();
-    Object[] values = new Object[components.length];
-    for (int i = 0; i < components.length; i++) {
-      RecordComponent c = components[i];
-      Object v;
-      try {
-        v = c.getAccessor().invoke(result);
-      } catch (ReflectiveOperationException e) {
-        throw new IllegalStateException(e);
-      }
-      DataType type;
+    for (RecordComponent c : components) {
+      DataType t;
       if (c.getType() == boolean.class) {
-        type = DataTypes.BooleanType;
+        t = DataTypes.BooleanType;
       } else if (c.getType() == int.class) {
-        type = DataTypes.IntegerType;
+        t = DataTypes.IntegerType;
       } else if (c.getType() == long.class) {
-        type = DataTypes.LongType;
+        t = DataTypes.LongType;
       } else {
-        type = DataTypes.StringType;
-        v = v == null ? null : UTF8String.fromString(v.toString());
+        t = DataTypes.StringType;
       }
-      fields.add(DataTypes.createStructField(snake(c.getName()), type, true));
-      values[i] = v;
+      fields.add(DataTypes.createStructField(snake(c.getName()), t, true));
     }
     StructType schema = DataTypes.createStructType(fields);
-    InternalRow row = new GenericInternalRow(values);
+    InternalRow[] rows = new InternalRow[results.size()];
+    for (int r = 0; r < rows.length; r++) {
+      Object[] values = new Object[components.length];
+      for (int i = 0; i < components.length; i++) {
+        Object v;
+        try {
+          v = components[i].getAccessor().invoke(results.get(r));
+        } catch (ReflectiveOperationException e) {
+          throw new IllegalStateException(e);
+        }
+        values[i] = schema.fields()[i].dataType() == DataTypes.StringType && v != null
+            ? UTF8String.fromString(v.toString()) : v;
+      }
+      rows[r] = new GenericInternalRow(values);
+    }
     return new LocalScan() {
       @Override
       public InternalRow[] rows() {
-        return new InternalRow[] {row};
+        return rows;
       }
 
       @Override

@@ -29,16 +29,21 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
   private long limit = -1;
   private final int maxSplits;
   private final java.util.function.Consumer<io.lancecontext.core.read.ReadPlan> onPlanned;
+  private final String snapshot;
 
-  /** {@code maxSplits}: {@code read.splits}, or 0 for the default. */
-  public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits) {
-    this(config, spec, maxSplits, plan -> { });
+  /**
+   * {@code maxSplits}: {@code read.splits}, or 0 for the default; {@code snapshot}: the token or tag to read at,
+   * or null for the store as it is.
+   */
+  public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits, String snapshot) {
+    this(config, spec, maxSplits, snapshot, plan -> { });
   }
 
   /** As above; {@code onPlanned} is told the read plan when the scan makes it (a DELETE's conflict check). */
-  public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits,
+  public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits, String snapshot,
       java.util.function.Consumer<io.lancecontext.core.read.ReadPlan> onPlanned) {
     this.onPlanned = onPlanned;
+    this.snapshot = snapshot;
     this.config = config;
     this.spec = spec;
     this.maxSplits = maxSplits;
@@ -89,7 +94,7 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
   @Override
   public Scan build() {
     // a read of no columns (count(*)): core counts, reading only what it cannot count from its key hashes
-    ScanSpec scan = ScanSpec.all().withColumns(columns).withFilter(Predicate.and(filters));
+    ScanSpec scan = ScanSpec.all().withColumns(columns).withFilter(Predicate.and(filters)).atSnapshot(snapshot);
     if (limit >= 0) {
       scan = scan.withLimit(limit);
     }

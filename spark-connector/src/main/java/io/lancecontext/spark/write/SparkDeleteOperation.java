@@ -66,7 +66,7 @@ public final class SparkDeleteOperation implements SupportsDelta {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0),
+    return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0), null,
         plan -> readAt.accumulateAndGet(plan.plannedAt(), (a, b) -> a == null || b.isBefore(a) ? b : a));
   }
 

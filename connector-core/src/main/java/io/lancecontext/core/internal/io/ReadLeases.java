@@ -105,6 +105,40 @@ public final class ReadLeases {
     return lease;
   }
 
+  /** The expiry of a lease that never runs out (a tag's). */
+  public static final long NEVER = 9_999_999_999_999L;
+
+  /**
+   * Writes a lease that is never renewed: a read planned at {@code plannedAtMillis} stays readable until
+   * {@code untilMillis} ({@link #NEVER}: until the lease is deleted). {@code id} (8 hex digits) makes its name
+   * known to whoever deletes it ({@link #fixedName}).
+   */
+  public static String holdUntil(StoreFiles files, long plannedAtMillis, long untilMillis, int id) throws IOException {
+    String name = fixedName(plannedAtMillis, untilMillis, id);
+    files.overwrite(name, new byte[0]);
+    return name;
+  }
+
+  /** The object of a lease written by {@link #holdUntil}. */
+  public static String fixedName(long plannedAtMillis, long untilMillis, int id) {
+    return DIR + "/" + String.format("%013d-%013d-%08x", plannedAtMillis, Math.min(untilMillis, NEVER), id);
+  }
+
+  /**
+   * Whether a lease alive at {@code nowMillis} keeps a read planned at {@code plannedAtMillis} readable: one
+   * planned at or before it (garbage collection keeps what every read planned after a leased one needs).
+   */
+  public static boolean covers(StoreFiles files, long plannedAtMillis, long nowMillis) throws IOException {
+    for (StoreFiles.Entry e : files.listPrefix(DIR + "/")) {
+      Matcher m = NAME.matcher(e.name());
+      if (m.matches() && e.path().equals(DIR + "/" + e.name()) && Long.parseLong(m.group(2)) > nowMillis
+          && Long.parseLong(m.group(1)) <= plannedAtMillis) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /**
    * The planning time of the oldest read still leased at {@code nowMillis} ({@link Long#MAX_VALUE} if none);
    * leases that ran out are deleted.

@@ -315,7 +315,7 @@ public final class Snapshots implements AutoCloseable {
       HashedKeys keys = confined != null ? new HashedKeys(freshKeys(pinned, confined))
           : pinnedFreshKeys.get(key, () -> new HashedKeys(freshKeys(pinned, null)));
       BaseTable b = baseAt(pinned.baseVersion());
-      return new LsmSnapshot(b, List.of(), keys, superseded);
+      return new LsmSnapshot(b, List.of(), keys, superseded, pinned.plannedAt());
     }
     return pinnedViews(pinned, split.part() == ReadSplit.Part.FRESH ? split.shards() : null, superseded);
   }
@@ -346,7 +346,7 @@ public final class Snapshots implements AutoCloseable {
         }
         views.add(fresh.pinnedView(id, p.watermark(), p.manifestVersion(), p.walPositions(), pinnedParts(pinned, id)));
       }
-      return new LsmSnapshot(b, views, null, superseded);
+      return new LsmSnapshot(b, views, null, superseded, pinned.plannedAt());
     } catch (RuntimeException e) {
       views.forEach(FreshShard::release);
       b.release();

@@ -267,12 +267,18 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
 
   /** Plans a read of the current snapshot (see {@link ReadPlanner}). */
   public ReadPlan planRead(ScanSpec scan, int maxSplits) {
+    return planRead(scan, maxSplits, null);
+  }
+
+  /** Plans a read of {@code at} (the current snapshot when null). */
+  public ReadPlan planRead(ScanSpec scan, int maxSplits, ReadSplit.Snapshot at) {
     return operation("plan a read", () -> {
       List<List<String>> buckets = new ArrayList<>();
       for (int b = 0; b < shards; b++) {
         buckets.add(ShardIds.forBucket(b));
       }
-      try (LsmSnapshot snapshot = reads.snapshot(null)) {
+      try (LsmSnapshot snapshot = at == null ? reads.snapshot(null)
+          : reads.pinned(new ReadSplit(config, at, scan, ReadSplit.Part.ALL, null))) {
         return ReadPlanner.plan(config, snapshot, scan, maxSplits, buckets);
       }
     });

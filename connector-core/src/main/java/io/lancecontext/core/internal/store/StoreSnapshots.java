@@ -1,0 +1,179 @@
+package io.lancecontext.core.internal.store;
+
+import io.lancecontext.core.error.SnapshotNotFoundException;
+import io.lancecontext.core.internal.io.ReadLeases;
+import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.StoreSnapshot;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * Snapshots that outlive garbage collection: what keeps them, tags, and the check that a snapshot a read asks
+ * for is still kept. A snapshot is kept by a read lease planned at the time it was taken ({@link ReadLeases}):
+ * an untagged one until {@code snapshot.retention} after it was taken, a tagged one until its tag is dropped.
+ * Garbage collection keeps everything a read planned after a leased one needs, so a kept snapshot reads the same
+ * rows whatever merges, compactions and collections ran since. A tag is the object {@code _lc/tags/<name>}
+ * holding the token; its lease is written before it and deleted after it.
+ */
+public final class StoreSnapshots {
+  static final String TAGS = "_lc/tags";
+  private static final Pattern TAG = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
+  /** A snapshot younger than {@code gc.grace} less this is readable without a lease. */
+  private static final long GRACE_MARGIN_MILLIS = 2_000;
+
+  private final StoreFiles files;
+  private final String uri;
+  private final int buckets;
+  private final Duration grace;
+
+  public StoreSnapshots(StoreFiles files, String uri, int buckets, Duration grace) {
+    this.files = files;
+    this.uri = uri;
+    this.buckets = buckets;
+    this.grace = grace;
+  }
+
+  /** Keeps {@code pinned} for {@code retention} and returns it as an untagged snapshot. */
+  public StoreSnapshot retain(ReadSplit.Snapshot pinned, Duration retention) {
+    long at = pinned.plannedAt().toEpochMilli();
+    io(() -> ReadLeases.holdUntil(files, at, System.currentTimeMillis() + retention.toMillis(),
+        java.util.concurrent.ThreadLocalRandom.current().nextInt()), "keep a snapshot");
+    return new StoreSnapshot(SnapshotTokens.encode(pinned, buckets), pinned.plannedAt(), null);
+  }
+
+  /**
+   * Tags {@code pinned} as {@code name}: kept until {@link #dropTag}. The caller has made sure it is kept now (a
+   * snapshot just taken, or one {@link #resolve} returned).
+   *
+   * @throws IllegalArgumentException if the name is not a valid tag name or the tag exists
+   */
+  public StoreSnapshot tag(String name, ReadSplit.Snapshot pinned) {
+    checkName(name);
+    long at = pinned.plannedAt().toEpochMilli();
+    String token = SnapshotTokens.encode(pinned, buckets);
+    String lease = io(() -> ReadLeases.holdUntil(files, at, ReadLeases.NEVER, name.hashCode()), "tag a snapshot");
+    if (!keptAt(at, System.currentTimeMillis())) {
+      io(() -> {
+        files.delete(lease);
+        return null;
+      }, "tag a snapshot");
+      throw new SnapshotNotFoundException("cannot tag '" + name + "' of " + uri + ": the snapshot taken at "
+          + pinned.plannedAt() + " is no longer kept");
+    }
+    boolean created = io(() -> files.createIfAbsent(path(name), token.getBytes(StandardCharsets.UTF_8)),
+        "tag a snapshot");
+    if (!created) {
+      if (!lease.equals(leaseOf(name, SnapshotTokens.decode(read(name).orElse(token), buckets, uri)))) {
+        io(() -> {
+          files.delete(lease);
+          return null;
+        }, "tag a snapshot");
+      }
+      throw new IllegalArgumentException("tag '" + name + "' of " + uri + " exists; drop it first (dropTag)");
+    }
+    return new StoreSnapshot(token, pinned.plannedAt(), name);
+  }
+
+  /** Drops the tag {@code name}: what only it kept may be collected. False if there is no such tag. */
+  public boolean dropTag(String name) {
+    checkName(name);
+    Optional<String> token = read(name);
+    if (token.isEmpty()) {
+      return false;
+    }
+    String lease = leaseOf(name, SnapshotTokens.decode(token.get(), buckets, uri));
+    io(() -> {
+      files.delete(path(name));
+      return null;
+    }, "drop a tag");
+    // two tags of one instant whose names hash alike share a lease: it goes with the last of them
+    if (tags().stream().noneMatch(t -> lease.equals(leaseOf(t.tag(), SnapshotTokens.decode(t.token(), buckets, uri))))) {
+      io(() -> {
+        files.delete(lease);
+        return null;
+      }, "drop a tag");
+    }
+    return true;
+  }
+
+  /** Every tag, by name. */
+  public List<StoreSnapshot> tags() {
+    List<StoreSnapshot> out = new ArrayList<>();
+    for (String name : io(() -> files.list(TAGS), "list the tags")) {
+      if (TAG.matcher(name).matches()) {
+        read(name).ifPresent(token -> out.add(new StoreSnapshot(token,
+            SnapshotTokens.decode(token, buckets, uri).plannedAt(), name)));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The snapshot {@code tokenOrTag} names, checked to be kept now.
+   *
+   * @throws SnapshotNotFoundException if there is no such tag, it is not a token of this store, or its snapshot
+   *     is no longer kept
+   */
+  public ReadSplit.Snapshot resolve(String tokenOrTag) {
+    if (!SnapshotTokens.isToken(tokenOrTag)) {
+      boolean valid = TAG.matcher(tokenOrTag).matches();
+      String token = (valid ? read(tokenOrTag) : Optional.<String>empty()).orElseThrow(() -> new SnapshotNotFoundException("the store at " + uri
+          + " has no tag '" + tokenOrTag + "' (nor is it a snapshot token, which starts with '"
+          + SnapshotTokens.PREFIX + "')"));
+      return SnapshotTokens.decode(token, buckets, uri);
+    }
+    ReadSplit.Snapshot pinned = SnapshotTokens.decode(tokenOrTag, buckets, uri);
+    if (!keptAt(pinned.plannedAt().toEpochMilli(), System.currentTimeMillis())) {
+      throw new SnapshotNotFoundException("the snapshot taken at " + pinned.plannedAt() + " of " + uri
+          + " is no longer kept: it is untagged and older than snapshot.retention and gc.grace (" + grace
+          + "); tag a snapshot (ContextStore.tag) to keep it");
+    }
+    return pinned;
+  }
+
+  /** Whether a read planned at {@code plannedAt} finds its files: young enough, or held by a lease. */
+  private boolean keptAt(long plannedAt, long now) {
+    return now - plannedAt < grace.toMillis() - GRACE_MARGIN_MILLIS
+        || io(() -> ReadLeases.covers(files, plannedAt, now), "check a snapshot is kept");
+  }
+
+  private Optional<String> read(String name) {
+    return io(() -> files.readIfPresent(path(name)), "read a tag")
+        .map(b -> new String(b, StandardCharsets.UTF_8).trim());
+  }
+
+  private static String leaseOf(String name, ReadSplit.Snapshot pinned) {
+    return ReadLeases.fixedName(pinned.plannedAt().toEpochMilli(), ReadLeases.NEVER, name.hashCode());
+  }
+
+  private static String path(String name) {
+    return TAGS + "/" + name;
+  }
+
+  private static void checkName(String name) {
+    if (name == null || !TAG.matcher(name).matches() || SnapshotTokens.isToken(name)) {
+      throw new IllegalArgumentException("'" + name + "' is not a tag name: 1 to 128 letters, digits, '_', '.' or '-', "
+          + "not starting with '.', '-' or '" + SnapshotTokens.PREFIX + "'");
+    }
+  }
+
+  private interface Io<T> {
+    T run() throws IOException;
+  }
+
+  private static <T> T io(Io<T> call, String what) {
+    try {
+      return call.run();
+    } catch (IOException e) {
+      throw LanceErrors.translate(what, e);
+    }
+  }
+}
