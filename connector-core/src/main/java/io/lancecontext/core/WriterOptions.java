@@ -34,6 +34,37 @@ public final class WriterOptions {
     }
 
     /**
+     * The commit mode of an engine's write: option {@code write.commit} when {@code options} set it (its key in
+     * any case, as Spark hands options over), else {@code engineDefault}. A write that runs in one mode only
+     * passes it as {@code required}, and {@code requiredBy} names what requires it (an option and its value, or
+     * "an overwrite"), for the message. Core's one rule for both engines.
+     *
+     * @throws io.lancecontext.core.error.BadOptionException naming {@code write.commit}, for a value that does
+     *     not parse or contradicts {@code required}
+     */
+    public static CommitMode forWrite(java.util.Map<String, String> options, CommitMode engineDefault,
+        CommitMode required, String requiredBy) {
+      String key = io.lancecontext.core.options.StoreOptions.WRITE_COMMIT.key();
+      String given = options.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(key))
+          .map(java.util.Map.Entry::getValue).findFirst().orElse(null);
+      if (given == null) {
+        return required != null ? required : engineDefault;
+      }
+      CommitMode mode;
+      try {
+        mode = parse(given);
+      } catch (IllegalArgumentException e) {
+        throw new io.lancecontext.core.error.BadOptionException(key, e.getMessage());
+      }
+      if (required != null && mode != required) {
+        throw new io.lancecontext.core.error.BadOptionException(key, "'" + key + "' = '" + given.trim() + "' contradicts "
+            + requiredBy + ", which writes " + required.name().toLowerCase(java.util.Locale.ROOT) + "; remove '" + key
+            + "' or change " + requiredBy);
+      }
+      return mode;
+    }
+
+    /**
      * Checks that a store of {@code spec} (at {@code uri}, for the message) takes writes in this mode: a store with
      * capability {@code unique-ids} takes immediate writes only, since its checks need every key's current row at
      * the moment of the write. Core's rule, for engines to check before a job is planned.

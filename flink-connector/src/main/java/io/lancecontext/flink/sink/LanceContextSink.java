@@ -5,7 +5,6 @@ import io.lancecontext.core.WriterOptions;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.options.StoreConfig;
-import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.FlinkSchemas;
 import java.time.Duration;
@@ -345,20 +344,9 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
     }
 
     private static void checkCommitMode(StoreConfig config, boolean exactlyOnce) {
-      if (!config.isSet(StoreOptions.WRITE_COMMIT)) {
-        return;
-      }
-      String mode = config.get(StoreOptions.WRITE_COMMIT);
-      if (exactlyOnce && mode.equals("immediate")) {
-        throw new BadOptionException("write.commit", "'write.commit' = 'immediate' contradicts "
-            + "'sink.delivery-guarantee' = 'exactly-once', which stages each checkpoint's rows and publishes them "
-            + "together (atomic); remove 'write.commit' or use 'sink.delivery-guarantee' = 'at-least-once'");
-      }
-      if (!exactlyOnce && mode.equals("atomic")) {
-        throw new BadOptionException("write.commit", "'write.commit' = 'atomic' contradicts "
-            + "'sink.delivery-guarantee' = 'at-least-once', which puts rows visible as buffers fill (immediate); "
-            + "remove 'write.commit' or use 'sink.delivery-guarantee' = 'exactly-once'");
-      }
+      WriterOptions.CommitMode guaranteed = exactlyOnce ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.IMMEDIATE;
+      WriterOptions.CommitMode.forWrite(config.asMap(), guaranteed, guaranteed,
+          "'sink.delivery-guarantee' = '" + (exactlyOnce ? "exactly-once" : "at-least-once") + "'");
     }
   }
 }

@@ -3,7 +3,6 @@ package io.lancecontext.spark.write;
 import io.lancecontext.core.WriterOptions;
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.options.StoreConfig;
-import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.SparkOptions;
 import java.util.Map;
@@ -59,17 +58,17 @@ public final class SparkWriteBuilder implements WriteBuilder, SupportsTruncate, 
   @Override
   public Write build() {
     Map<String, String> options = info.options().asCaseSensitiveMap();
-    String mode = options.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(StoreOptions.WRITE_COMMIT.key()))
-        .map(Map.Entry::getValue).findFirst().orElse(config.asMap().get(StoreOptions.WRITE_COMMIT.key()));
-    WriterOptions.CommitMode commit = mode == null ? WriterOptions.CommitMode.ATOMIC : WriterOptions.CommitMode.parse(mode);
+    Map<String, String> given = new java.util.HashMap<>(config.asMap());
+    options.forEach((k, v) -> {  // the write's own options over the table's, keys in any case
+      given.keySet().removeIf(k::equalsIgnoreCase);
+      given.put(k, v);
+    });
+    WriterOptions.CommitMode commit = WriterOptions.CommitMode.forWrite(given, WriterOptions.CommitMode.ATOMIC,
+        replace ? WriterOptions.CommitMode.ATOMIC : null, "an overwrite (it replaces the contents in one publish)");
     boolean atomic = commit == WriterOptions.CommitMode.ATOMIC;
     int tasks = SparkOptions.get(options, SparkOptions.WRITE_TASKS).orElse(0);
     boolean cluster = SparkOptions.get(options, SparkOptions.WRITE_DISTRIBUTION).orElse(true);
     commit.requireSupportedBy(spec, config.uri());  // core's rule, checked before any task runs
-    if (replace && !atomic) {
-      throw new BadOptionException(StoreOptions.WRITE_COMMIT.key(), "an overwrite replaces the contents in one "
-          + "publish; it cannot be 'immediate'");
-    }
     return new SparkWrite(config, info.schema(), info.queryId(), spec.key(), cluster ? clusterBuckets : 0, tasks, atomic,
         replace);
   }
