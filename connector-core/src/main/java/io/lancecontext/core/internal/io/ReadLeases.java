@@ -1,5 +1,6 @@
 package io.lancecontext.core.internal.io;
 
+import io.lancecontext.core.read.ReadLease;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -103,6 +104,22 @@ public final class ReadLeases {
     long period = Math.max(MIN_PERIOD_MILLIS, timeout.toMillis() / 4);
     lease.renewal = RENEWALS.scheduleAtFixedRate(lease::renew, period, period, TimeUnit.MILLISECONDS);
     return lease;
+  }
+
+  /** As {@link #hold}, as the public {@link ReadLease} a store handle returns (the lease itself stays internal). */
+  public static ReadLease holdForHandle(StoreFiles files, long plannedAtMillis, Duration timeout) {
+    Lease lease = hold(files, plannedAtMillis, timeout);
+    return new ReadLease() {
+      @Override
+      public void close() {
+        lease.close();
+      }
+
+      @Override
+      public void release() {
+        lease.release();
+      }
+    };
   }
 
   /**

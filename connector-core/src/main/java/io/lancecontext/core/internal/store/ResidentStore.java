@@ -176,6 +176,13 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     return writers;
   }
 
+  /** Seals every bucket's open generations now and waits ({@code reason} is logged). */
+  public void sealAll(String reason) {
+    for (BucketWriter writer : writers) {
+      writer.seal(reason);
+    }
+  }
+
   Schema datasetSchema() {
     return datasetSchema;
   }
