@@ -1,20 +1,20 @@
 package io.lancecontext.core;
 
-import io.lancecontext.core.error.SchemaException;
-import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.error.StoreClosedException;
-import io.lancecontext.core.internal.codec.BatchConformer;
-import io.lancecontext.core.internal.codec.KeyIds;
 import io.lancecontext.core.internal.io.ReadLeases;
-import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.read.LsmSnapshot;
+import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.StoreScan;
+import io.lancecontext.core.internal.store.HandleWrites;
 import io.lancecontext.core.internal.store.ResidentStore;
+import io.lancecontext.core.internal.store.SplitOptions;
+import io.lancecontext.core.internal.store.StoreDrop;
 import io.lancecontext.core.internal.txn.ReplacePublish;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.store.StoreRegistry;
 import io.lancecontext.core.internal.store.StoreSnapshots;
 import io.lancecontext.core.internal.write.Buckets;
+import io.lancecontext.core.internal.write.StagingBuffer;
 import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
@@ -31,10 +31,7 @@ import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.result.PublishResult;
 import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.result.StoreStats;
-import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -43,7 +40,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.slf4j.LoggerFactory;
 
 /**
  * A context store: one Lance dataset with MemWAL shards, written by many processes and read as one
@@ -69,12 +65,14 @@ public final class ContextStore implements AutoCloseable {
   private final StoreRegistry registry;
   private final ResidentStore store;
   private final StoreConfig config;
+  private final HandleWrites writes;
   private volatile boolean closed;
 
   ContextStore(StoreRegistry registry, ResidentStore store, StoreConfig config) {
     this.registry = registry;
     this.store = store;
     this.config = config;
+    this.writes = new HandleWrites(store, config);
   }
 
   /** Opens the store at option {@code path}, creating it when option {@code schema} is given and none exists. */
@@ -93,25 +91,7 @@ public final class ContextStore implements AutoCloseable {
    * there (a location without a Lance table is never deleted).
    */
   public static boolean drop(Map<String, String> options) {
-    StoreConfig config = StoreConfig.of(options);
-    StoreFiles files = StoreFiles.forUri(config.uri(), config.storageOptions());
-    try {
-      if (!files.prefixExists("_versions/")) {
-        return false;
-      }
-      StoreRegistry.INSTANCE.close(config.uri());
-      int n = 0;
-      for (String name : files.list("")) {  // _versions, data, _mem_wal, _lc, _indices, ...
-        n += files.deletePrefix(name);
-      }
-      if (config.localPath().isPresent()) {
-        Files.deleteIfExists(config.localPath().get());  // the emptied directory itself
-      }
-      LoggerFactory.getLogger(ContextStore.class).info("Dropped store {} ({} objects)", config.uri(), n);
-      return true;
-    } catch (IOException e) {
-      throw new StorageException("could not drop the store at " + config.uri() + ": " + e, e);
-    }
+    return StoreDrop.drop(StoreConfig.of(options));
   }
 
   /** A handle from {@code registry} (tests use registries of their own). */
@@ -155,11 +135,7 @@ public final class ContextStore implements AutoCloseable {
   /** Adds (upserts) records; see the class contract. Returns the rows written (after dedupe by key). */
   public int add(List<? extends Map<String, ?>> records) {
     check();
-    return store.operation("add rows", () -> {
-      try (VectorSchemaRoot batch = store.codec().encode(records, store.allocator())) {
-        return store.writes().write(batch, true, bulkRows()).keys();
-      }
-    });
+    return writes.add(records);
   }
 
   /**
@@ -172,30 +148,13 @@ public final class ContextStore implements AutoCloseable {
    */
   public int add(VectorSchemaRoot batch) {
     check();
-    if (batch.getSchema().getFields().stream()
-        .anyMatch(f -> f.getName().equals(io.lancecontext.core.schema.SystemColumns.SEQUENCE))) {
-      return store.add(batch, false);
-    }
-    return store.operation("add rows", () -> {
-      BatchConformer.Conformed conformed = BatchConformer.conform(store.spec(), batch, KeyIds.random(), 0,
-          store.allocator());
-      try (VectorSchemaRoot rows = conformed.batch()) {
-        return store.writes().write(rows, true, bulkRows()).keys();
-      }
-    });
+    return writes.add(batch);
   }
 
   /** Deletes keys (writes tombstones); needs capability {@code tombstones}. Durable and visible on return. */
   public int delete(Collection<String> keys) {
     check();
-    if (!store.spec().has(Capability.TOMBSTONES)) {
-      throw new SchemaException("the store at " + uri() + " has no 'tombstones' capability: deleting by key is disabled");
-    }
-    return store.operation("delete keys", () -> {
-      try (VectorSchemaRoot batch = store.codec().encodeTombstones(new ArrayList<>(keys), store.allocator())) {
-        return store.add(batch, true, true);
-      }
-    });
+    return writes.delete(keys);
   }
 
   /** A write handle for one task, keyless rows getting random UUIDv7 keys (see {@link StoreWriter}). */
@@ -209,27 +168,22 @@ public final class ContextStore implements AutoCloseable {
     return new StoreWriter(this, options);
   }
 
-  /**
-   * The staging buffer of an atomic write handle, bounded by {@code write.batch-bytes}, its parts by
-   * {@code merge.max-bytes}.
-   */
   /** The attempt of transaction {@code txid} an atomic handle opened now stages under (see TxnIds.attempt). */
   String currentAttempt(String txid) {
     check();
-    return store.operation("read the record of a transaction", () -> store.transactions().currentAttempt(txid));
+    return writes.currentAttempt(txid);
   }
 
-  io.lancecontext.core.internal.write.StagingBuffer stagingBuffer(String txid, String partId) {
+  /** The staging buffer of an atomic write handle (see {@link HandleWrites#stagingBuffer}). */
+  StagingBuffer stagingBuffer(String txid, String partId) {
     check();
-    return store.writes().stagingBuffer(txid, partId, config().get(StoreOptions.BATCH_BYTES),
-        config().get(StoreOptions.MERGE_MAX_BYTES), config().get(StoreOptions.TXN_TIMEOUT));
+    return writes.stagingBuffer(txid, partId);
   }
 
   /** Stages a batch in the dataset schema through an atomic handle's buffer (null batch: flush it). */
-  StoreWrites.Staged stage(io.lancecontext.core.internal.write.StagingBuffer buffer, VectorSchemaRoot batch,
-      boolean owned) {
+  StoreWrites.Staged stage(StagingBuffer buffer, VectorSchemaRoot batch, boolean owned) {
     check();
-    return store.operation("stage rows", () -> batch == null ? buffer.flush() : buffer.add(batch, owned));
+    return writes.stage(buffer, batch, owned);
   }
 
   // ---------------------------------------------------------------- transactions
@@ -280,10 +234,7 @@ public final class ContextStore implements AutoCloseable {
   /** {@link #deleteWhere(Predicate)} running {@code afterRead} between its read and its publish (tests). */
   PublishResult deleteWhere(Predicate filter, Runnable afterRead) {
     check();
-    if (!store.spec().has(Capability.TOMBSTONES)) {
-      throw new SchemaException("the store at " + uri() + " has no 'tombstones' capability: deleting by key is "
-          + "disabled");
-    }
+    writes.requireTombstones();
     return DeleteWhere.run(this, filter, afterRead);
   }
 
@@ -371,12 +322,7 @@ public final class ContextStore implements AutoCloseable {
   /** Puts a batch in the dataset schema for a write handle (see {@link StoreWrites#write}). */
   StoreWrites.Outcome put(VectorSchemaRoot batch, boolean owned) {
     check();
-    return store.operation("add rows", () -> store.writes().write(batch, owned, bulkRows()));
-  }
-
-  /** This handle's bulk-path threshold ({@code write.bulk-rows}, else {@code write.batch-rows}). */
-  private int bulkRows() {
-    return config().getOptional(StoreOptions.BULK_ROWS).orElse(config().get(StoreOptions.BATCH_ROWS));
+    return writes.put(batch, owned);
   }
 
   // ---------------------------------------------------------------- reads
@@ -409,14 +355,9 @@ public final class ContextStore implements AutoCloseable {
     ReadSplit.Snapshot at = spec.snapshot() == null ? null : snapshots().resolve(spec.snapshot());
     LsmSnapshot snapshot = at == null ? store.snapshot(null)
         : store.pinnedSnapshot(new ReadSplit(config, at, spec, ReadSplit.Part.ALL, null));
-    try {
-      ScanSpec read = at != null && spec.now() == null ? spec.withNow(at.plannedAt()) : spec;
-      StoreScan scan = new StoreScan(store.spec(), snapshot, read, store.allocator(), ReadSplit.Part.ALL, null);
-      return new StoreReader(snapshot, scan, store.codec());
-    } catch (RuntimeException e) {
-      snapshot.close();
-      throw e;
-    }
+    ScanSpec read = at != null && spec.now() == null ? spec.withNow(at.plannedAt()) : spec;
+    return StoreReader.over(snapshot,
+        () -> new StoreScan(store.spec(), snapshot, read, store.allocator(), ReadSplit.Part.ALL, null), store.codec());
   }
 
   /**
@@ -438,13 +379,9 @@ public final class ContextStore implements AutoCloseable {
    */
   public ReadPlan planRead(ScanSpec scan, int maxSplits) {
     check();
-    if (scan.offset() > 0) {
-      throw new IllegalArgumentException("a split read cannot skip rows (offset " + scan.offset() + ")");
-    }
     ReadSplit.Snapshot at = scan.snapshot() == null ? null : snapshots().resolve(scan.snapshot());
-    ScanSpec pinnedScan = scan.now() != null ? scan : scan.withNow(at == null ? Instant.now() : at.plannedAt());
-    StoreScan.resolveColumns(store.spec(), pinnedScan);
-    return store.planRead(pinnedScan, maxSplits, at);
+    return store.planRead(ReadPlanner.scanToPlan(store.spec(), scan, at == null ? null : at.plannedAt()), maxSplits,
+        at);
   }
 
   // ---------------------------------------------------------------- snapshots
@@ -518,19 +455,7 @@ public final class ContextStore implements AutoCloseable {
    */
   public ReadLease holdRead(Instant plannedAt) {
     check();
-    ReadLeases.Lease lease = ReadLeases.hold(store.files(), plannedAt.toEpochMilli(),
-        config().get(StoreOptions.READ_LEASE_TIMEOUT));
-    return new ReadLease() {
-      @Override
-      public void close() {
-        lease.close();
-      }
-
-      @Override
-      public void release() {
-        lease.release();
-      }
-    };
+    return ReadLeases.holdForHandle(store.files(), plannedAt.toEpochMilli(), config().get(StoreOptions.READ_LEASE_TIMEOUT));
   }
 
   /**
@@ -541,14 +466,8 @@ public final class ContextStore implements AutoCloseable {
   public StoreReader read(ReadSplit split) {
     check();
     LsmSnapshot snapshot = store.pinnedSnapshot(split);
-    try {
-      StoreScan scan = new StoreScan(store.spec(), snapshot, split.scan(), store.allocator(), split.part(),
-          split.fragments());
-      return new StoreReader(snapshot, scan, store.codec());
-    } catch (RuntimeException e) {
-      snapshot.close();
-      throw e;
-    }
+    return StoreReader.over(snapshot, () -> new StoreScan(store.spec(), snapshot, split.scan(), store.allocator(),
+        split.part(), split.fragments()), store.codec());
   }
 
   /**
@@ -560,14 +479,7 @@ public final class ContextStore implements AutoCloseable {
    * with {@link #read(ReadSplit)}.
    */
   public static ContextStore openForSplit(ReadSplit split, Map<String, String> options) {
-    Map<String, String> merged = new java.util.LinkedHashMap<>();
-    merged.put(io.lancecontext.core.options.StoreOptions.PATH.key(), split.config().get(io.lancecontext.core.options.StoreOptions.PATH));
-    options.forEach((k, v) -> {
-      if (k.startsWith(io.lancecontext.core.options.StoreOptions.STORAGE_PREFIX)) {
-        merged.put(k, v);
-      }
-    });
-    return open(merged);
+    return open(SplitOptions.of(split, options));
   }
 
   /** Reads the LSM view as records. */
@@ -613,9 +525,7 @@ public final class ContextStore implements AutoCloseable {
   public MergeResult merge() {
     check();
     return store.operation("merge", () -> {
-      for (var writer : store.writers()) {
-        writer.seal("merge requested");
-      }
+      store.sealAll("merge requested");
       return store.maintenance().merge();
     });
   }
@@ -664,9 +574,7 @@ public final class ContextStore implements AutoCloseable {
   public void seal() {
     check();
     store.operation("seal", () -> {
-      for (var writer : store.writers()) {
-        writer.seal("requested");
-      }
+      store.sealAll("requested");
       return null;
     });
   }

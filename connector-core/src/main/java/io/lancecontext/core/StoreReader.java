@@ -26,6 +26,16 @@ public final class StoreReader implements AutoCloseable {
     this.codec = codec;
   }
 
+  /** A reader of the scan {@code scan} makes over {@code snapshot}; the snapshot is closed if that fails. */
+  static StoreReader over(LsmSnapshot snapshot, java.util.function.Supplier<StoreScan> scan, RecordCodec codec) {
+    try {
+      return new StoreReader(snapshot, scan.get(), codec);
+    } catch (RuntimeException e) {
+      snapshot.close();
+      throw e;
+    }
+  }
+
   /** Advances to the next batch; false at the end. */
   public boolean next() {
     try {

@@ -1,5 +1,6 @@
 package io.lancecontext.core.internal.io;
 
+import io.lancecontext.core.read.ReadLease;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -137,6 +138,22 @@ public final class ReadLeases {
       }
     }
     return false;
+  }
+
+  /** As {@link #hold}, as the public {@link ReadLease} a store handle returns (the lease itself stays internal). */
+  public static ReadLease holdForHandle(StoreFiles files, long plannedAtMillis, Duration timeout) {
+    Lease lease = hold(files, plannedAtMillis, timeout);
+    return new ReadLease() {
+      @Override
+      public void close() {
+        lease.close();
+      }
+
+      @Override
+      public void release() {
+        lease.release();
+      }
+    };
   }
 
   /**

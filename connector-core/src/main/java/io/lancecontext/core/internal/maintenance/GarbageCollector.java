@@ -80,7 +80,7 @@ final class GarbageCollector {
     // a leased read planned at t keeps everything it needs: collect as if it had been planned just now
     long leased = ReadLeases.oldestPlannedAt(files, now);
     long cutoff = Math.min(now - grace.toMillis(), leased == Long.MAX_VALUE ? Long.MAX_VALUE : leased - LEASE_MARGIN_MILLIS);
-    // a shard view may use a manifest this much older than the newest (FreshCache.refresh): WAL entries and
+    // a shard view may use a manifest this much older than the newest (ShardCache.refresh): WAL entries and
     // manifests stay that much longer, so a read planned at t still finds its files until t + gc.grace
     long logCutoff = cutoff - io.lancecontext.core.internal.read.FreshCache.manifestRecheckNanos(grace) / 1_000_000;
     int gens = 0;

@@ -1,16 +1,9 @@
 package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.io.StoreFiles;
-import io.lancecontext.core.internal.lance.LanceDataset;
-import io.lancecontext.core.internal.lance.LanceErrors;
-import io.lancecontext.core.internal.lance.ShardLayout;
-import io.lancecontext.core.internal.lance.ShardManifest;
-import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.session.LanceRuntime;
-import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.BucketWriter;
-import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.CompactionResult;
@@ -19,16 +12,9 @@ import io.lancecontext.core.result.GcResult;
 import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.SchemaSpec;
-import java.io.IOException;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
@@ -41,6 +27,9 @@ import org.slf4j.LoggerFactory;
  * are unmerged or the oldest is older than {@code merge.trigger.interval}, collects garbage after
  * merges, and compacts when {@code compaction.background} is on. Across processes, merge, compaction
  * and garbage collection are serialized by the store's {@link MaintenanceLock}.
+ *
+ * <p>This class is the schedule and the one turn at a time: each task runs in {@link MaintenanceTasks}
+ * (under the lease), the merge triggers are {@link MergeTriggers}, a flush is {@link StoreFlush}.
  */
 public final class Maintenance implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Maintenance.class);
@@ -50,8 +39,6 @@ public final class Maintenance implements AutoCloseable {
   static final Duration TICK = Duration.ofSeconds(1);
   /** How often a tick checks that the store was not dropped elsewhere (one small read). */
   static final Duration LOCATION_CHECK_EVERY = Duration.ofSeconds(10);
-  /** Maintenance lease duration; the holder renews it every third of it, so only a dead holder's lease expires. */
-  static final Duration LEASE = Duration.ofMinutes(2);
   static final Duration GC_EVERY = Duration.ofMinutes(1);
   static final Duration COMPACT_EVERY = Duration.ofMinutes(5);
   static final Duration STATS_LOG_EVERY = Duration.ofMinutes(5);
@@ -96,19 +83,15 @@ public final class Maintenance implements AutoCloseable {
   private long lastLocationCheckNanos = System.nanoTime();
   private long lastCompactNanos = System.nanoTime();
   private long lastStatsLogNanos = System.nanoTime();
-  private final AtomicLong merges = new AtomicLong();
-  private final AtomicLong mergedGenerations = new AtomicLong();
-  private final AtomicLong gcRuns = new AtomicLong();
-  private final AtomicLong compactions = new AtomicLong();
-  private final AtomicLong failures = new AtomicLong();
-  private final AtomicReference<MergeResult> lastMerge = new AtomicReference<>();
-  /** Commit times of unmerged flushed generations, by "shard path"; see {@link #generationMade}. */
-  private final Map<String, Instant> generationMade = new ConcurrentHashMap<>();
-  /** The newest manifest seen of each shard; see {@link #manifest}. */
-  private final Map<String, ShardManifest> manifests = new ConcurrentHashMap<>();
+  private final MaintenanceTasks tasks;
+  private final MergeTriggers triggers;
+  private final StoreFlush flush;
 
   public Maintenance(Host host) {
     this.host = host;
+    this.tasks = new MaintenanceTasks(host);
+    this.triggers = new MergeTriggers(host);
+    this.flush = new StoreFlush(host, this::merge, this::purgeTombstones);
     this.task = LanceRuntime.get().scheduler().scheduleWithFixedDelay(this::tick, TICK.toMillis(), TICK.toMillis(),
         TimeUnit.MILLISECONDS);
   }
@@ -141,20 +124,20 @@ public final class Maintenance implements AutoCloseable {
       if (!writing) {
         return;
       }
-      if (mergeDue(config)) {
-        mergeLocked();
+      if (triggers.due(config)) {
+        tasks.merge();
       }
       long now = System.nanoTime();
       if (now - lastGcNanos >= GC_EVERY.toNanos()) {
         lastGcNanos = now;
-        gcLocked();
+        tasks.gc();
       }
       if (config.get(StoreOptions.COMPACTION_BACKGROUND) && now - lastCompactNanos >= COMPACT_EVERY.toNanos()) {
         lastCompactNanos = now;
         BaseTable base = host.base();
         try {
           if (base.dataset().fragments().size() >= COMPACT_FRAGMENTS) {
-            compactLocked();
+            tasks.compact();
           }
         } finally {
           base.release();
@@ -165,95 +148,10 @@ public final class Maintenance implements AutoCloseable {
         LOG.info("{}: {}", host.name(), host.summary());
       }
     } catch (RuntimeException e) {
-      failures.incrementAndGet();
+      tasks.failed();
       LOG.warn("{}: background maintenance failed: {}", host.name(), e.toString());
     } finally {
       running.unlock();
-    }
-  }
-
-  private boolean mergeDue(StoreConfig config) {
-    int trigger = config.get(StoreOptions.MERGE_GENERATIONS);
-    Instant ageCutoff = Instant.now().minus(config.get(StoreOptions.MERGE_INTERVAL));
-    BaseTable base = host.base();
-    try {
-      int unmerged = 0;
-      for (String shard : ShardIds.all(host.shards())) {
-        long w = base.watermark(shard);
-        for (ShardManifest.FlushedGeneration g : manifest(shard).flushed()) {
-          if (g.generation() > w) {
-            unmerged++;
-            Instant made = generationMade(config, shard, g.path());
-            if (made != null && made.isBefore(ageCutoff)) {
-              return true;
-            }
-          } else {
-            generationMade.remove(shard + " " + g.path());
-          }
-        }
-      }
-      for (var e : host.transactions().publishedParts().entrySet()) {
-        long w = base.watermark(io.lancecontext.core.internal.txn.TxnIds.txnShardId(e.getKey()));
-        for (var p : e.getValue()) {
-          if (p.sequence() > w) {
-            unmerged++;
-            var record = host.transactions().record(p.txid());
-            if (record.isPresent() && record.get().atMillis() < ageCutoff.toEpochMilli()) {
-              return true;
-            }
-          }
-        }
-      }
-      return unmerged >= trigger;
-    } catch (IOException e) {
-      throw LanceErrors.translate("check the merge triggers", e);
-    } finally {
-      base.release();
-    }
-  }
-
-  /**
-   * The newest manifest of a shard, kept between ticks: versions are written once, consecutively, and
-   * garbage collection removes only old ones, so one existence check of the next version (one request on
-   * an object store) finds out whether it changed; only a changed one is read.
-   */
-  private ShardManifest manifest(String shard) throws IOException {
-    ShardManifest known = manifests.get(shard);
-    if (known == null || known.version() == 0) {
-      known = ShardManifests.latest(host.files(), shard);
-    } else {
-      long v = known.version();
-      while (ShardManifests.exists(host.files(), shard, v + 1)) {
-        v++;
-      }
-      if (v != known.version()) {
-        known = ShardManifests.read(host.files(), shard, v);
-      }
-    }
-    manifests.put(shard, known);
-    return known;
-  }
-
-  /**
-   * When a flushed generation was made: the commit time lance-core wrote into the generation's own manifest
-   * when it flushed it (never a file or directory time). A generation never changes, so this is read once
-   * (one dataset open) and kept until the generation is merged; null if it cannot be read now (gone, or the
-   * store unreachable: the age trigger then waits for the next tick).
-   */
-  private Instant generationMade(StoreConfig config, String shard, String path) {
-    String key = shard + " " + path;
-    Instant known = generationMade.get(key);
-    if (known != null) {
-      return known;
-    }
-    String uri = config.uri() + "/" + ShardLayout.generationDir(shard, path);
-    try (LanceDataset generation = StoreDatasets.open(uri, config, host.allocator())) {
-      Instant made = generation.committedAt();
-      generationMade.put(key, made);
-      return made;
-    } catch (RuntimeException e) {
-      LOG.debug("{}: no commit time for generation {} of shard {} yet: {}", host.name(), path, shard, e.toString());
-      return null;
     }
   }
 
@@ -261,14 +159,11 @@ public final class Maintenance implements AutoCloseable {
   public MergeResult merge() {
     running.lock();
     try {
-      return mergeLocked();
+      return tasks.merge();
     } finally {
       running.unlock();
     }
   }
-
-  /** How often {@link #flush} logs its progress at INFO. */
-  static final Duration FLUSH_PROGRESS_EVERY = Duration.ofSeconds(5);
 
   /**
    * Folds every row acknowledged before the call into the base table: claims and seals every shard's WAL
@@ -277,162 +172,16 @@ public final class Maintenance implements AutoCloseable {
    * while another process holds it; retries failures; gives up at {@code timeout}, returning incomplete.
    */
   public FlushResult flush(Duration timeout) {
-    long started = System.nanoTime();
-    long deadline = started + timeout.toNanos();
-    long nextLog = started + FLUSH_PROGRESS_EVERY.toNanos();
-    int claimed = 0;
-    int mergesRun = 0;
-    int generations = 0;
-    long rows = 0;
-    RuntimeException lastFailure = null;
-    BucketWriter[] writers = host.writers();
-    boolean[] sealed = new boolean[writers.length];
-    int sealedCount = 0;
-    while (sealedCount < writers.length) {
-      for (int b = 0; b < writers.length; b++) {
-        if (!sealed[b]) {
-          try {
-            claimed += writers[b].claimAndSeal("flush");
-            sealed[b] = true;
-            sealedCount++;
-          } catch (io.lancecontext.core.error.LanceContextException e) {
-            lastFailure = e;  // typically another writer claiming the shard at the same moment: try again
-          }
-        }
-      }
-      if (sealedCount < writers.length) {
-        if (System.nanoTime() >= deadline) {
-          return incomplete(started, claimed, mergesRun, generations, rows, (writers.length - sealedCount)
-              + " buckets could not be sealed: " + lastFailure);
-        }
-        sleepQuietly(Duration.ofMillis(200));
-      }
-    }
-    java.util.Map<String, Long> targets = new java.util.HashMap<>();
-    try {
-      for (String shard : ShardIds.all(host.shards())) {
-        long top = 0;
-        for (ShardManifest.FlushedGeneration g : ShardManifests.latest(host.files(), shard).flushed()) {
-          top = Math.max(top, g.generation());
-        }
-        targets.put(shard, top);
-      }
-      // every transaction published by now: its bucket's transaction watermark reaches its publish sequence
-      for (var e : host.transactions().publishedParts().entrySet()) {
-        long top = 0;
-        for (var p : e.getValue()) {
-          top = Math.max(top, p.sequence());
-        }
-        targets.put(io.lancecontext.core.internal.txn.TxnIds.txnShardId(e.getKey()), top);
-      }
-    } catch (IOException e) {
-      throw LanceErrors.translate("read the shard manifests", e);
-    }
-    while (true) {
-      String behind = behind(targets);
-      if (behind == null) {
-        break;
-      }
-      long now = System.nanoTime();
-      if (now >= deadline) {
-        return incomplete(started, claimed, mergesRun, generations, rows, "still unmerged after " + timeout + ": "
-            + behind + (lastFailure == null ? "" : "; last failure: " + lastFailure));
-      }
-      if (now >= nextLog) {
-        nextLog = now + FLUSH_PROGRESS_EVERY.toNanos();
-        LOG.info("{}: flush: {} merges ({} generations, {} rows) so far; still unmerged: {}", host.name(), mergesRun,
-            generations, rows, behind);
-      }
-      MergeResult r;
-      running.lock();
-      try {
-        r = mergeLocked();
-      } catch (io.lancecontext.core.error.LanceContextException e) {
-        lastFailure = e;
-        r = null;
-      } finally {
-        running.unlock();
-      }
-      if (r != null && r.merged()) {
-        mergesRun++;
-        generations += r.generationCount();
-        rows += r.rows();
-      } else {
-        sleepQuietly(Duration.ofMillis(500));  // another process holds the lease (and may be merging these)
-      }
-    }
-    long purged;
-    while (true) {
-      running.lock();
-      try {
-        Long n = withLease("remove tombstone rows", null,
-            lease -> Merger.purgeTombstones(host.config(), host.spec(), host.allocator(), lease));
-        if (n != null) {
-          purged = n;
-          break;
-        }
-      } catch (io.lancecontext.core.error.LanceContextException e) {
-        lastFailure = e;
-      } finally {
-        running.unlock();
-      }
-      if (System.nanoTime() >= deadline) {
-        return incomplete(started, claimed, mergesRun, generations, rows, "every row is merged, but tombstone rows "
-            + "are left in the base table: " + (lastFailure == null ? "the maintenance lease stayed taken" : lastFailure));
-      }
-      sleepQuietly(Duration.ofMillis(500));
-    }
-    long millis = (System.nanoTime() - started) / 1_000_000;
-    long version = baseVersion();
-    if (millis > FLUSH_PROGRESS_EVERY.toMillis()) {
-      LOG.info("{}: flushed in {} ms: {} merges ({} generations, {} rows), {} shards claimed, {} tombstone rows "
-          + "removed; base version {}", host.name(), millis, mergesRun, generations, rows, claimed, purged, version);
-    }
-    return new FlushResult(true, "flushed", claimed, mergesRun, generations, rows, purged, version, millis);
+    return flush.run(timeout);
   }
 
-  /** A shard whose merged watermark is below its target, as text; null when none is. */
-  private String behind(java.util.Map<String, Long> targets) {
-    BaseTable base = host.base();
+  /** Removes tombstone rows from the base table in this store's turn; null when another process holds the lease. */
+  private Long purgeTombstones() {
+    running.lock();
     try {
-      int shards = 0;
-      StringBuilder first = new StringBuilder();
-      for (var e : targets.entrySet()) {
-        long w = base.watermark(e.getKey());
-        if (w < e.getValue()) {
-          if (shards++ == 0) {
-            first.append("shard ").append(e.getKey()).append(" merged up to generation ").append(w).append(" of ")
-                .append(e.getValue());
-          }
-        }
-      }
-      return shards == 0 ? null : shards + " shards (" + first + ")";
+      return tasks.purgeTombstones();
     } finally {
-      base.release();
-    }
-  }
-
-  private long baseVersion() {
-    BaseTable base = host.base();
-    try {
-      return base.version();
-    } finally {
-      base.release();
-    }
-  }
-
-  private FlushResult incomplete(long started, int claimed, int merges, int generations, long rows, String reason) {
-    long millis = (System.nanoTime() - started) / 1_000_000;
-    LOG.warn("{}: flush incomplete after {} ms: {}", host.name(), millis, reason);
-    return new FlushResult(false, reason, claimed, merges, generations, rows, 0, baseVersion(), millis);
-  }
-
-  private static void sleepQuietly(Duration d) {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new io.lancecontext.core.error.OperationInterruptedException("interrupted while flushing", e);
+      running.unlock();
     }
   }
 
@@ -440,7 +189,7 @@ public final class Maintenance implements AutoCloseable {
   public CompactionResult compact() {
     running.lock();
     try {
-      return compactLocked();
+      return tasks.compact();
     } finally {
       running.unlock();
     }
@@ -450,75 +199,14 @@ public final class Maintenance implements AutoCloseable {
   public GcResult gc() {
     running.lock();
     try {
-      return gcLocked();
+      return tasks.gc();
     } finally {
       running.unlock();
     }
   }
 
-  /** Work that needs the store's maintenance lease. */
-  @FunctionalInterface
-  private interface LeasedWork<T> {
-    T run(MaintenanceLock lease) throws IOException;
-  }
-
-  /** Runs {@code work} holding the maintenance lease, or returns {@code skipped} if another process has it. */
-  private <T> T withLease(String what, T skipped, LeasedWork<T> work) {
-    try {
-      Optional<MaintenanceLock> lease = MaintenanceLock.tryAcquire(host.files(), LEASE);
-      if (lease.isEmpty()) {
-        return skipped;
-      }
-      try (MaintenanceLock held = lease.get()) {
-        return work.run(held);
-      }
-    } catch (IOException e) {
-      throw LanceErrors.translate(what, e);
-    }
-  }
-
-  private MergeResult mergeLocked() {
-    return withLease("merge", MergeResult.skipped("another process holds the maintenance lease", -1), lease -> {
-      MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator(), lease,
-          host.transactions());
-      if (r.merged()) {
-        merges.incrementAndGet();
-        mergedGenerations.addAndGet(r.generationCount());
-        lastMerge.set(r);
-        LOG.info("{}: merged {} generations ({} rows, {} deletions) into base version {} in {} ms{}", host.name(),
-            r.generationCount(), r.rows(), r.tombstones(), r.baseVersion(), r.millis(),
-            r.remaining() > 0 ? "; " + r.remaining() + " generations left for the next merge (merge.max-bytes, merge.max-inputs)" : "");
-      }
-      return r;
-    });
-  }
-
-  private CompactionResult compactLocked() {
-    return withLease("compact", CompactionResult.skipped("another process holds the maintenance lease"), lease -> {
-      CompactionResult r = Compactor.compact(host.config(), host.spec(), host.allocator(), lease);
-      compactions.incrementAndGet();
-      LOG.info("{}: compacted {} fragments into {} (base version {}) in {} ms{}", host.name(), r.fragmentsBefore(),
-          r.fragmentsAfter(), r.baseVersion(), r.millis(), r.reason().isEmpty() ? "" : "; " + r.reason());
-      return r;
-    });
-  }
-
-  private GcResult gcLocked() {
-    return withLease("garbage-collect", GcResult.skipped(), lease -> {
-      GcResult r = GarbageCollector.collect(host.config(), host.shards(), host.files(), host.allocator(),
-          host.config().get(StoreOptions.GC_GRACE), lease, host.transactions());
-      gcRuns.incrementAndGet();
-      if (r.generationDirs() + r.walEntries() + r.manifests() + r.baseVersionsRemoved() > 0) {
-        LOG.info("{}: garbage collected {} generations, {} WAL entries, {} manifests, {} base versions ({} bytes)",
-            host.name(), r.generationDirs(), r.walEntries(), r.manifests(), r.baseVersionsRemoved(), r.bytesRemoved());
-      }
-      return r;
-    });
-  }
-
   public StoreStats.MaintenanceCounters counters() {
-    return new StoreStats.MaintenanceCounters(merges.get(), mergedGenerations.get(), gcRuns.get(), compactions.get(), failures.get(),
-        lastMerge.get());
+    return tasks.counters();
   }
 
   @Override

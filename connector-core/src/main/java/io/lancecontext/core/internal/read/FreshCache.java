@@ -4,24 +4,14 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.lancecontext.core.internal.io.StoreFiles;
-import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
-import io.lancecontext.core.internal.lance.LanceFragment;
-import io.lancecontext.core.internal.lance.ScanHandle;
-import io.lancecontext.core.internal.lance.ScanRequest;
-import io.lancecontext.core.internal.lance.ShardLayout;
 import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
-import io.lancecontext.core.internal.lance.WalEntry;
-import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
-import io.lancecontext.core.schema.SystemColumns;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -29,10 +19,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BitVector;
-import org.apache.arrow.vector.VarCharVector;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ArrowReader;
 
 /**
  * Builds shard views of the fresh tier from what is on disk, reusing what it loaded before: a flushed
@@ -51,12 +37,14 @@ import org.apache.arrow.vector.ipc.ArrowReader;
  * <p>Which WAL entries count: those above the manifest's replay position. When a new writer claims a
  * shard it re-logs what it replayed in its first entry, with its own epoch; from then on entries of
  * older epochs are redundant or are a fenced writer's orphans, and are ignored.
+ *
+ * <p>Sources are loaded by {@link FreshLoader}; what is known of each shard's files is kept and refreshed
+ * by its {@link ShardCache}.
  */
 public final class FreshCache implements AutoCloseable {
   private final StoreConfig config;
-  private final SchemaSpec spec;
   private final StoreFiles files;
-  private final BufferAllocator allocator;
+  private final FreshLoader loader;
   private final Map<String, ShardCache> shards = new ConcurrentHashMap<>();
   /** Loaded sources by {@code <shard>/<source id>}; one reference each, released on removal. */
   private final Cache<String, FreshSource> sources;
@@ -65,9 +53,8 @@ public final class FreshCache implements AutoCloseable {
 
   public FreshCache(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator) {
     this.config = config;
-    this.spec = spec;
     this.files = files;
-    this.allocator = allocator;
+    this.loader = new FreshLoader(config, spec, files, allocator);
     this.recheckNanos = manifestRecheckNanos(config.get(StoreOptions.GC_GRACE));
     this.sources = Caffeine.newBuilder()
         .maximumWeight(config.get(StoreOptions.FRESH_CACHE_BYTES))
@@ -85,18 +72,6 @@ public final class FreshCache implements AutoCloseable {
   /** Size of the cache, for stats. */
   public record Footprint(long bytes, long entries, long evictions, long rows) {}
 
-  private static final class ShardCache {
-    /** Cache keys of this shard's sources that may be in the cache (evicted ones linger until the next view). */
-    final Set<String> loaded = new HashSet<>();
-    FreshShard current;
-    ShardManifest manifest;
-    /** When {@link #manifest} was last found to be the newest version ({@link System#nanoTime()}). */
-    long manifestCheckedNanos;
-    /** The shard's merged watermark when {@link #manifest} was checked. */
-    long watermarkAtCheck = -1;
-    final java.util.TreeSet<Long> positions = new java.util.TreeSet<>();
-  }
-
   private static String cacheKey(String shardId, String sourceId) {
     return shardId + "/" + sourceId;
   }
@@ -105,13 +80,13 @@ public final class FreshCache implements AutoCloseable {
    * The cached source {@code sourceId} of {@code shardId}, loaded if absent, with one reference taken for
    * the caller. Called under the shard's lock, so a source is loaded once.
    */
-  private FreshSource acquire(ShardCache shard, String shardId, String sourceId, Supplier<FreshSource> loader) {
+  private FreshSource acquire(ShardCache shard, String shardId, String sourceId, Supplier<FreshSource> load) {
     String key = cacheKey(shardId, sourceId);
     shard.loaded.add(key);
     while (true) {
       FreshSource s = sources.getIfPresent(key);
       if (s == null) {
-        FreshSource loaded = loader.get();
+        FreshSource loaded = load.get();
         loaded.retain();  // the caller's, taken before the cache may evict it
         FreshSource prior = sources.asMap().putIfAbsent(key, loaded);
         if (prior == null) {
@@ -139,7 +114,7 @@ public final class FreshCache implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("store closed");
     }
-    return shards.computeIfAbsent(shardId, k -> new ShardCache());
+    return shards.computeIfAbsent(shardId, k -> new ShardCache(k, config.uri(), files, sources, recheckNanos));
   }
 
   /** The current view of a shard whose merged watermark is {@code watermark}, retained for the caller. */
@@ -157,7 +132,7 @@ public final class FreshCache implements AutoCloseable {
     List<FreshSource> acquired = new ArrayList<>();
     try {
       synchronized (cache) {
-        refresh(shardId, cache, watermark);
+        cache.refresh(watermark);
         ShardManifest manifest = cache.manifest;
         List<ShardManifest.FlushedGeneration> gens = new ArrayList<>();
         for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
@@ -168,14 +143,14 @@ public final class FreshCache implements AutoCloseable {
         List<FreshSource> inView = new ArrayList<>();
         Set<String> keep = new HashSet<>();
         for (ShardManifest.FlushedGeneration g : gens) {
-          FreshSource s = acquire(cache, shardId, "gen:" + g.path(), () -> loadGeneration(shardId, g));
+          FreshSource s = acquire(cache, shardId, "gen:" + g.path(), () -> loader.generation(shardId, g));
           acquired.add(s);
           inView.add(s);
           keep.add(cacheKey(shardId, s.id()));
         }
         StringBuilder txns = new StringBuilder();
         for (var part : parts) {
-          FreshSource s = acquire(cache, shardId, part.id(), () -> loadPart(shardId, part));
+          FreshSource s = acquire(cache, shardId, part.id(), () -> loader.part(shardId, part));
           acquired.add(s);
           inView.add(s);
           keep.add(cacheKey(shardId, s.id()));
@@ -183,7 +158,7 @@ public final class FreshCache implements AutoCloseable {
         }
         List<WalSource> wal = new ArrayList<>();
         for (long p : cache.positions) {
-          WalSource w = (WalSource) acquire(cache, shardId, "wal:" + p, () -> loadWal(shardId, p));
+          WalSource w = (WalSource) acquire(cache, shardId, "wal:" + p, () -> loader.wal(shardId, p));
           acquired.add(w);
           wal.add(w);
           keep.add(cacheKey(shardId, w.id()));
@@ -295,14 +270,14 @@ public final class FreshCache implements AutoCloseable {
       synchronized (cache) {
         for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
           if (g.generation() > watermark) {
-            acquired.add(acquire(cache, shardId, "gen:" + g.path(), () -> loadGeneration(shardId, g)));
+            acquired.add(acquire(cache, shardId, "gen:" + g.path(), () -> loader.generation(shardId, g)));
           }
         }
         for (var part : parts) {
-          acquired.add(acquire(cache, shardId, part.id(), () -> loadPart(shardId, part)));
+          acquired.add(acquire(cache, shardId, part.id(), () -> loader.part(shardId, part)));
         }
         for (long p : positions) {
-          acquired.add(acquire(cache, shardId, "wal:" + p, () -> loadWal(shardId, p)));
+          acquired.add(acquire(cache, shardId, "wal:" + p, () -> loader.wal(shardId, p)));
         }
       }
       return new Pinned(manifest, acquired);
@@ -331,198 +306,6 @@ public final class FreshCache implements AutoCloseable {
     return Math.min(MANIFEST_RECHECK_MAX.toNanos(), grace.toNanos() / 2);
   }
 
-  /**
-   * Brings a shard's WAL positions, and when needed its manifest, up to date with as few requests as is
-   * safe: manifest versions and WAL positions are consecutive and only ever added above what is known
-   * (garbage collection removes only entries at or below the replay position). A changed manifest is read
-   * and the WAL directory listed in full.
-   *
-   * <p>When nothing changed this costs one existence check: the next WAL position. The next manifest
-   * version is checked only when (a) that probe found a new entry (a new writer seals a replayed tail and
-   * writes a new manifest before its first entry, so a new entry is the sign that a claim or seal may have
-   * happened), (b) the base table's merged watermark of the shard moved since the check (a merge may have
-   * folded a generation this view has not seen: its rows must leave the fresh tier with it), (c) the view
-   * holds an incomplete WAL entry (the next writer moves it aside under a new manifest and may write a whole
-   * entry at its position) or (d) {@link #manifestRecheckNanos} passed, which also covers a reader idle for
-   * longer than that (entries it never saw may have been sealed and collected meanwhile). What a
-   * view misses while it skips the check is only a seal without a new entry: the sealed rows are still read
-   * from the WAL entries that hold them, which garbage collection keeps for {@code gc.grace} plus the
-   * recheck interval after the seal.
-   */
-  private void refresh(String shardId, ShardCache cache, long watermark) throws IOException {
-    long now = System.nanoTime();
-    if (cache.manifest != null && !manifestCheckDue(cache, watermark, now)) {
-      long next = Math.max(cache.manifest.replayAfter(), cache.positions.isEmpty() ? 0 : cache.positions.last()) + 1;
-      if (!files.objectExists(WalEntry.path(shardId, next))) {
-        return;  // nothing new, and nothing that says the manifest changed
-      }
-    }
-    boolean changed;
-    if (cache.manifest == null || cache.manifest.version() == 0) {
-      ShardManifest m = ShardManifests.latest(files, shardId);
-      changed = cache.manifest == null || m.version() != cache.manifest.version();
-      cache.manifest = m;
-    } else {
-      long v = cache.manifest.version();
-      while (ShardManifests.exists(files, shardId, v + 1)) {
-        v++;
-      }
-      changed = v != cache.manifest.version();
-      if (changed) {
-        cache.manifest = ShardManifests.read(files, shardId, v);
-      }
-    }
-    cache.manifestCheckedNanos = now;
-    cache.watermarkAtCheck = watermark;
-    long replayAfter = cache.manifest.replayAfter();
-    if (changed) {
-      // an incomplete entry is moved aside by the next writer (a new manifest version), which may write a
-      // complete entry at the same position
-      for (String k : cache.loaded) {
-        if (sources.getIfPresent(k) instanceof WalSource w && w.incomplete()) {
-          sources.asMap().remove(k, w);
-        }
-      }
-    }
-    if (changed || cache.positions.isEmpty() && cache.manifest.version() == 0) {
-      cache.positions.clear();
-      for (long p : WalEntry.positions(files, shardId)) {
-        if (p > replayAfter) {
-          cache.positions.add(p);
-        }
-      }
-    }
-    long next = Math.max(replayAfter, cache.positions.isEmpty() ? 0 : cache.positions.last()) + 1;
-    while (files.objectExists(WalEntry.path(shardId, next))) {
-      cache.positions.add(next++);
-    }
-    requireConsecutive(shardId, cache);
-  }
-
-  private boolean manifestCheckDue(ShardCache cache, long watermark, long now) {
-    if (now - cache.manifestCheckedNanos >= recheckNanos) {
-      return true;
-    }
-    if (watermark != cache.watermarkAtCheck) {
-      return true;
-    }
-    for (String k : cache.loaded) {
-      if (sources.getIfPresent(k) instanceof WalSource w && w.incomplete()) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * WAL positions above the replay position are consecutive: a missing one below the newest is an
-   * acknowledged entry lost, unless a newer manifest version explains it (sealed and garbage-collected
-   * since the manifest was read; the next view reads that manifest).
-   */
-  private void requireConsecutive(String shardId, ShardCache cache) throws IOException {
-    if (cache.positions.isEmpty()) {
-      return;
-    }
-    long last = cache.positions.last();
-    for (long p = cache.manifest.replayAfter() + 1; p < last; p++) {
-      if (cache.positions.contains(p)) {
-        continue;
-      }
-      if (files.objectExists(WalEntry.path(shardId, p))) {
-        cache.positions.add(p);  // created while the directory was listed
-      } else if (ShardManifests.exists(files, shardId, cache.manifest.version() + 1)) {
-        return;
-      } else {
-        throw new io.lancecontext.core.error.StorageException(config.uri() + ": WAL entry "
-            + WalEntry.path(shardId, p) + " is missing although later entries exist: acknowledged rows are lost", null);
-      }
-    }
-  }
-
-  private WalSource loadWal(String shardId, long position) {
-    try {
-      return WalSource.load(config.uri(), files, shardId, position, allocator);
-    } catch (StoreFiles.NotFound e) {
-      throw new io.lancecontext.core.error.StorageException(config.uri() + ": WAL entry " + WalEntry.path(shardId, position)
-          + " was removed while it was read (garbage collection of a read older than gc.grace, or by hand)", e);
-    } catch (IOException e) {
-      throw LanceErrors.translate("read WAL entry " + WalEntry.path(shardId, position), e);
-    }
-  }
-
-  private GenerationSource loadGeneration(String shardId, ShardManifest.FlushedGeneration g) {
-    return loadDataset(shardId, config.uri() + "/" + ShardLayout.generationDir(shardId, g.path()), g.generation(),
-        g.path(), null);
-  }
-
-  private GenerationSource loadPart(String shardId, io.lancecontext.core.internal.txn.PublishedPart part) {
-    try {
-      return loadDataset(shardId, config.uri() + "/" + part.path(), -1, part.path(), part);
-    } catch (io.lancecontext.core.error.LanceContextException e) {
-      throw new io.lancecontext.core.error.StorageException(config.uri() + ": staged part " + part.path()
-          + " of published transaction " + part.txid() + " cannot be read (removed by hand, or garbage-collected under "
-          + "a read older than gc.grace)", e);
-    }
-  }
-
-  /** A generation, or with {@code part} a transaction part whose rows all read as its publish sequence. */
-  private GenerationSource loadDataset(String shardId, String uri, long generation, String path,
-      io.lancecontext.core.internal.txn.PublishedPart part) {
-    LanceDataset ds = StoreDatasets.open(uri, config, allocator);
-    try {
-      List<String> columns = new ArrayList<>();
-      columns.add(spec.key());
-      boolean hasTombstones = ds.hasColumn(SystemColumns.TOMBSTONE);
-      if (hasTombstones) {
-        columns.add(SystemColumns.TOMBSTONE);
-      }
-      if (part == null) {
-        columns.add(SystemColumns.SEQUENCE);  // a part's rows all read as its publish sequence
-      }
-      long physical = 0;
-      for (LanceFragment f : ds.fragments()) {
-        physical += f.physicalRows();
-      }
-      int capacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(16, physical));
-      String[] keys = new String[capacity];
-      boolean[] t = hasTombstones ? new boolean[capacity] : null;
-      long[] q = new long[capacity];
-      int n = 0;
-      try (ScanHandle scan = ds.scan(ScanRequest.of(columns))) {
-        ArrowReader reader = scan.reader();
-        while (reader.loadNextBatch()) {
-          VectorSchemaRoot batch = reader.getVectorSchemaRoot();
-          VarCharVector key = (VarCharVector) batch.getVector(spec.key());
-          BitVector tomb = hasTombstones ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
-          org.apache.arrow.vector.BigIntVector seq = part != null ? null
-              : (org.apache.arrow.vector.BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
-          int rows = batch.getRowCount();
-          if (n + rows > keys.length) {  // more rows than the fragments said (never expected): grow
-            int grown = Math.max(n + rows, keys.length * 2);
-            keys = java.util.Arrays.copyOf(keys, grown);
-            q = java.util.Arrays.copyOf(q, grown);
-            t = t == null ? null : java.util.Arrays.copyOf(t, grown);
-          }
-          for (int r = 0; r < rows; r++, n++) {
-            keys[n] = new String(key.get(r), StandardCharsets.UTF_8);
-            if (t != null) {
-              t[n] = !tomb.isNull(r) && tomb.get(r) != 0;
-            }
-            q[n] = part != null ? part.sequence() : seq.isNull(r) ? 0L : seq.get(r);
-          }
-        }
-      }
-      if (n < keys.length) {
-        keys = java.util.Arrays.copyOf(keys, n);
-        q = java.util.Arrays.copyOf(q, n);
-        t = t == null ? null : java.util.Arrays.copyOf(t, n);
-      }
-      return new GenerationSource(shardId, generation, path, ds, keys, q, t, part);
-    } catch (Exception e) {
-      ds.close();
-      throw LanceErrors.translate("read generation " + path + " of shard " + shardId, e);
-    }
-  }
 
   /** What the cache holds now (sources kept alive only by open snapshots are not counted). */
   public Footprint footprint() {

@@ -5,6 +5,8 @@ import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -17,6 +19,21 @@ import java.util.List;
  */
 public final class ReadPlanner {
   private ReadPlanner() {}
+
+  /**
+   * The scan a plan is made for: one without an offset (a split read cannot skip rows), expiry judged at
+   * planning time (a snapshot's: when it was taken, {@code snapshotTakenAt}) unless the scan says when, its
+   * columns resolved (unknown ones refused).
+   */
+  public static ScanSpec scanToPlan(SchemaSpec spec, ScanSpec scan, Instant snapshotTakenAt) {
+    if (scan.offset() > 0) {
+      throw new IllegalArgumentException("a split read cannot skip rows (offset " + scan.offset() + ")");
+    }
+    ScanSpec pinnedScan = scan.now() != null ? scan
+        : scan.withNow(snapshotTakenAt == null ? Instant.now() : snapshotTakenAt);
+    StoreScan.resolveColumns(spec, pinnedScan);
+    return pinnedScan;
+  }
 
   /**
    * @param buckets the shard ids of each bucket (its lanes)

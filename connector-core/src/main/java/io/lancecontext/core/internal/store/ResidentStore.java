@@ -11,7 +11,6 @@ import io.lancecontext.core.internal.lance.MemWalEnvironment;
 import io.lancecontext.core.internal.maintenance.Maintenance;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.read.FreshCache;
-import io.lancecontext.core.internal.read.FreshShard;
 import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.Snapshots;
@@ -30,15 +29,12 @@ import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.SchemaSpec;
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -49,6 +45,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The state of one store in one JVM, shared by every handle to it: the base table, the resident shard
  * writers, the fresh-tier cache and the maintenance schedule. Thread-safe.
+ *
+ * <p>This class composes them and delegates; its operations run through an {@link OperationGate} (open,
+ * closing, in flight) and its stats are collected by {@link ResidentStats}.
  */
 public final class ResidentStore implements BucketWriter.Host, Maintenance.Host, StoreWrites.Reads {
   private static final Logger LOG = LoggerFactory.getLogger(ResidentStore.class);
@@ -69,12 +68,12 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   private final String name;
   /** Which store this is ({@link StoreCreation#STORE_ID}); null for a store created before stores had ids. */
   private final String storeId;
-  private volatile boolean closed;
-  private final AtomicInteger inFlight = new AtomicInteger();
-  private final Object drained = new Object();
+  private final OperationGate gate;
+  private final ResidentStats residentStats;
 
   ResidentStore(StoreConfig config) {
     this.config = config;
+    this.gate = new OperationGate(config.uri(), shortName(config.uri()));
     MemWalEnvironment.check(config);
     this.files = StoreFiles.forUri(config.uri(), config.storageOptions());
     this.allocator = LanceRuntime.get().allocator().newChildAllocator("store " + config.uri(), 0, Long.MAX_VALUE);
@@ -109,6 +108,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     this.maintenance = new Maintenance(this);
     this.writes = new StoreWrites(spec, datasetSchema, config.uri(), name, allocator, writers, codec, this,
         maintenance::onWrite, transactions);
+    this.residentStats = new ResidentStats(config, files, writers, reads, maintenance, () -> snapshot(null));
     LOG.info("Opened store {}{} ({} shards, {} columns, key '{}')", config.uri(), opened.created() ? " (new)" : "",
         shards, spec.columns().size(), spec.key());
   }
@@ -174,6 +174,13 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   @Override
   public BucketWriter[] writers() {
     return writers;
+  }
+
+  /** Seals every bucket's open generations now and waits ({@code reason} is logged). */
+  public void sealAll(String reason) {
+    for (BucketWriter writer : writers) {
+      writer.seal(reason);
+    }
   }
 
   Schema datasetSchema() {
@@ -291,69 +298,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   // ---------------------------------------------------------------- stats
 
   public StoreStats stats(int residentStores, int openWriters) {
-    return operation("collect stats", () -> statsNow(residentStores, openWriters));
-  }
-
-  private StoreStats statsNow(int residentStores, int openWriters) {
-    try (LsmSnapshot snap = snapshot(null)) {
-      LanceDataset ds = snap.base().dataset();
-      List<StoreStats.Shard> perShard = new ArrayList<>();
-      int unmerged = 0;
-      for (BucketWriter w : writers) {
-        for (BucketWriter.LaneStats s : w.stats()) {
-          FreshShard view = snap.shard(s.shardId());
-          int gens = 0;
-          int wal = 0;
-          for (var source : view.sources()) {
-            if (source instanceof io.lancecontext.core.internal.read.GenerationSource) {
-              gens++;
-            } else {
-              wal++;
-            }
-          }
-          unmerged += gens;
-          perShard.add(new StoreStats.Shard(s.bucket(), s.lane(), s.shardId(), snap.base().watermark(s.shardId()), gens,
-              wal, s.open(), s.epoch(), s.puts(), s.seals(), s.abandoned()));
-        }
-      }
-      long bytes = bytesOnDisk();
-      FreshCache.Footprint cache = reads.freshCache().footprint();
-      return new StoreStats(config.uri(), ds.version(), ds.countRows(), ds.fragments().size(), snap.freshRows(),
-          unmerged, perShard, bytes, maintenance.counters(), LanceRuntime.get().sessionSizeBytesRecent(), residentStores,
-          openWriters, new StoreStats.FreshCache(cache.bytes(), config.get(StoreOptions.FRESH_CACHE_BYTES), cache.entries(),
-          cache.evictions()), reads.keyHashes());
-    } catch (IOException e) {
-      throw LanceErrors.translate("collect stats", e);
-    }
-  }
-
-  private static final long BYTES_REFRESH_NANOS = 10_000_000_000L;
-  private volatile long bytesOnDisk = -1;
-  private volatile long bytesMeasuredAt;
-  private final java.util.concurrent.atomic.AtomicBoolean measuringBytes = new java.util.concurrent.atomic.AtomicBoolean();
-
-  /**
-   * Bytes under the store directory; walking the tree is not free, so it is re-measured every 10 s, by one
-   * caller at a time and under no lock: the others get the previous measure (or wait for the first one).
-   */
-  private long bytesOnDisk() throws IOException {
-    while (true) {
-      long known = bytesOnDisk;
-      boolean due = known < 0 || System.nanoTime() - bytesMeasuredAt > BYTES_REFRESH_NANOS;
-      if (!due) {
-        return known;
-      }
-      if (measuringBytes.compareAndSet(false, true)) {
-        try {
-          bytesOnDisk = files.totalBytes("");
-          bytesMeasuredAt = System.nanoTime();
-          return bytesOnDisk;
-        } finally {
-          measuringBytes.set(false);
-        }
-      }
-      return known >= 0 ? known : files.totalBytes("");
-    }
+    return operation("collect stats", () -> residentStats.collect(residentStores, openWriters));
   }
 
   @Override
@@ -362,28 +307,13 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   }
 
   public int openWriters() {
-    int n = 0;
-    for (BucketWriter w : writers) {
-      for (BucketWriter.LaneStats s : w.stats()) {
-        if (s.open()) {
-          n++;
-        }
-      }
-    }
-    return n;
+    return residentStats.openWriters();
   }
 
   // ---------------------------------------------------------------- lifecycle
 
   public void ensureOpen() {
-    if (closed) {
-      throw closedUnderneath(null);
-    }
-  }
-
-  private StoreClosedException closedUnderneath(Throwable cause) {
-    return new StoreClosedException("the store " + config.uri() + " was closed in this JVM (closeAllResident, eviction or "
-        + "shutdown) under an open handle; nothing of this call was written. Open the store again and retry", true, cause);
+    gate.ensureOpen();
   }
 
   /**
@@ -392,53 +322,11 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
    * leave as the taxonomy's exceptions ({@link LanceErrors#translate}, the cause kept).
    */
   public <T> T operation(String action, Supplier<T> body) {
-    inFlight.incrementAndGet();
-    try {
-      ensureOpen();
-      return body.get();
-    } catch (LanceContextException e) {
-      throw e;
-    } catch (RejectedExecutionException e) {
-      throw closed ? closedUnderneath(e) : LanceErrors.translate(name + ": " + action, e);
-    } catch (RuntimeException e) {
-      throw LanceErrors.translate(name + ": " + action, e);
-    } finally {
-      if (inFlight.decrementAndGet() == 0 && closed) {
-        synchronized (drained) {
-          drained.notifyAll();
-        }
-      }
-    }
-  }
-
-  /** Waits until no operation is in flight, at most {@code timeoutNanos}; false if some still are. */
-  private boolean awaitDrained(long timeoutNanos) {
-    long end = System.nanoTime() + timeoutNanos;
-    boolean interrupted = false;
-    try {
-      synchronized (drained) {
-        while (inFlight.get() > 0) {
-          long left = end - System.nanoTime();
-          if (left <= 0) {
-            return false;
-          }
-          try {
-            drained.wait(Math.max(1, left / 1_000_000));
-          } catch (InterruptedException e) {
-            interrupted = true;
-          }
-        }
-        return true;
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    return gate.run(action, body);
   }
 
   public boolean isClosed() {
-    return closed;
+    return gate.isClosed();
   }
 
   /**
@@ -476,17 +364,14 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
    * location ({@link #isStillAtItsLocation}) the writers are discarded unsealed instead.
    */
   void close() {
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      closed = true;
+    if (!gate.close()) {
+      return;
     }
     // operations that started before close complete first (an add is bounded by about two put timeouts:
     // its shard's put plus the group ahead of it); later ones fail with StoreClosedException
     Duration wait = config.putTimeout().multipliedBy(2).plusSeconds(5);
-    if (!awaitDrained(wait.toNanos())) {
-      LOG.warn("{}: {} operations still in flight after {}; closing anyway (they fail as closed)", name, inFlight.get(),
+    if (!gate.awaitDrained(wait.toNanos())) {
+      LOG.warn("{}: {} operations still in flight after {}; closing anyway (they fail as closed)", name, gate.inFlight(),
           wait);
     }
     maintenance.close();

@@ -69,8 +69,6 @@ final class LaneWriter {
   final AtomicLong seals = new AtomicLong();
   final AtomicLong opens = new AtomicLong();
   final AtomicLong abandoned = new AtomicLong();
-  /** Puts retried after this lane won its shard back from another writer. */
-  final AtomicLong reclaimedPuts = new AtomicLong();
 
   /**
    * {@code sealChain} runs a close after every close the bucket started before it (so that a bucket's
@@ -138,16 +136,9 @@ final class LaneWriter {
    * Writes {@code batch} (dataset schema, keys unique and not in the open generation, write sequence
    * stamped) durably, winning the shard back from another writer within {@code write.put-timeout} if
    * needed (see the class comment). Takes ownership of {@code batch}: it is closed here, or deliberately
-   * leaked if a native put of it is stuck.
-   */
-  void put(VectorSchemaRoot batch, Collection<String> keys) {
-    put(batch, keys, true);
-  }
-
-  /**
-   * As {@link #put(VectorSchemaRoot, Collection)}; with {@code reclaim} false a put that finds another
-   * writer holding the shard fails at once (not acknowledged) instead of winning it back: a put whose
-   * rows were checked against the store (unique-ids) must be checked again after another writer held it.
+   * leaked if a native put of it is stuck. With {@code reclaim} false a put that finds another writer
+   * holding the shard fails at once (not acknowledged) instead of winning it back: a put whose rows were
+   * checked against the store (unique-ids) must be checked again after another writer held it.
    */
   void put(VectorSchemaRoot batch, Collection<String> keys, boolean reclaim) {
     batchHeldByNative = false;
@@ -190,7 +181,6 @@ final class LaneWriter {
                 + "within " + host.putTimeout() + " (write.put-timeout); the rows of this call were not acknowledged",
                 e);
           }
-          reclaimedPuts.incrementAndGet();
           LOG.debug("{}: claiming the shard back after: {}", label, e.getMessage());
         }
       }

@@ -1,0 +1,118 @@
+package io.lancecontext.core.internal.maintenance;
+
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.options.StoreOptions;
+import io.lancecontext.core.result.CompactionResult;
+import io.lancecontext.core.result.GcResult;
+import io.lancecontext.core.result.MergeResult;
+import io.lancecontext.core.result.StoreStats;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs each maintenance task once (merge, compaction, garbage collection, tombstone removal) under the
+ * store's {@link MaintenanceLock}, returning the task's skipped result when another process holds it, and
+ * counts and logs what ran. Callers run one task at a time.
+ */
+final class MaintenanceTasks {
+  private static final Logger LOG = LoggerFactory.getLogger(Maintenance.class);
+
+  /** Maintenance lease duration; the holder renews it every third of it, so only a dead holder's lease expires. */
+  static final Duration LEASE = Duration.ofMinutes(2);
+
+  private final Maintenance.Host host;
+  private final AtomicLong merges = new AtomicLong();
+  private final AtomicLong mergedGenerations = new AtomicLong();
+  private final AtomicLong gcRuns = new AtomicLong();
+  private final AtomicLong compactions = new AtomicLong();
+  private final AtomicLong failures = new AtomicLong();
+  private final AtomicReference<MergeResult> lastMerge = new AtomicReference<>();
+
+  MaintenanceTasks(Maintenance.Host host) {
+    this.host = host;
+  }
+
+  /** Work that needs the store's maintenance lease. */
+  @FunctionalInterface
+  private interface LeasedWork<T> {
+    T run(MaintenanceLock lease) throws IOException;
+  }
+
+  /** Runs {@code work} holding the maintenance lease, or returns {@code skipped} if another process has it. */
+  private <T> T withLease(String what, T skipped, LeasedWork<T> work) {
+    try {
+      Optional<MaintenanceLock> lease = MaintenanceLock.tryAcquire(host.files(), LEASE);
+      if (lease.isEmpty()) {
+        return skipped;
+      }
+      try (MaintenanceLock held = lease.get()) {
+        return work.run(held);
+      }
+    } catch (IOException e) {
+      throw LanceErrors.translate(what, e);
+    }
+  }
+
+  /** Merges what {@link MergeSelection} chooses (see {@link Merger}). */
+  MergeResult merge() {
+    return withLease("merge", MergeResult.skipped("another process holds the maintenance lease", -1), lease -> {
+      MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator(), lease,
+          host.transactions());
+      if (r.merged()) {
+        merges.incrementAndGet();
+        mergedGenerations.addAndGet(r.generationCount());
+        lastMerge.set(r);
+        LOG.info("{}: merged {} generations ({} rows, {} deletions) into base version {} in {} ms{}", host.name(),
+            r.generationCount(), r.rows(), r.tombstones(), r.baseVersion(), r.millis(),
+            r.remaining() > 0 ? "; " + r.remaining() + " generations left for the next merge (merge.max-bytes, merge.max-inputs)" : "");
+      }
+      return r;
+    });
+  }
+
+  /** Compacts the base table (see {@link Compactor}). */
+  CompactionResult compact() {
+    return withLease("compact", CompactionResult.skipped("another process holds the maintenance lease"), lease -> {
+      CompactionResult r = Compactor.compact(host.config(), host.spec(), host.allocator(), lease);
+      compactions.incrementAndGet();
+      LOG.info("{}: compacted {} fragments into {} (base version {}) in {} ms{}", host.name(), r.fragmentsBefore(),
+          r.fragmentsAfter(), r.baseVersion(), r.millis(), r.reason().isEmpty() ? "" : "; " + r.reason());
+      return r;
+    });
+  }
+
+  /** Collects garbage older than {@code gc.grace} (see {@link GarbageCollector}). */
+  GcResult gc() {
+    return withLease("garbage-collect", GcResult.skipped(), lease -> {
+      GcResult r = GarbageCollector.collect(host.config(), host.shards(), host.files(), host.allocator(),
+          host.config().get(StoreOptions.GC_GRACE), lease, host.transactions());
+      gcRuns.incrementAndGet();
+      if (r.generationDirs() + r.walEntries() + r.manifests() + r.baseVersionsRemoved() > 0) {
+        LOG.info("{}: garbage collected {} generations, {} WAL entries, {} manifests, {} base versions ({} bytes)",
+            host.name(), r.generationDirs(), r.walEntries(), r.manifests(), r.baseVersionsRemoved(), r.bytesRemoved());
+      }
+      return r;
+    });
+  }
+
+  /** Removes tombstone rows from the base table; null when another process holds the lease. */
+  Long purgeTombstones() {
+    return withLease("remove tombstone rows", null,
+        lease -> Merger.purgeTombstones(host.config(), host.spec(), host.allocator(), lease));
+  }
+
+  /** Counts a failed background tick. */
+  void failed() {
+    failures.incrementAndGet();
+  }
+
+  StoreStats.MaintenanceCounters counters() {
+    return new StoreStats.MaintenanceCounters(merges.get(), mergedGenerations.get(), gcRuns.get(), compactions.get(), failures.get(),
+        lastMerge.get());
+  }
+}

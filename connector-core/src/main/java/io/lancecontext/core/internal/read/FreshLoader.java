@@ -1,0 +1,132 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.LanceDataset;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceFragment;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
+import io.lancecontext.core.internal.lance.ShardLayout;
+import io.lancecontext.core.internal.lance.ShardManifest;
+import io.lancecontext.core.internal.lance.WalEntry;
+import io.lancecontext.core.internal.session.StoreDatasets;
+import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.SystemColumns;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+
+/**
+ * Loads the fresh tier's sources from disk for the {@link FreshCache}: a WAL entry's rows, a flushed
+ * generation's or a published transaction part's keys, write sequences and tombstones. Each call reads
+ * once and returns a new source holding one reference; failures leave as the taxonomy's exceptions.
+ */
+final class FreshLoader {
+  private final StoreConfig config;
+  private final SchemaSpec spec;
+  private final StoreFiles files;
+  private final BufferAllocator allocator;
+
+  FreshLoader(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator) {
+    this.config = config;
+    this.spec = spec;
+    this.files = files;
+    this.allocator = allocator;
+  }
+
+
+  /** The WAL entry at {@code position} of a shard. */
+  WalSource wal(String shardId, long position) {
+    try {
+      return WalSource.load(config.uri(), files, shardId, position, allocator);
+    } catch (StoreFiles.NotFound e) {
+      throw new io.lancecontext.core.error.StorageException(config.uri() + ": WAL entry " + WalEntry.path(shardId, position)
+          + " was removed while it was read (garbage collection of a read older than gc.grace, or by hand)", e);
+    } catch (IOException e) {
+      throw LanceErrors.translate("read WAL entry " + WalEntry.path(shardId, position), e);
+    }
+  }
+
+  /** A flushed generation of a shard. */
+  GenerationSource generation(String shardId, ShardManifest.FlushedGeneration g) {
+    return loadDataset(shardId, config.uri() + "/" + ShardLayout.generationDir(shardId, g.path()), g.generation(),
+        g.path(), null);
+  }
+
+  /** A published transaction part of a shard's bucket; its rows all read as its publish sequence. */
+  GenerationSource part(String shardId, io.lancecontext.core.internal.txn.PublishedPart part) {
+    try {
+      return loadDataset(shardId, config.uri() + "/" + part.path(), -1, part.path(), part);
+    } catch (io.lancecontext.core.error.LanceContextException e) {
+      throw new io.lancecontext.core.error.StorageException(config.uri() + ": staged part " + part.path()
+          + " of published transaction " + part.txid() + " cannot be read (removed by hand, or garbage-collected under "
+          + "a read older than gc.grace)", e);
+    }
+  }
+
+  /** A generation, or with {@code part} a transaction part whose rows all read as its publish sequence. */
+  private GenerationSource loadDataset(String shardId, String uri, long generation, String path,
+      io.lancecontext.core.internal.txn.PublishedPart part) {
+    LanceDataset ds = StoreDatasets.open(uri, config, allocator);
+    try {
+      List<String> columns = new ArrayList<>();
+      columns.add(spec.key());
+      boolean hasTombstones = ds.hasColumn(SystemColumns.TOMBSTONE);
+      if (hasTombstones) {
+        columns.add(SystemColumns.TOMBSTONE);
+      }
+      if (part == null) {
+        columns.add(SystemColumns.SEQUENCE);  // a part's rows all read as its publish sequence
+      }
+      long physical = 0;
+      for (LanceFragment f : ds.fragments()) {
+        physical += f.physicalRows();
+      }
+      int capacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(16, physical));
+      String[] keys = new String[capacity];
+      boolean[] t = hasTombstones ? new boolean[capacity] : null;
+      long[] q = new long[capacity];
+      int n = 0;
+      try (ScanHandle scan = ds.scan(ScanRequest.of(columns))) {
+        ArrowReader reader = scan.reader();
+        while (reader.loadNextBatch()) {
+          VectorSchemaRoot batch = reader.getVectorSchemaRoot();
+          VarCharVector key = (VarCharVector) batch.getVector(spec.key());
+          BitVector tomb = hasTombstones ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
+          org.apache.arrow.vector.BigIntVector seq = part != null ? null
+              : (org.apache.arrow.vector.BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
+          int rows = batch.getRowCount();
+          if (n + rows > keys.length) {  // more rows than the fragments said (never expected): grow
+            int grown = Math.max(n + rows, keys.length * 2);
+            keys = java.util.Arrays.copyOf(keys, grown);
+            q = java.util.Arrays.copyOf(q, grown);
+            t = t == null ? null : java.util.Arrays.copyOf(t, grown);
+          }
+          for (int r = 0; r < rows; r++, n++) {
+            keys[n] = new String(key.get(r), StandardCharsets.UTF_8);
+            if (t != null) {
+              t[n] = !tomb.isNull(r) && tomb.get(r) != 0;
+            }
+            q[n] = part != null ? part.sequence() : seq.isNull(r) ? 0L : seq.get(r);
+          }
+        }
+      }
+      if (n < keys.length) {
+        keys = java.util.Arrays.copyOf(keys, n);
+        q = java.util.Arrays.copyOf(q, n);
+        t = t == null ? null : java.util.Arrays.copyOf(t, n);
+      }
+      return new GenerationSource(shardId, generation, path, ds, keys, q, t, part);
+    } catch (Exception e) {
+      ds.close();
+      throw LanceErrors.translate("read generation " + path + " of shard " + shardId, e);
+    }
+  }
+}
