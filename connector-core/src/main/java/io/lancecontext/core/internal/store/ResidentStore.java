@@ -10,7 +10,6 @@ import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.MemWalEnvironment;
 import io.lancecontext.core.internal.maintenance.Maintenance;
 import io.lancecontext.core.internal.read.BaseTable;
-import io.lancecontext.core.internal.read.FreshCache;
 import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.Snapshots;
@@ -345,18 +344,6 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
       LOG.warn("{}: could not read the store id, taking the store to be still there: {}", name, e.getMessage());
       return true;
     }
-  }
-
-  long adds() {
-    return writes.adds();
-  }
-
-  long rowsAdded() {
-    return writes.rowsAdded();
-  }
-
-  FreshCache freshCache() {
-    return reads.freshCache();
   }
 
   /**

@@ -79,8 +79,6 @@ public final class StoreWrites {
   private final Publisher publisher;
   private final UniqueIdsCheck uniqueIds;
   private final ExecutorService putPool;
-  private final AtomicLong adds = new AtomicLong();
-  private final AtomicLong rowsAdded = new AtomicLong();
 
   /** {@code onWrite} runs after every acknowledged write (the maintenance schedule). */
   public StoreWrites(SchemaSpec spec, Schema datasetSchema, String uri, String name, BufferAllocator allocator,
@@ -107,14 +105,6 @@ public final class StoreWrites {
   /** The shard (bucket) of a key. */
   public int bucketOf(String key) {
     return Buckets.of(key, writers.length);
-  }
-
-  public long adds() {
-    return adds.get();
-  }
-
-  public long rowsAdded() {
-    return rowsAdded.get();
   }
 
   /**
@@ -319,8 +309,6 @@ public final class StoreWrites {
     List<VectorSchemaRoot> parts = parts(batch, owned, routed);
     List<PutReceipt> receipts = putAll(buckets, parts,
         unique ? (part, partKeys) -> uniqueIds.rejectExisting(part, partKeys, buckets.size() > 1) : null);
-    adds.incrementAndGet();
-    rowsAdded.addAndGet(last.size());
     onWrite.run();
     return new Outcome(last.size() - deletes, deletes, receipts);
   }
@@ -342,8 +330,6 @@ public final class StoreWrites {
       return Outcome.NONE;
     }
     publisher.publish(txid, List.of(new WriteSummary(staged.rows(), staged.deletes(), List.of(), txid, staged.parts())));
-    adds.incrementAndGet();
-    rowsAdded.addAndGet(staged.rows() + staged.deletes());
     bulkWrites.incrementAndGet();
     return new Outcome(staged.rows(), staged.deletes(), List.of());
   }
