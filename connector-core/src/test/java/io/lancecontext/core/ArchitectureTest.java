@@ -111,6 +111,26 @@ class ArchitectureTest {
     assertEquals(List.of(), offending, "connector sources that use lance-core");
   }
 
+  /**
+   * The connectors translate and call core's public API: none reaches into {@code internal}, where store rules
+   * live (so an adapter cannot make a decision core owns behind its back).
+   */
+  @Test
+  void connectorsUseOnlyCoresPublicApi() throws IOException {
+    List<String> offending = new ArrayList<>();
+    for (String module : List.of("spark-connector", "flink-connector")) {
+      Path sources = Path.of("..", module, "src", "main", "java");
+      try (Stream<Path> files = Files.walk(sources)) {
+        for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+          if (Files.readString(f).contains("io.lancecontext.core.internal")) {
+            offending.add(sources.relativize(f).toString());
+          }
+        }
+      }
+    }
+    assertEquals(List.of(), offending, "connector sources that use core's internals");
+  }
+
   /** The public API: what adapters and users call. Growing it is a decision, made here. */
   @Test
   void publicApiIsTheListedTypes() {
