@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The bundle jar (run after the shade, in the package phase): everything the connector needs that Spark 4.1 does
- * not ship, nothing Spark ships (one Arrow per JVM), the data source registered; and the packaging snippets of
- * docs/spark.md name this jar and this version.
+ * not ship, nothing Spark ships (one Arrow per JVM), the data source registered; the jar is named for the Spark and
+ * Scala versions it is built for; and the spark-submit snippets of docs/deploy-spark.md name this jar and version.
  */
 class BundleContentTest {
   static final String VERSION = System.getProperty("lancecontext.version");
@@ -48,8 +48,18 @@ class BundleContentTest {
   }
 
   @Test
-  void packagingSnippetsNameThisBundleAndVersion() throws IOException {
-    String doc = Files.readString(Path.of(System.getProperty("lancecontext.docs"), "spark.md"));
+  void bundleIsNamedForItsSparkAndScalaVersions() {
+    String spark = System.getProperty("lancecontext.spark.version");
+    String minor = spark.substring(0, spark.indexOf('.', spark.indexOf('.') + 1));
+    assertEquals("lancecontext-spark-" + minor + "_" + System.getProperty("lancecontext.scala.binary.version") + "-"
+        + VERSION + ".jar", JAR.getFileName().toString(), "the artifactId names Spark's major.minor (" + spark
+        + ") and the Scala binary version");
+  }
+
+  /** docs/deploy-spark.md submits with this jar and the settings {@link BundleOnClusterTest} runs with. */
+  @Test
+  void deployPageSubmitsWithThisBundleAndVersion() throws IOException {
+    String doc = Files.readString(Path.of(System.getProperty("lancecontext.docs"), "deploy-spark.md"));
     Matcher block = Pattern.compile("```\\n(.*?)```", Pattern.DOTALL).matcher(doc);
     List<String> submits = new ArrayList<>();
     while (block.find()) {
@@ -57,11 +67,11 @@ class BundleContentTest {
         submits.add(block.group(1));
       }
     }
-    assertTrue(submits.size() >= 2, "docs/spark.md shows spark-submit with the bundle");
+    assertTrue(submits.size() >= 2, "docs/deploy-spark.md shows spark-submit with the bundle");
     String jarName = JAR.getFileName().toString();
-    assertEquals("lancecontext-spark-bundle-" + VERSION + ".jar", jarName);
+    String artifact = jarName.substring(0, jarName.length() - ("-" + VERSION + ".jar").length());
     for (String s : submits) {
-      Matcher jars = Pattern.compile("lancecontext-spark-bundle-[^ /\\\\]*?\\.jar").matcher(s);
+      Matcher jars = Pattern.compile(Pattern.quote(artifact) + "-[^ /\\\\]*?\\.jar").matcher(s);
       int named = 0;
       while (jars.find()) {
         assertEquals(jarName, jars.group(), s);
@@ -71,7 +81,12 @@ class BundleContentTest {
       assertTrue(s.contains("spark.driver.extraClassPath=") && s.contains("spark.executor.extraClassPath="),
           "lance-core must be on the system class path:\n" + s);
     }
-    assertTrue(doc.contains("io.lancecontext:lancecontext-spark-bundle:<version>"), "the --packages coordinates");
-    assertTrue(doc.contains("spark-bundle/target/lancecontext-spark-bundle-<version>.jar"), "where the build puts it");
+    assertTrue(doc.contains("io.lancecontext:" + artifact + ":<version>"), "the --packages coordinates");
+    assertTrue(doc.contains("spark-bundle/target/" + artifact + "-<version>.jar"), "where the build puts it");
+    // what BundleOnClusterTest sets on its executors
+    for (String key : List.of("spark.executorEnv.LANCE_LOG=warn,lance::index=off",
+        "spark.executorEnv.LANCECONTEXT_CACHE_BYTES=", "spark.executor.extraJavaOptions=-Djava.io.tmpdir=")) {
+      assertTrue(submits.stream().anyMatch(s -> s.contains(key)), "a spark-submit example sets " + key);
+    }
   }
 }
