@@ -60,10 +60,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the JVM that looked it up, one Lance session, built in the system class loader and within the budget its
  * environment gives ({@code LANCECONTEXT_CACHE_BYTES}), one resident store and that JVM's puts of the write.
  *
- * <p>Why the test class path and not {@code flink-dist}: the issue asks for the cluster from the
- * {@code flink-dist} artifact, but Maven Central, the only registry reachable here, does not serve
- * {@code org.apache.flink:flink-dist} (nor {@code flink-dist_2.12}) at any version
- * ({@code /work/.library/env/packages/maven-partial.tsv}: "not-served"); Flink publishes the distribution as a
+ * <p>Why the test class path and not {@code flink-dist}: Maven Central does not serve
+ * {@code org.apache.flink:flink-dist} (nor {@code flink-dist_2.12}) at any version; Flink publishes the distribution as a
  * tarball on its download mirrors, which are not reachable. The three JVMs therefore run Flink's own entry
  * points ({@code StandaloneSessionClusterEntrypoint}, {@code TaskManagerRunner}, what {@code bin/start-cluster.sh}
  * starts) from this test's class path, which holds flink-runtime, flink-table-runtime, lance-core and the
