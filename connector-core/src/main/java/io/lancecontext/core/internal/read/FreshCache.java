@@ -88,6 +88,9 @@ public final class FreshCache implements AutoCloseable {
       if (s == null) {
         FreshSource loaded = load.get();
         loaded.retain();  // the caller's, taken before the cache may evict it
+        if (loaded instanceof WalSource w && w.incomplete()) {
+          shard.holdsIncomplete = true;
+        }
         FreshSource prior = sources.asMap().putIfAbsent(key, loaded);
         if (prior == null) {
           if (closed) {
@@ -100,6 +103,9 @@ public final class FreshCache implements AutoCloseable {
         s = prior;
       }
       if (s.retain()) {
+        if (s instanceof WalSource w && w.incomplete()) {
+          shard.holdsIncomplete = true;  // the manifest is checked on every view until it changes
+        }
         return s;
       }
       sources.asMap().remove(key, s);  // freed after its eviction began: load it again
@@ -133,6 +139,11 @@ public final class FreshCache implements AutoCloseable {
     try {
       synchronized (cache) {
         cache.refresh(watermark);
+        ShardCache.ViewState state = cache.state(watermark, parts);
+        FreshShard current = cache.current;
+        if (current != null && state.equals(cache.currentState) && current.retain()) {
+          return current;  // nothing changed: no source to look up, no signature to build (a get per add)
+        }
         ShardManifest manifest = cache.manifest;
         List<ShardManifest.FlushedGeneration> gens = new ArrayList<>();
         for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
@@ -194,6 +205,7 @@ public final class FreshCache implements AutoCloseable {
         releaseAll(extra);
         String sig = signature.toString();
         FreshShard previous = cache.current;
+        cache.currentState = state;
         if (previous != null && previous.signature().equals(sig) && previous.sameSources(inView)) {
           return previous;
         }

@@ -16,10 +16,27 @@ import java.util.Set;
  * cache holds while it refreshes the shard and loads its sources.
  */
 final class ShardCache {
+  /**
+   * The inputs of a view: the merged watermark, the manifest version, the transaction parts and the WAL
+   * positions (consecutive above the replay position, so their count and bounds name them).
+   */
+  record ViewState(long watermark, long manifestVersion, java.util.List<?> parts, int positions, long firstPosition,
+      long lastPosition) {}
+
+  /** The state a view asked for now, with {@code watermark} and {@code parts}, would be built from. */
+  ViewState state(long watermark, java.util.List<?> parts) {
+    return new ViewState(watermark, manifest.version(), parts, positions.size(),
+        positions.isEmpty() ? -1 : positions.first(), positions.isEmpty() ? -1 : positions.last());
+  }
+
   /** Cache keys of this shard's sources that may be in the cache (evicted ones linger until the next view). */
   final Set<String> loaded = new HashSet<>();
   FreshShard current;
+  /** What {@link #current} was built from: a view asked for in the same state is {@link #current} again. */
+  ViewState currentState;
   ShardManifest manifest;
+  /** Whether an incomplete WAL entry of this shard was loaded since the manifest last changed. */
+  boolean holdsIncomplete;
   /** When {@link #manifest} was last found to be the newest version ({@link System#nanoTime()}). */
   private long manifestCheckedNanos;
   /** The shard's merged watermark when {@link #manifest} was checked. */
@@ -93,6 +110,7 @@ final class ShardCache {
           sources.asMap().remove(k, w);
         }
       }
+      holdsIncomplete = false;
     }
     if (changed || positions.isEmpty() && manifest.version() == 0) {
       positions.clear();
@@ -113,15 +131,7 @@ final class ShardCache {
     if (now - manifestCheckedNanos >= recheckNanos) {
       return true;
     }
-    if (watermark != watermarkAtCheck) {
-      return true;
-    }
-    for (String k : loaded) {
-      if (sources.getIfPresent(k) instanceof WalSource w && w.incomplete()) {
-        return true;
-      }
-    }
-    return false;
+    return watermark != watermarkAtCheck || holdsIncomplete;
   }
 
   /**
