@@ -19,10 +19,11 @@ import org.apache.arrow.memory.BufferAllocator;
 /**
  * 10-row {@code rollout} adds, 10,000 of them with 1 caller and then with 8 concurrent callers, through the
  * store (durable and visible to other processes on return) and through the baseline (one Lance commit
- * per add; grouped commits with 8 callers), same data, same run. Then {@code get} latency on the store.
+ * per add; grouped commits with 8 callers), same data, same run. Then {@code get} latency on the store: of
+ * random acknowledged keys, and of keys of 200 adds made just before (the fresh tier).
  *
  * <p>Usage: {@code AddBenchmark [adds=10000] [callers=8] [rows=10] [shards=4]}. Last line:
- * {@code RESULT add speedup_1=.. speedup_8=.. p99_ms=.. last_p99_ms=.. get_p50_ms=..}.
+ * {@code RESULT add speedup_1=.. speedup_8=.. p99_ms=.. last_p99_ms=.. get_p50_ms=.. get_fresh_p50_ms=..}.
  */
 public final class AddBenchmark {
   private static final int DIM = 64;
@@ -62,6 +63,7 @@ public final class AddBenchmark {
     Bench.Latencies store1 = new Bench.Latencies();
     Bench.Latencies store8 = new Bench.Latencies();
     Bench.Latencies gets = new Bench.Latencies();
+    Bench.Latencies freshGets = new Bench.Latencies();
     double store1Rate;
     double store8Rate;
     try (ContextStore store = ContextStore.open(Map.of("path", storeDir.toString(), "schema", "rollout",
@@ -84,9 +86,23 @@ public final class AddBenchmark {
           throw new AssertionError("acknowledged row " + key + " not found");
         }
       }
+      // right after a burst of 200 more adds: keys in the fresh tier (the WAL tail or a generation just sealed)
+      for (int i = 0; i < 200; i++) {
+        store.add(Bench.rolloutAdd(random, "f", i, rows, DIM));
+      }
+      for (int i = 0; i < 1_000; i++) {
+        String key = "f-" + random.nextInt(200) + "-" + random.nextInt(rows);
+        long t = System.nanoTime();
+        boolean found = store.get(key).isPresent();
+        freshGets.add(System.nanoTime() - t);
+        if (!found) {
+          throw new AssertionError("acknowledged row " + key + " not found");
+        }
+      }
       StoreStats s = store.stats();
       Bench.log("store at the end: %s", s.summary());
       Bench.log("get (1,000 random acknowledged keys, all found): %s", gets.summary());
+      Bench.log("get (1,000 keys of the last 200 adds, all found): %s", freshGets.summary());
     }
 
     double speedup1 = store1Rate / naive1Rate;
@@ -103,8 +119,8 @@ public final class AddBenchmark {
     Bench.log("| store, %d callers | %.0f | %s |", callers, store8Rate, store8.summary());
     Bench.log("store, 1 caller: p99 first 1,000 adds %.2f ms, last 1,000 adds %.2f ms; baseline last 1,000 p99 %.2f ms",
         firstP99, lastP99, naive1.percentileMs(99, Math.max(0, naive1.size() - 1_000), naive1.size()));
-    Bench.log("RESULT add speedup_1=%.2f speedup_8=%.2f p99_ms=%.2f last_p99_ms=%.2f get_p50_ms=%.2f", speedup1, speedup8,
-        p99, lastP99, gets.percentileMs(50));
+    Bench.log("RESULT add speedup_1=%.2f speedup_8=%.2f p99_ms=%.2f last_p99_ms=%.2f get_p50_ms=%.2f "
+        + "get_fresh_p50_ms=%.2f", speedup1, speedup8, p99, lastP99, gets.percentileMs(50), freshGets.percentileMs(50));
     ContextStore.closeAllResident();
     allocator.close();
     if (!Boolean.getBoolean("bench.keep")) {

@@ -27,7 +27,12 @@ import scala.jdk.javaapi.CollectionConverters;
  * publishes (under a new attempt).
  */
 class SparkTransactionLifetimeTest extends SparkTest {
-  private static final String TIMEOUT = "1s";
+  /**
+   * Short, so the scenarios run in seconds, but not 1 s: under a full suite on two busy cores the driver's
+   * renewal thread once went 2.8 s without renewing, and the job's transaction expired.
+   */
+  private static final long TIMEOUT_MILLIS = 3_000;
+  private static final String TIMEOUT = TIMEOUT_MILLIS + "ms";
 
   private static Map<String, String> options(String path) {
     Map<String, String> o = new HashMap<>();
@@ -69,7 +74,7 @@ class SparkTransactionLifetimeTest extends SparkTest {
       Dataset<Row> rows = spark.range(0, 400, 1, 4).selectExpr("concat('k', id) AS id", "cast(id AS int) AS num_tokens")
           .mapPartitions((MapPartitionsFunction<Row, Row>) it -> {
             if (org.apache.spark.TaskContext.getPartitionId() == 0) {
-              Thread.sleep(3_000);  // three timeouts without staging anything while the other tasks finish
+              Thread.sleep(2 * TIMEOUT_MILLIS);  // two timeouts without staging anything while the others finish
             }
             return it;
           }, Encoders.row(spark.range(1).selectExpr("'a' AS id", "1 AS num_tokens").schema()));
@@ -102,7 +107,7 @@ class SparkTransactionLifetimeTest extends SparkTest {
       w.write(Map.of("id", "ccc", "num_tokens", 3));
       w.commit();
     }
-    Thread.sleep(1_100);
+    Thread.sleep(TIMEOUT_MILLIS + 100);
     try (ContextStore store = ContextStore.open(options)) {
       store.gc();  // nobody renewed it within txn.timeout: it expires
     }
