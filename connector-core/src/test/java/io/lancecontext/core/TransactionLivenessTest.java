@@ -172,8 +172,9 @@ class TransactionLivenessTest extends StoreTest {
       try (TransactionLease lease = store.holdTransaction("idle")) {
         Thread.sleep(TIMEOUT_MILLIS);
         assertFalse(markers("idle").isEmpty(), "a held transaction is renewed");
-        // one marker per JVM (two for a moment: the next is written before the previous is deleted)
-        assertTrue(markers("idle").size() <= 2, "a JVM keeps one marker of a transaction: " + markers("idle"));
+        // two markers per JVM (three for a moment: the next is written before the one before the previous is
+        // deleted), so that a collection listing them while a renewal runs always sees one alive
+        assertTrue(markers("idle").size() <= 3, "a JVM keeps two markers of a transaction: " + markers("idle"));
       }
       Thread.sleep(TIMEOUT_MILLIS + 100);
       store.gc();

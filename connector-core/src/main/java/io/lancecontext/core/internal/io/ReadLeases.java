@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * {@code read.lease-timeout} after the last renewal (a Flink job restored later, a driver that died). A lease is
  * an empty object {@code _lc/read-leases/<plannedAt>-<until>-<random>}: garbage collection lists the folder and
  * treats every lease not yet run out as a read planned at {@code plannedAt} still in progress, so it deletes
- * nothing such a read needs ({@link #oldestPlannedAt}). Renewal writes the next object, then deletes the previous
- * one, every quarter of the timeout; failures are logged and retried at the next period.
+ * nothing such a read needs ({@link #oldestPlannedAt}). Renewal writes the next object, then deletes the one
+ * before the previous one (so a listing racing it always sees one), every quarter of the timeout; failures are
+ * logged and retried at the next period.
  */
 public final class ReadLeases {
   private static final Logger LOG = LoggerFactory.getLogger(ReadLeases.class);
@@ -45,6 +46,8 @@ public final class ReadLeases {
     private final Duration timeout;
     private ScheduledFuture<?> renewal;
     private String current;
+    /** The object before {@link #current}, deleted by the next renewal (see {@link #renew}). */
+    private String before;
     private boolean closed;
 
     private Lease(StoreFiles files, long plannedAt, Duration timeout) {
@@ -61,10 +64,13 @@ public final class ReadLeases {
           System.currentTimeMillis() + timeout.toMillis(), ThreadLocalRandom.current().nextInt());
       try {
         files.overwrite(next, new byte[0]);
-        String previous = current;
+        // the object before the previous one only: a garbage collection listing the leases while this renewal
+        // moves the next one in and deletes an old one may miss both of those, never the one in between
+        String oldest = before;
+        before = current;
         current = next;
-        if (previous != null) {
-          files.delete(previous);
+        if (oldest != null) {
+          files.delete(oldest);
         }
       } catch (IOException | RuntimeException e) {
         LOG.warn("{}: renewing the lease of a read planned at {} failed (retried): {}", files, plannedAt, e.toString());
@@ -76,6 +82,15 @@ public final class ReadLeases {
       if (!closed) {
         closed = true;
         renewal.cancel(false);
+        if (before != null) {  // no renewal moves an object in any more: the newest alone is safe to list
+          try {
+            files.delete(before);
+          } catch (IOException | RuntimeException e) {
+            LOG.warn("{}: deleting an earlier lease object of a read planned at {} failed (it runs out by itself): {}",
+                files, plannedAt, e.toString());
+          }
+          before = null;
+        }
       }
     }
 

@@ -47,7 +47,12 @@ public final class TxnLiveness {
   private final Map<String, Held> held = new ConcurrentHashMap<>();
   private final java.util.function.Predicate<String> decided;
 
-  private record Marker(String path, long liveUntil) {}
+  /**
+   * This JVM's newest marker of a transaction, and the one before it, which the next renewal deletes: a
+   * listing that runs while a renewal moves the new marker in and deletes an old one may see neither of those
+   * two, but always sees the one in between, untouched ({@link #renew}).
+   */
+  private record Marker(String path, long liveUntil, String before) {}
 
   private static final class Held {
     int holders;
@@ -85,9 +90,12 @@ public final class TxnLiveness {
     String path = TxnIds.newLiveMarker(txid, until);
     try {
       files.overwrite(path, new byte[0]);
-      markers.put(txid, new Marker(path, until));
-      if (previous != null) {
-        files.delete(previous.path());
+      markers.put(txid, new Marker(path, until, previous == null ? null : previous.path()));
+      // not the previous marker: a garbage collection listing the transaction now might miss both it and the new
+      // one (a directory listing or LIST racing a rename and a delete), find no marker alive and abort the
+      // transaction; the one before it is never needed again
+      if (previous != null && previous.before() != null) {
+        files.delete(previous.before());
       }
     } catch (IOException | RuntimeException e) {
       LOG.warn("{}: renewing transaction {} failed (retried; it stays alive until its previous renewal runs out): {}",
