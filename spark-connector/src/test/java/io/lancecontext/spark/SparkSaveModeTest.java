@@ -126,6 +126,14 @@ class SparkSaveModeTest extends SparkTest {
     }
     assertEquals("l2", spark.read().format("lancecontext").load(path).schema().apply("emb").metadata()
         .getString(SparkSchemas.VECTOR_METRIC));
+    // given again to an existing store, the options must agree with it (they used to be ignored)
+    rows.write().format("lancecontext").option("vector.emb.dim", "2").option("vector.emb.metric", "l2")
+        .mode("append").save(path);
+    Exception other = assertThrows(Exception.class, () -> rows.selectExpr("concat(id, 'x') AS id", "emb", "other")
+        .write().format("lancecontext").option("vector.emb.metric", "dot").mode("append").save(path));
+    assertTrue(SparkSaveModeTest.causes(other, io.lancecontext.core.error.BadOptionException.class)
+        && SparkWriteTest.messages(other).contains("vector.emb.metric"), SparkWriteTest.messages(other));
+    assertEquals(4, spark.read().format("lancecontext").load(path).count(), "nothing of the refused write is visible");
     String bad = store("metric-bad");
     Exception e = assertThrows(Exception.class, () -> rows.write().format("lancecontext").option("vector.emb.dim", "2")
         .option("vector.emb.metric", "manhattan").save(bad));

@@ -114,6 +114,8 @@ public final class PathCatalog implements TableCatalog, FunctionCatalog {
     }
     StoreConfig config = SparkOptions.toConfig(options);
     try (ContextStore store = ContextStore.open(config)) {
+      // options such as vector.<col>.dim describe the store: given again, they must agree with it (core's rule)
+      io.lancecontext.core.schema.ColumnOptions.of(options, store.spec().columnNames()).checkAgainst(store.spec());
       return new SparkTable(config, store.spec(), store.shards(), true);
     } catch (StoreNotFoundException e) {
       if (ident instanceof PathIdentifier) {
