@@ -5,12 +5,9 @@ import io.lancecontext.core.read.StoreSnapshot;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure;
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
-import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
 
 /**
  * The snapshot procedures of the catalog: {@code snapshot(table)} takes a snapshot and returns its token;
@@ -18,33 +15,24 @@ import org.apache.spark.sql.types.StructType;
  * {@code drop_tag(table, tag)}; {@code tags(table)} lists them. Each returns rows of {@code token},
  * {@code taken_at}, {@code tag} (drop_tag: {@code tag}, {@code dropped}). Core decides everything.
  */
-public final class SnapshotProcedure implements UnboundProcedure, BoundProcedure {
+public final class SnapshotProcedure extends TableProcedure {
   public static final List<String> NAMES = List.of("snapshot", "tag", "drop_tag", "tags");
 
   /** What drop_tag returns. */
   record Dropped(String tag, boolean dropped) {}
 
-  private final String name;
-  private final StoreProcedure.Stores stores;
-
-  private SnapshotProcedure(String name, StoreProcedure.Stores stores) {
-    this.name = name;
-    this.stores = stores;
+  private SnapshotProcedure(String name, Stores stores) {
+    super(name, stores);
   }
 
   /** The procedure {@code name}, or null if there is none. */
-  public static SnapshotProcedure named(String name, StoreProcedure.Stores stores) {
+  public static SnapshotProcedure named(String name, Stores stores) {
     return NAMES.contains(name) ? new SnapshotProcedure(name, stores) : null;
   }
 
   @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
   public String description() {
-    return switch (name) {
+    return switch (name()) {
       case "snapshot" -> "takes a snapshot of the table and returns its token (readable for snapshot.retention)";
       case "tag" -> "tags the table as it is, or the snapshot a token or tag names: kept until drop_tag";
       case "drop_tag" -> "drops a tag: what only it kept is collected by a later gc";
@@ -53,15 +41,10 @@ public final class SnapshotProcedure implements UnboundProcedure, BoundProcedure
   }
 
   @Override
-  public BoundProcedure bind(StructType inputType) {
-    return this;
-  }
-
-  @Override
   public ProcedureParameter[] parameters() {
     ProcedureParameter table = ProcedureParameter.in("table", DataTypes.StringType).build();
     ProcedureParameter tag = ProcedureParameter.in("tag", DataTypes.StringType).build();
-    return switch (name) {
+    return switch (name()) {
       case "tag" -> new ProcedureParameter[] {table, tag,
           ProcedureParameter.in("snapshot", DataTypes.StringType).defaultValue("NULL").build()};
       case "drop_tag" -> new ProcedureParameter[] {table, tag};
@@ -70,15 +53,9 @@ public final class SnapshotProcedure implements UnboundProcedure, BoundProcedure
   }
 
   @Override
-  public boolean isDeterministic() {
-    return false;
-  }
-
-  @Override
   public Iterator<Scan> call(InternalRow input) {
-    String table = argument(input, 0, "table");
-    try (ContextStore store = stores.open(table)) {
-      Scan out = switch (name) {
+    try (ContextStore store = openTable(input)) {
+      Scan out = switch (name()) {
         case "snapshot" -> ResultRows.of(store.snapshot());
         case "tag" -> ResultRows.of(input.isNullAt(2) ? store.tag(argument(input, 1, "tag"))
             : store.tag(argument(input, 1, "tag"), input.getUTF8String(2).toString()));
@@ -92,10 +69,4 @@ public final class SnapshotProcedure implements UnboundProcedure, BoundProcedure
     }
   }
 
-  private String argument(InternalRow input, int i, String parameter) {
-    if (input.isNullAt(i)) {
-      throw new IllegalArgumentException("procedure " + name + ": argument '" + parameter + "' is required");
-    }
-    return input.getUTF8String(i).toString();
-  }
 }
