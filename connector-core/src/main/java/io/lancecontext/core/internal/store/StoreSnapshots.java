@@ -6,7 +6,6 @@ import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.StoreSnapshot;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,8 +43,8 @@ public final class StoreSnapshots {
   /** Keeps {@code pinned} for {@code retention} and returns it as an untagged snapshot. */
   public StoreSnapshot retain(ReadSplit.Snapshot pinned, Duration retention) {
     long at = pinned.plannedAt().toEpochMilli();
-    io(() -> ReadLeases.holdUntil(files, at, System.currentTimeMillis() + retention.toMillis(),
-        java.util.concurrent.ThreadLocalRandom.current().nextInt()), "keep a snapshot");
+    LanceErrors.call("keep a snapshot", () -> ReadLeases.holdUntil(files, at,
+        System.currentTimeMillis() + retention.toMillis(), java.util.concurrent.ThreadLocalRandom.current().nextInt()));
     return new StoreSnapshot(SnapshotTokens.encode(pinned, buckets), pinned.plannedAt(), null);
   }
 
@@ -59,23 +58,18 @@ public final class StoreSnapshots {
     checkName(name);
     long at = pinned.plannedAt().toEpochMilli();
     String token = SnapshotTokens.encode(pinned, buckets);
-    String lease = io(() -> ReadLeases.holdUntil(files, at, ReadLeases.NEVER, name.hashCode()), "tag a snapshot");
+    String lease = LanceErrors.call("tag a snapshot",
+        () -> ReadLeases.holdUntil(files, at, ReadLeases.NEVER, name.hashCode()));
     if (!keptAt(at, System.currentTimeMillis())) {
-      io(() -> {
-        files.delete(lease);
-        return null;
-      }, "tag a snapshot");
+      LanceErrors.run("tag a snapshot", () -> files.delete(lease));
       throw new SnapshotNotFoundException("cannot tag '" + name + "' of " + uri + ": the snapshot taken at "
           + pinned.plannedAt() + " is no longer kept");
     }
-    boolean created = io(() -> files.createIfAbsent(path(name), token.getBytes(StandardCharsets.UTF_8)),
-        "tag a snapshot");
+    boolean created = LanceErrors.call("tag a snapshot",
+        () -> files.createIfAbsent(path(name), token.getBytes(StandardCharsets.UTF_8)));
     if (!created) {
       if (!lease.equals(leaseOf(name, SnapshotTokens.decode(read(name).orElse(token), buckets, uri)))) {
-        io(() -> {
-          files.delete(lease);
-          return null;
-        }, "tag a snapshot");
+        LanceErrors.run("tag a snapshot", () -> files.delete(lease));
       }
       throw new IllegalArgumentException("tag '" + name + "' of " + uri + " exists; drop it first (dropTag)");
     }
@@ -90,16 +84,10 @@ public final class StoreSnapshots {
       return false;
     }
     String lease = leaseOf(name, SnapshotTokens.decode(token.get(), buckets, uri));
-    io(() -> {
-      files.delete(path(name));
-      return null;
-    }, "drop a tag");
+    LanceErrors.run("drop a tag", () -> files.delete(path(name)));
     // two tags of one instant whose names hash alike share a lease: it goes with the last of them
     if (tags().stream().noneMatch(t -> lease.equals(leaseOf(t.tag(), SnapshotTokens.decode(t.token(), buckets, uri))))) {
-      io(() -> {
-        files.delete(lease);
-        return null;
-      }, "drop a tag");
+      LanceErrors.run("drop a tag", () -> files.delete(lease));
     }
     return true;
   }
@@ -107,7 +95,7 @@ public final class StoreSnapshots {
   /** Every tag, by name. */
   public List<StoreSnapshot> tags() {
     List<StoreSnapshot> out = new ArrayList<>();
-    for (String name : io(() -> files.list(TAGS), "list the tags")) {
+    for (String name : LanceErrors.call("list the tags", () -> files.list(TAGS))) {
       if (TAG.matcher(name).matches()) {
         read(name).ifPresent(token -> out.add(new StoreSnapshot(token,
             SnapshotTokens.decode(token, buckets, uri).plannedAt(), name)));
@@ -142,11 +130,11 @@ public final class StoreSnapshots {
   /** Whether a read planned at {@code plannedAt} finds its files: young enough, or held by a lease. */
   private boolean keptAt(long plannedAt, long now) {
     return now - plannedAt < grace.toMillis() - GRACE_MARGIN_MILLIS
-        || io(() -> ReadLeases.covers(files, plannedAt, now), "check a snapshot is kept");
+        || LanceErrors.call("check a snapshot is kept", () -> ReadLeases.covers(files, plannedAt, now));
   }
 
   private Optional<String> read(String name) {
-    return io(() -> files.readIfPresent(path(name)), "read a tag")
+    return LanceErrors.call("read a tag", () -> files.readIfPresent(path(name)))
         .map(b -> new String(b, StandardCharsets.UTF_8).trim());
   }
 
@@ -162,18 +150,6 @@ public final class StoreSnapshots {
     if (name == null || !TAG.matcher(name).matches() || SnapshotTokens.isToken(name)) {
       throw new IllegalArgumentException("'" + name + "' is not a tag name: 1 to 128 letters, digits, '_', '.' or '-', "
           + "not starting with '.', '-' or '" + SnapshotTokens.PREFIX + "'");
-    }
-  }
-
-  private interface Io<T> {
-    T run() throws IOException;
-  }
-
-  private static <T> T io(Io<T> call, String what) {
-    try {
-      return call.run();
-    } catch (IOException e) {
-      throw LanceErrors.translate(what, e);
     }
   }
 }
