@@ -60,8 +60,8 @@ public final class ReadLeases {
       if (closed) {
         return;
       }
-      String next = DIR + "/" + String.format("%013d-%013d-%08x", plannedAt,
-          System.currentTimeMillis() + timeout.toMillis(), ThreadLocalRandom.current().nextInt());
+      String next = name(plannedAt, System.currentTimeMillis() + timeout.toMillis(),
+          ThreadLocalRandom.current().nextInt());
       try {
         files.overwrite(next, new byte[0]);
         // the object before the previous one only: a garbage collection listing the leases while this renewal
@@ -137,7 +137,12 @@ public final class ReadLeases {
 
   /** The object of a lease written by {@link #holdUntil}. */
   public static String fixedName(long plannedAtMillis, long untilMillis, int id) {
-    return DIR + "/" + String.format("%013d-%013d-%08x", plannedAtMillis, Math.min(untilMillis, NEVER), id);
+    return name(plannedAtMillis, Math.min(untilMillis, NEVER), id);
+  }
+
+  /** A lease object: {@code <plannedAt>-<until>-<id>}, as {@link #NAME} parses it. */
+  private static String name(long plannedAtMillis, long untilMillis, int id) {
+    return DIR + "/" + String.format("%013d-%013d-%08x", plannedAtMillis, untilMillis, id);
   }
 
   /**
@@ -145,14 +150,7 @@ public final class ReadLeases {
    * planned at or before it (garbage collection keeps what every read planned after a leased one needs).
    */
   public static boolean covers(StoreFiles files, long plannedAtMillis, long nowMillis) throws IOException {
-    for (StoreFiles.Entry e : files.listPrefix(DIR + "/")) {
-      Matcher m = NAME.matcher(e.name());
-      if (m.matches() && e.path().equals(DIR + "/" + e.name()) && Long.parseLong(m.group(2)) > nowMillis
-          && Long.parseLong(m.group(1)) <= plannedAtMillis) {
-        return true;
-      }
-    }
-    return false;
+    return live(files, nowMillis, null).stream().anyMatch(plannedAt -> plannedAt <= plannedAtMillis);
   }
 
   /** As {@link #hold}, as the public {@link ReadLease} a store handle returns (the lease itself stays internal). */
@@ -176,22 +174,31 @@ public final class ReadLeases {
    * leases that ran out are deleted.
    */
   public static long oldestPlannedAt(StoreFiles files, long nowMillis) throws IOException {
-    long oldest = Long.MAX_VALUE;
     List<String> expired = new ArrayList<>();
+    long oldest = live(files, nowMillis, expired).stream().mapToLong(Long::longValue).min().orElse(Long.MAX_VALUE);
+    if (!expired.isEmpty()) {
+      files.deleteAll(expired);
+    }
+    return oldest;
+  }
+
+  /**
+   * The planning times of the leases not run out at {@code nowMillis}, from one listing; the objects of those that
+   * ran out are added to {@code expired} (when not null).
+   */
+  private static List<Long> live(StoreFiles files, long nowMillis, List<String> expired) throws IOException {
+    List<Long> plannedAt = new ArrayList<>();
     for (StoreFiles.Entry e : files.listPrefix(DIR + "/")) {
       Matcher m = NAME.matcher(e.name());
       if (!m.matches() || !e.path().equals(DIR + "/" + e.name())) {
         continue;
       }
-      if (Long.parseLong(m.group(2)) <= nowMillis) {
+      if (Long.parseLong(m.group(2)) > nowMillis) {
+        plannedAt.add(Long.parseLong(m.group(1)));
+      } else if (expired != null) {
         expired.add(e.path());
-      } else {
-        oldest = Math.min(oldest, Long.parseLong(m.group(1)));
       }
     }
-    if (!expired.isEmpty()) {
-      files.deleteAll(expired);
-    }
-    return oldest;
+    return plannedAt;
   }
 }
