@@ -88,28 +88,30 @@ public final class FreshCache implements AutoCloseable {
       if (s == null) {
         FreshSource loaded = load.get();
         loaded.retain();  // the caller's, taken before the cache may evict it
-        if (loaded instanceof WalSource w && w.incomplete()) {
-          shard.holdsIncomplete = true;
-        }
         FreshSource prior = sources.asMap().putIfAbsent(key, loaded);
         if (prior == null) {
           if (closed) {
             sources.invalidate(key);
           }
-          return loaded;
+          return noted(shard, loaded);
         }
         loaded.release();
         loaded.release();
         s = prior;
       }
       if (s.retain()) {
-        if (s instanceof WalSource w && w.incomplete()) {
-          shard.holdsIncomplete = true;  // the manifest is checked on every view until it changes
-        }
-        return s;
+        return noted(shard, s);
       }
       sources.asMap().remove(key, s);  // freed after its eviction began: load it again
     }
+  }
+
+  /** {@code s}, noted in {@code shard} if it is an incomplete WAL entry (the manifest is then checked on every view). */
+  private static FreshSource noted(ShardCache shard, FreshSource s) {
+    if (s instanceof WalSource w && w.incomplete()) {
+      shard.holdsIncomplete = true;
+    }
+    return s;
   }
 
   private static void releaseAll(List<? extends FreshSource> list) {
