@@ -18,6 +18,7 @@ public final class BaseTable extends RefCounted {
   private final Map<String, Long> watermarks;
   private final BaseKeyHashes keyHashes;
   private volatile KeyIndexCoverage coverage;
+  private volatile List<String[]> superseding;
 
   private BaseTable(LanceDataset dataset, Map<String, Long> watermarks, BaseKeyHashes keyHashes) {
     this.dataset = dataset;
@@ -69,6 +70,20 @@ public final class BaseTable extends RefCounted {
       coverage = c;
     }
     return c;
+  }
+
+  /**
+   * The key and the {@code supersedes} value of every live row of this version that names one, read once (a
+   * version never changes): every read of a store with capability supersession needs them, and reading them is
+   * a scan of a column of the whole base.
+   */
+  List<String[]> superseding(SchemaSpec spec) {
+    List<String[]> s = superseding;
+    if (s == null) {
+      s = SupersededKeys.readBase(spec, dataset);
+      superseding = s;
+    }
+    return s;
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.lancecontext.core.internal.read;
 
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.RowIds;
@@ -8,6 +9,7 @@ import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -29,20 +31,12 @@ final class SupersededKeys {
   static Set<String> compute(SchemaSpec spec, LsmSnapshot snapshot, BufferAllocator allocator) {
     Set<String> out = new HashSet<>();
     Set<String> fresh = snapshot.freshKeys();
-    String filter = LanceSql.render(Predicate.and(Predicate.isNotNull(COLUMN), Predicates.notTombstone(spec))).orElseThrow();
-    ScanRequest request = ScanRequest.of(List.of(spec.key(), COLUMN)).filter(filter);
-    try (ScanHandle scan = snapshot.base().dataset().scan(request)) {
-      ArrowReader reader = scan.reader();
-      while (reader.loadNextBatch()) {
-        VectorSchemaRoot b = reader.getVectorSchemaRoot();
-        VarCharVector key = (VarCharVector) b.getVector(spec.key());
-        VarCharVector sup = (VarCharVector) b.getVector(COLUMN);
-        for (int r = 0; r < b.getRowCount(); r++) {
-          if (!fresh.contains(new String(key.get(r), StandardCharsets.UTF_8))) {
-            out.add(new String(sup.get(r), StandardCharsets.UTF_8));
-          }
-        }
+    for (String[] row : snapshot.base().superseding(spec)) {
+      if (!fresh.contains(row[0])) {
+        out.add(row[1]);
       }
+    }
+    try {
       for (FreshShard shard : snapshot.shards().values()) {
         collectFresh(spec, snapshot, shard, out);
       }
@@ -50,6 +44,27 @@ final class SupersededKeys {
       throw LanceErrors.translate("find superseded records", e);
     }
     return out;
+  }
+
+  /** The key and {@code supersedes} value of every live base row that names one. */
+  static List<String[]> readBase(SchemaSpec spec, LanceDataset dataset) {
+    List<String[]> out = new ArrayList<>();
+    String filter = LanceSql.render(Predicate.and(Predicate.isNotNull(COLUMN), Predicates.notTombstone(spec))).orElseThrow();
+    ScanRequest request = ScanRequest.of(List.of(spec.key(), COLUMN)).filter(filter);
+    try (ScanHandle scan = dataset.scan(request)) {
+      ArrowReader reader = scan.reader();
+      while (reader.loadNextBatch()) {
+        VectorSchemaRoot b = reader.getVectorSchemaRoot();
+        VarCharVector key = (VarCharVector) b.getVector(spec.key());
+        VarCharVector sup = (VarCharVector) b.getVector(COLUMN);
+        for (int r = 0; r < b.getRowCount(); r++) {
+          out.add(new String[] {new String(key.get(r), StandardCharsets.UTF_8), new String(sup.get(r), StandardCharsets.UTF_8)});
+        }
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("find superseded records", e);
+    }
+    return List.copyOf(out);
   }
 
   private static void collectFresh(SchemaSpec spec, LsmSnapshot snapshot, FreshShard shard, Set<String> out)
