@@ -5,6 +5,7 @@ import io.lancecontext.core.internal.io.ReadLeases;
 import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.StoreScan;
+import io.lancecontext.core.internal.read.VectorSearch;
 import io.lancecontext.core.internal.store.HandleWrites;
 import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.store.SplitOptions;
@@ -23,6 +24,7 @@ import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.read.StoreSnapshot;
+import io.lancecontext.core.read.VectorQuery;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.CompactionResult;
 import io.lancecontext.core.result.FlushResult;
@@ -353,11 +355,46 @@ public final class ContextStore implements AutoCloseable {
   public StoreReader scan(ScanSpec spec) {
     check();
     ReadSplit.Snapshot at = spec.snapshot() == null ? null : snapshots().resolve(spec.snapshot());
-    LsmSnapshot snapshot = at == null ? store.snapshot(null)
-        : store.pinnedSnapshot(new ReadSplit(config, at, spec, ReadSplit.Part.ALL, null));
+    LsmSnapshot snapshot = openSnapshot(at);
     ScanSpec read = at != null && spec.now() == null ? spec.withNow(at.plannedAt()) : spec;
     return StoreReader.over(snapshot,
         () -> new StoreScan(store.spec(), snapshot, read, store.allocator(), ReadSplit.Part.ALL, null), store.codec());
+  }
+
+  /** The LSM view as it is now ({@code at} null) or at the snapshot {@code at}; the caller closes it. */
+  private LsmSnapshot openSnapshot(ReadSplit.Snapshot at) {
+    return at == null ? store.snapshot(null)
+        : store.pinnedSnapshot(new ReadSplit(config, at, ScanSpec.all(), ReadSplit.Part.ALL, null));
+  }
+
+  /**
+   * The {@code k} rows of the LSM view nearest to the query vector, nearest first, each with its
+   * {@code _distance}: every acknowledged add is searchable as soon as it returns, a key's newest row is the only
+   * one that can match, deleted rows never do. The base table is searched through the column's vector index
+   * (see option {@code search.index.min-rows}), the fresh tier exactly. See docs/search.md.
+   *
+   * @throws io.lancecontext.core.error.SchemaException if the column is not a vector column or the query vector
+   *     has another dimension
+   * @throws io.lancecontext.core.error.SnapshotNotFoundException if the query names a snapshot no longer kept
+   */
+  public SearchResult search(VectorQuery query) {
+    check();
+    ReadSplit.Snapshot at = query.snapshot() == null ? null : snapshots().resolve(query.snapshot());
+    try (LsmSnapshot snapshot = openSnapshot(at)) {
+      return new SearchResult(VectorSearch.run(store.spec(), snapshot, query, at == null ? Instant.now() : at.plannedAt(),
+          new VectorSearch.Tuning(config.get(StoreOptions.SEARCH_NPROBES), config.get(StoreOptions.SEARCH_REFINE_FACTOR)),
+          store.allocator()), store.codec());
+    }
+  }
+
+  /**
+   * Builds (or rebuilds, when stale) the vector index of each vector column now, whatever
+   * {@code search.index.min-rows} says, where the base table holds rows; maintenance otherwise does so in the
+   * background. Returns the columns whose index was built.
+   */
+  public List<String> buildSearchIndexes() {
+    check();
+    return store.maintenance().buildSearchIndexes();
   }
 
   /**

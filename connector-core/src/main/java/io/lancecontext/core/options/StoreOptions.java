@@ -135,6 +135,20 @@ public final class StoreOptions {
       "Scalar index on the key column: btree (pages of 16,384 keys), zonemap or none. Ensured on open and after "
           + "compaction.");
 
+  public static final ConfigOption<Integer> SEARCH_INDEX_MIN_ROWS = ConfigOption.of("search.index.min-rows", "50000",
+      OptionParsers::positiveInt, Scope.RESIDENT, "Rows in the base table from which maintenance builds a vector index "
+          + "(IVF-PQ) on each vector column; it rebuilds one when more than a tenth of the base is not covered (merges "
+          + "append such rows) and after a compaction. Searches read the rows an index does not cover exactly, so "
+          + "a missing or stale index makes them slower, never wrong. ContextStore.buildSearchIndexes builds them now.");
+
+  public static final ConfigOption<Integer> SEARCH_NPROBES = ConfigOption.of("search.nprobes", "32",
+      OptionParsers::positiveInt, Scope.HANDLE, "IVF partitions a vector search probes in the base table's index: more "
+          + "finds more of the true nearest rows (recall) and costs more time.");
+
+  public static final ConfigOption<Integer> SEARCH_REFINE_FACTOR = ConfigOption.of("search.refine-factor", "10",
+      OptionParsers::positiveInt, Scope.HANDLE, "A vector search takes this many times k candidates from the base "
+          + "table's index and ranks them by their exact distance.");
+
   public static final ConfigOption<Long> FRESH_CACHE_BYTES = ConfigOption.of("read.fresh-cache-bytes", "256MiB",
       OptionParsers::bytes, Scope.RESIDENT, "Bytes of decoded fresh-tier data (WAL entries, generation keys) a resident "
       + "store keeps loaded between reads; the least recently used are dropped beyond it and read again when needed. "
@@ -145,5 +159,6 @@ public final class StoreOptions {
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
       PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, WRITE_COMMIT, BULK_ROWS, MERGE_GENERATIONS, MERGE_INTERVAL,
       MERGE_MAX_BYTES, MERGE_MAX_INPUTS, MERGE_APPEND_MIN_ROWS, FLUSH_TIMEOUT, GC_GRACE, TXN_TIMEOUT, READ_LEASE_TIMEOUT,
-      SNAPSHOT_RETENTION, COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, FRESH_CACHE_BYTES);
+      SNAPSHOT_RETENTION, COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, SEARCH_INDEX_MIN_ROWS, SEARCH_NPROBES,
+      SEARCH_REFINE_FACTOR, FRESH_CACHE_BYTES);
 }

@@ -30,8 +30,12 @@ public record KeyIndexCoverage(boolean exists, List<LanceFragment> fragments, Se
 
   /** Reads the coverage of {@code ds} (its index list and fragment list). */
   public static KeyIndexCoverage of(LanceDataset dataset, SchemaSpec spec) {
+    return ofIndex(dataset, indexName(spec));
+  }
+
+  /** Reads which fragments of {@code ds} the index {@code name} covers (any index: key or vector). */
+  public static KeyIndexCoverage ofIndex(LanceDataset dataset, String name) {
     Dataset ds = dataset.lance();
-    String name = indexName(spec);
     Optional<Index> index = LanceErrors.call("list the indexes of " + ds.uri(),
         () -> ds.getIndexes().stream().filter(i -> i.name().equals(name)).findFirst());
     Set<Integer> ids = index.flatMap(Index::fragments).map(Set::copyOf).orElse(Set.of());

@@ -92,6 +92,9 @@ public final class LanceCompaction {
       // rows they exclude
       KeyIndex.ensure(dataset, spec, config, true);
       ds.checkoutLatest();
+      // a vector index names rows of the fragments just replaced: dropped, so searches read the new fragments
+      // exactly until maintenance builds it again (search.index.min-rows)
+      VectorIndex.dropAll(dataset, spec);
     }
     if (ds.listIndexes().contains(FRAG_REUSE_INDEX)) {
       LanceErrors.run("drop the fragment-reuse index", () -> ds.dropIndex(FRAG_REUSE_INDEX));

@@ -1,6 +1,8 @@
 package io.lancecontext.core.internal.lance;
 
+import io.lancecontext.core.schema.VectorMetric;
 import java.util.List;
+import org.lance.ipc.Query;
 import org.lance.ipc.ScanOptions;
 
 /**
@@ -16,6 +18,8 @@ public final class ScanRequest {
   private Boolean rowAddress;
   private Long limit;
   private Long offset;
+  private Query nearest;
+  private boolean prefilter;
 
   private ScanRequest(List<String> columns) {
     this.columns = columns;
@@ -62,6 +66,21 @@ public final class ScanRequest {
     return this;
   }
 
+  /**
+   * The {@code k} rows nearest to {@code vector} in {@code column} by {@code metric} (a {@code _distance}
+   * column is added), through the column's vector index where one covers a fragment ({@code nprobes}
+   * partitions probed, {@code refineFactor} × k candidates re-ranked by exact distance) and by exact search
+   * over the fragments it does not cover. With {@code prefilter} a filter applies before the search (the k rows
+   * returned all match it; lance-core evaluates it over the whole table first), else after it (fewer may come back).
+   */
+  public ScanRequest nearest(String column, float[] vector, int k, VectorMetric metric, int nprobes, int refineFactor,
+      boolean prefilter) {
+    this.prefilter = prefilter;
+    this.nearest = new Query.Builder().setColumn(column).setKey(vector).setK(k).setDistanceType(VectorIndex.distance(metric))
+        .setMinimumNprobes(nprobes).setRefineFactor(refineFactor).build();
+    return this;
+  }
+
   ScanOptions options() {
     ScanOptions.Builder b = new ScanOptions.Builder().columns(columns);
     if (filter != null) {
@@ -81,6 +100,9 @@ public final class ScanRequest {
     }
     if (offset != null) {
       b.offset(offset);
+    }
+    if (nearest != null) {
+      b.nearest(nearest).prefilter(prefilter);
     }
     return b.build();
   }

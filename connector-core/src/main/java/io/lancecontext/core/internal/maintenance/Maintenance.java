@@ -1,6 +1,7 @@
 package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.VectorIndex;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.internal.write.BucketWriter;
@@ -13,6 +14,7 @@ import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -41,6 +43,8 @@ public final class Maintenance implements AutoCloseable {
   static final Duration LOCATION_CHECK_EVERY = Duration.ofSeconds(10);
   static final Duration GC_EVERY = Duration.ofMinutes(1);
   static final Duration COMPACT_EVERY = Duration.ofMinutes(5);
+  /** How often the background checks whether a vector index is due (from the base it holds; no I/O when none is). */
+  static final Duration INDEX_CHECK_EVERY = Duration.ofSeconds(10);
   static final Duration STATS_LOG_EVERY = Duration.ofMinutes(5);
   /** Background compaction runs once the base has at least this many fragments. */
   static final int COMPACT_FRAGMENTS = 16;
@@ -83,6 +87,7 @@ public final class Maintenance implements AutoCloseable {
   private long lastLocationCheckNanos = System.nanoTime();
   private long lastCompactNanos = System.nanoTime();
   private long lastStatsLogNanos = System.nanoTime();
+  private long lastIndexCheckNanos = System.nanoTime();
   private final MaintenanceTasks tasks;
   private final MergeTriggers triggers;
   private final StoreFlush flush;
@@ -143,6 +148,20 @@ public final class Maintenance implements AutoCloseable {
           base.release();
         }
       }
+      if (now - lastIndexCheckNanos >= INDEX_CHECK_EVERY.toNanos()) {
+        lastIndexCheckNanos = now;
+        long minRows = config.get(StoreOptions.SEARCH_INDEX_MIN_ROWS);
+        BaseTable base = host.base();
+        boolean due;
+        try {
+          due = VectorIndex.stale(base.dataset(), host.spec(), minRows);
+        } finally {
+          base.release();
+        }
+        if (due) {
+          tasks.index(minRows);
+        }
+      }
       if (now - lastStatsLogNanos >= STATS_LOG_EVERY.toNanos()) {
         lastStatsLogNanos = now;
         LOG.info("{}: {}", host.name(), host.summary());
@@ -180,6 +199,19 @@ public final class Maintenance implements AutoCloseable {
     running.lock();
     try {
       return tasks.purgeTombstones();
+    } finally {
+      running.unlock();
+    }
+  }
+
+  /**
+   * Builds the vector index of each vector column now where the base holds rows and the index is missing or
+   * stale, whatever {@code search.index.min-rows} says; the columns built.
+   */
+  public List<String> buildSearchIndexes() {
+    running.lock();
+    try {
+      return tasks.index(1);
     } finally {
       running.unlock();
     }

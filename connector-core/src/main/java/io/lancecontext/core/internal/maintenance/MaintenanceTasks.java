@@ -1,6 +1,9 @@
 package io.lancecontext.core.internal.maintenance;
 
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.VectorIndex;
+import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.CompactionResult;
 import io.lancecontext.core.result.GcResult;
@@ -8,6 +11,7 @@ import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.result.StoreStats;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -97,6 +101,24 @@ final class MaintenanceTasks {
             host.name(), r.generationDirs(), r.walEntries(), r.manifests(), r.baseVersionsRemoved(), r.bytesRemoved());
       }
       return r;
+    });
+  }
+
+  /**
+   * Builds the vector index of each vector column that needs one ({@link VectorIndex#refreshIfStale}) once the
+   * base holds {@code minRows} rows; the columns built (none when another process holds the lease).
+   */
+  List<String> index(long minRows) {
+    return withLease("build the search indexes", List.of(), lease -> {
+      long started = System.nanoTime();
+      try (LanceDataset ds = StoreDatasets.open(host.config().uri(), host.config(), host.allocator())) {
+        List<String> built = VectorIndex.refreshIfStale(ds, host.spec(), minRows);
+        if (!built.isEmpty()) {
+          LOG.info("{}: built the vector index of {} ({} rows, base version {}) in {} ms", host.name(), built,
+              ds.countRows(), ds.version(), (System.nanoTime() - started) / 1_000_000);
+        }
+        return built;
+      }
     });
   }
 
