@@ -9,7 +9,7 @@ mvn -B -ntp -q -Dstyle.color=never -pl benchmarks -am package -DskipTests >/dev/
 # lance-core's Rust logger: warnings and errors, without lance-core 7.0.0's harmless line on every merge
 export LANCE_LOG="${LANCE_LOG:-warn,lance::index=off}"
 mkdir -p benchmarks/target/tmp
-exec java -Xmx4g -XX:+UseG1GC --add-opens=java.base/java.nio=ALL-UNNAMED \
+exec java ${BENCH_JAVA_OPTS:-} -Xmx4g -XX:+UseG1GC --add-opens=java.base/java.nio=ALL-UNNAMED \
   -Djava.io.tmpdir="$PWD/benchmarks/target/tmp" \
   -cp "benchmarks/target/classes:$(cat benchmarks/target/runtime-classpath.txt)" \
   "io.lancecontext.benchmarks.$name" "$@"
