@@ -18,6 +18,7 @@ public final class SparkTestSession {
           .config("spark.driver.bindAddress", "127.0.0.1")
           .config("spark.driver.host", "127.0.0.1")
           .config("spark.sql.debug.maxToStringFields", "1000")
+          .config("spark.sql.extensions", "io.lancecontext.spark.search.LanceContextExtensions")
           .getOrCreate();
       Runtime.getRuntime().addShutdownHook(new Thread(spark::stop));
     }

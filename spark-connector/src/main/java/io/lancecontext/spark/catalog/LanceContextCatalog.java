@@ -10,6 +10,8 @@ import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.SparkOptions;
 import io.lancecontext.spark.SparkSchemas;
 import io.lancecontext.spark.SparkTable;
+import io.lancecontext.spark.procedures.SearchProcedure;
+import io.lancecontext.spark.search.StoreCatalog;
 import io.lancecontext.spark.procedures.SnapshotProcedure;
 import io.lancecontext.spark.procedures.StoreProcedure;
 import java.util.ArrayList;
@@ -53,7 +55,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * layout, this class maps it to Spark's catalog calls. Creating a table in a namespace that does not exist
  * yet creates the namespace ({@link Warehouse#prepareStore}).
  */
-public final class LanceContextCatalog implements TableCatalog, SupportsNamespaces, FunctionCatalog, ProcedureCatalog {
+public final class LanceContextCatalog implements TableCatalog, SupportsNamespaces, FunctionCatalog, ProcedureCatalog,
+    StoreCatalog {
   public static final String WAREHOUSE = "warehouse";
   private static final String SYSTEM = "system";
 
@@ -300,6 +303,9 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
       if (p == null) {
         p = SnapshotProcedure.named(ident.name(), this::openTable);
       }
+      if (p == null) {
+        p = SearchProcedure.named(ident.name(), this::openTable);
+      }
     }
     if (p == null) {
       throw new IllegalArgumentException("no procedure " + ident + " in catalog " + name + "; its procedures are "
@@ -311,6 +317,7 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
   private static List<String> procedures() {
     List<String> names = new ArrayList<>(StoreProcedure.NAMES);
     names.addAll(SnapshotProcedure.NAMES);
+    names.addAll(SearchProcedure.NAMES);
     return names;
   }
 
@@ -324,7 +331,9 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
   }
 
   /** Opens table {@code db.t} (or {@code t} in no namespace) of this catalog. */
-  private ContextStore openTable(String table) {
+  /** What the catalog's procedures and the {@code vector_search} table function open. */
+  @Override
+  public ContextStore openTable(String table) {
     String[] parts = table.split("\\.");
     Identifier ident = Identifier.of(Arrays.copyOf(parts, parts.length - 1), parts[parts.length - 1]);
     if (!isStore(ident)) {

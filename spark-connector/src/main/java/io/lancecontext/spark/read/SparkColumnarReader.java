@@ -20,7 +20,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * executor's JVM, shared by its tasks; the split itself carries no {@code storage.*} values) and wraps each Arrow batch in Spark column vectors, zero-copy. A
  * batch is valid until the next call to {@link #next()}, as Spark expects.
  */
-final class SparkColumnarReader implements PartitionReader<ColumnarBatch> {
+public final class SparkColumnarReader implements PartitionReader<ColumnarBatch> {
   private final ContextStore store;
   private final StoreReader reader;
   private final StructType schema;
@@ -65,7 +65,8 @@ final class SparkColumnarReader implements PartitionReader<ColumnarBatch> {
         SparkMetrics.value(SparkMetrics.FRAGMENTS_READ, fragments)};
   }
 
-  static ColumnVector wrap(FieldVector v) {
+  /** An Arrow vector as a Spark column vector, zero-copy (vectors as Spark arrays of floats). */
+  public static ColumnVector wrap(FieldVector v) {
     return v instanceof FixedSizeListVector f ? new FixedSizeListColumnVector(f) : new ArrowColumnVector(v);
   }
 

@@ -1,0 +1,69 @@
+package io.lancecontext.spark.procedures;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.read.VectorQuery;
+import io.lancecontext.spark.search.SparkSearch;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
+import org.apache.spark.sql.connector.read.LocalScan;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * {@code vector_search(table, column, vector, k)}: the k rows of the table nearest to {@code vector} in vector
+ * column {@code column}, nearest first, with their {@code _distance} (core's {@code ContextStore.search}: rows
+ * added a moment ago included, deleted and replaced rows never).
+ */
+public final class SearchProcedure extends TableProcedure {
+  public static final List<String> NAMES = List.of("vector_search");
+  static final int DEFAULT_K = 10;
+
+  private SearchProcedure(String name, Stores stores) {
+    super(name, stores);
+  }
+
+  /** The procedure {@code name}, or null if there is none. */
+  public static SearchProcedure named(String name, Stores stores) {
+    return NAMES.contains(name) ? new SearchProcedure(name, stores) : null;
+  }
+
+  @Override
+  public String description() {
+    return "returns the k rows nearest to a vector in a vector column, with their _distance";
+  }
+
+  @Override
+  public ProcedureParameter[] parameters() {
+    return new ProcedureParameter[] {
+        ProcedureParameter.in("table", DataTypes.StringType).build(),
+        ProcedureParameter.in("column", DataTypes.StringType).build(),
+        ProcedureParameter.in("vector", DataTypes.createArrayType(DataTypes.DoubleType)).build(),
+        ProcedureParameter.in("k", DataTypes.IntegerType).defaultValue(String.valueOf(DEFAULT_K)).build()};
+  }
+
+  @Override
+  public Iterator<Scan> call(InternalRow input) {
+    String column = argument(input, 1, "column");
+    float[] vector = SparkSearch.vector(input.isNullAt(2) ? null : input.getArray(2),
+        DataTypes.createArrayType(DataTypes.DoubleType), "vector");
+    int k = input.isNullAt(3) ? DEFAULT_K : input.getInt(3);
+    try (ContextStore store = openTable(input)) {
+      SparkSearch result = SparkSearch.run(store, VectorQuery.nearest(column, vector, k));
+      Scan scan = new LocalScan() {
+        @Override
+        public InternalRow[] rows() {
+          return result.rows();
+        }
+
+        @Override
+        public StructType readSchema() {
+          return result.schema();
+        }
+      };
+      return List.of(scan).iterator();
+    }
+  }
+}

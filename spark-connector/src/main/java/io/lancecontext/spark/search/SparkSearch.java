@@ -1,0 +1,75 @@
+package io.lancecontext.spark.search;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.SearchResult;
+import io.lancecontext.core.read.VectorQuery;
+import io.lancecontext.spark.SparkSchemas;
+import io.lancecontext.spark.read.SparkColumnarReader;
+import java.util.List;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * A core search as Spark rows: what the {@code vector_search} procedure and table function return. The store
+ * searches (core decides what is visible and how rows rank); this class only converts the query's arguments
+ * and the result.
+ *
+ * @param schema the rows' columns: the store's, then {@code _distance}
+ * @param rows the rows, nearest first
+ */
+public record SparkSearch(StructType schema, InternalRow[] rows) {
+  /** Runs {@code query} on {@code store}. */
+  public static SparkSearch run(ContextStore store, VectorQuery query) {
+    try (SearchResult result = store.search(query)) {
+      List<String> columns = result.columns();
+      String distance = columns.get(columns.size() - 1);
+      StructType schema = SparkSchemas.toStruct(store.spec(), columns.subList(0, columns.size() - 1))
+          .add(DataTypes.createStructField(distance, DataTypes.FloatType, false));
+      VectorSchemaRoot root = result.batch();
+      ColumnVector[] vectors = new ColumnVector[columns.size()];
+      for (int i = 0; i < vectors.length; i++) {
+        vectors[i] = SparkColumnarReader.wrap(root.getVector(columns.get(i)));
+      }
+      InternalRow[] rows = new InternalRow[root.getRowCount()];
+      ColumnarBatch batch = new ColumnarBatch(vectors, root.getRowCount());
+      for (int r = 0; r < rows.length; r++) {
+        rows[r] = batch.getRow(r).copy();
+      }
+      return new SparkSearch(schema, rows);
+    }
+  }
+
+  /** A query vector from a Spark array of numbers (floats, doubles, decimals or integers); names the argument. */
+  public static float[] vector(ArrayData array, DataType type, String argument) {
+    if (array == null) {
+      throw new IllegalArgumentException("argument '" + argument + "' is required: an array of numbers");
+    }
+    if (!(type instanceof ArrayType at)) {
+      throw new IllegalArgumentException("argument '" + argument + "' must be an array of numbers, not " + type.simpleString());
+    }
+    float[] out = new float[array.numElements()];
+    for (int i = 0; i < out.length; i++) {
+      if (array.isNullAt(i)) {
+        throw new IllegalArgumentException("argument '" + argument + "' holds a null at position " + i);
+      }
+      Object v = array.get(i, at.elementType());
+      if (v instanceof Number n) {
+        out[i] = n.floatValue();
+      } else if (v instanceof Decimal d) {
+        out[i] = d.toFloat();
+      } else {
+        throw new IllegalArgumentException("argument '" + argument + "' must be an array of numbers, not "
+            + type.simpleString());
+      }
+    }
+    return out;
+  }
+}

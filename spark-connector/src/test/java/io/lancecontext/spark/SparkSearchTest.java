@@ -1,0 +1,73 @@
+package io.lancecontext.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.spark.catalog.LanceContextCatalog;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Row;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Vector search from Spark SQL: the {@code vector_search} procedure and table function return the nearest rows of
+ * the LSM view (rows added a moment ago included, deleted and replaced ones never), nearest first.
+ */
+class SparkSearchTest extends SparkTest {
+
+  @BeforeAll
+  static void catalog() {
+    spark.conf().set("spark.sql.catalog.lcv", LanceContextCatalog.class.getName());
+    spark.conf().set("spark.sql.catalog.lcv.warehouse", dir.toString());
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lcv.db");
+  }
+
+  private static List<String> ids(String sql) {
+    return spark.sql(sql).collectAsList().stream().map(r -> r.getString(r.fieldIndex("id"))).toList();
+  }
+
+  @Test
+  void theProcedureAndTheTableFunctionSeeRowsAddedAMomentAgo() {
+    spark.sql("CREATE TABLE lcv.db.ctx USING lancecontext TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '3')");
+    spark.sql("INSERT INTO lcv.db.ctx (id, embedding) VALUES ('x', array(1.0F, 0.0F, 0.0F)), ('y', array(0.0F, 1.0F, 0.0F)), "
+        + "('z', array(0.0F, 0.0F, 1.0F))");
+    spark.sql("CALL lcv.system.flush(table => 'db.ctx')");
+    // a row added through core a moment ago, and a base row replaced by a newer version
+    String path = dir.resolve("db").resolve("ctx").toString();
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      store.add(List.of(Map.of("id", "w", "embedding", new float[] {0.9f, 0.1f, 0f}),
+          Map.of("id", "y", "embedding", new float[] {0f, 0f, -1f})));
+    }
+    assertEquals(List.of("x", "w", "z"),
+        ids("CALL lcv.system.vector_search(table => 'db.ctx', column => 'embedding', vector => array(1.0, 0.05, 0.01), k => 3)"));
+    assertEquals(List.of("x", "w"),
+        ids("SELECT id, _distance FROM vector_search('lcv.db.ctx', 'embedding', array(1.0, 0.05, 0.0), 2)"));
+    // a table function is a relation: it joins, filters and orders like one
+    Row nearest = spark.sql("SELECT s.id, s._distance, c.id AS again FROM vector_search('lcv.db.ctx', 'embedding', "
+        + "array(0, 0, -1)) s JOIN lcv.db.ctx c ON s.id = c.id WHERE s._distance < 0.5").first();
+    assertEquals("y", nearest.getString(0));
+    assertEquals(0f, nearest.getFloat(1), 1e-6);
+    assertEquals(4L, spark.sql("SELECT count(*) FROM vector_search('" + path + "', 'embedding', array(1, 1, 1), 10)")
+        .first().getLong(0), "by path; every live row once");
+  }
+
+  @Test
+  void badArgumentsNameWhatIsWrong() {
+    spark.sql("CREATE TABLE lcv.db.bad USING lancecontext TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '3')");
+    Exception dim = assertThrows(Exception.class,
+        () -> spark.sql("SELECT * FROM vector_search('lcv.db.bad', 'embedding', array(1.0, 2.0), 2)").collect());
+    assertTrue(SparkSaveModeTest.causes(dim, SchemaException.class), SparkWriteTest.messages(dim));
+    assertTrue(SparkWriteTest.messages(dim).contains("embedding"), SparkWriteTest.messages(dim));
+    Exception column = assertThrows(Exception.class,
+        () -> spark.sql("CALL lcv.system.vector_search(table => 'db.bad', column => 'role', vector => array(1, 2, 3))").collect());
+    assertTrue(SparkWriteTest.messages(column).contains("role"), SparkWriteTest.messages(column));
+    Exception notOurs = assertThrows(Exception.class,
+        () -> spark.sql("SELECT * FROM vector_search('spark_catalog.default.t', 'embedding', array(1.0), 2)").collect());
+    assertTrue(SparkWriteTest.messages(notOurs).contains("not a table of a lancecontext catalog"),
+        SparkWriteTest.messages(notOurs));
+  }
+}
