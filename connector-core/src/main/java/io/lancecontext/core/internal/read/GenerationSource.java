@@ -18,6 +18,8 @@ public final class GenerationSource extends FreshSource {
   /** Each key's first row in offset order (its newest: see {@link FreshShard}). */
   private final java.util.Map<String, Integer> firstRows;
   private final long maxSequence;
+  /** The rows naming a {@code supersedes} key (offset → value), read once; null until then. */
+  private volatile java.util.Map<Integer, String> superseding;
 
   GenerationSource(String shardId, long generation, String path, LanceDataset dataset, String[] keys, long[] sequences,
       boolean[] tombstones) {
@@ -56,6 +58,19 @@ public final class GenerationSource extends FreshSource {
   /** Each key with its {@link #firstRow}. */
   java.util.Map<String, Integer> firstRows() {
     return firstRows;
+  }
+
+  /**
+   * The rows of this generation that name a key they supersede (row offset → that key), read by {@code read}
+   * the first time only: a generation never changes, and every read of a store with supersession needs them.
+   */
+  java.util.Map<Integer, String> superseding(java.util.function.Function<GenerationSource, java.util.Map<Integer, String>> read) {
+    java.util.Map<Integer, String> s = superseding;
+    if (s == null) {
+      s = read.apply(this);
+      superseding = s;
+    }
+    return s;
   }
 
   /** The highest write sequence of any row (0 if none). */

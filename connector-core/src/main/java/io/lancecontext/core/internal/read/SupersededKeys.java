@@ -11,6 +11,8 @@ import io.lancecontext.core.schema.SchemaSpec;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
@@ -86,25 +88,33 @@ final class SupersededKeys {
         }
       } else {
         GenerationSource g = (GenerationSource) source;
-        ScanRequest request = ScanRequest.of(List.of(spec.key(), COLUMN)).withRowId(true)
-            .filter(LanceSql.column(COLUMN) + " IS NOT NULL");
-        try (ScanHandle scan = g.dataset().scan(request)) {
-          ArrowReader reader = scan.reader();
-          while (reader.loadNextBatch()) {
-            VectorSchemaRoot batch = reader.getVectorSchemaRoot();
-            VarCharVector key = (VarCharVector) batch.getVector(spec.key());
-            VarCharVector sup = (VarCharVector) batch.getVector(COLUMN);
-            var rowIds = batch.getVector(RowIds.ROW_ID);
-            for (int r = 0; r < batch.getRowCount(); r++) {
-              LsmSnapshot.Winner win = snapshot.winner(new String(key.get(r), StandardCharsets.UTF_8));
-              long offset = RowIds.get(rowIds, r);
-              if (win.is(shard, s, 0, (int) offset) && !win.ref().tombstone()) {
-                out.add(new String(sup.get(r), StandardCharsets.UTF_8));
-              }
-            }
+        for (Map.Entry<Integer, String> e : g.superseding(gen -> readGeneration(spec, gen)).entrySet()) {
+          LsmSnapshot.Winner win = snapshot.winner(g.keys()[e.getKey()]);
+          if (win.is(shard, s, 0, e.getKey()) && !win.ref().tombstone()) {
+            out.add(e.getValue());
           }
         }
       }
     }
+  }
+
+  /** The rows of a generation naming a superseded key: row offset → that key. */
+  private static Map<Integer, String> readGeneration(SchemaSpec spec, GenerationSource g) {
+    Map<Integer, String> out = new HashMap<>();
+    ScanRequest request = ScanRequest.of(List.of(COLUMN)).withRowId(true).filter(LanceSql.column(COLUMN) + " IS NOT NULL");
+    try (ScanHandle scan = g.dataset().scan(request)) {
+      ArrowReader reader = scan.reader();
+      while (reader.loadNextBatch()) {
+        VectorSchemaRoot batch = reader.getVectorSchemaRoot();
+        VarCharVector sup = (VarCharVector) batch.getVector(COLUMN);
+        var rowIds = batch.getVector(RowIds.ROW_ID);
+        for (int r = 0; r < batch.getRowCount(); r++) {
+          out.put((int) RowIds.get(rowIds, r), new String(sup.get(r), StandardCharsets.UTF_8));
+        }
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("find superseded records", e);
+    }
+    return Map.copyOf(out);
   }
 }

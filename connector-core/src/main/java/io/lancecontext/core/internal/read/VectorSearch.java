@@ -23,6 +23,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
@@ -55,6 +59,13 @@ public final class VectorSearch {
   /** Fewest candidates asked of the base table first. */
   static final int MIN_CANDIDATES = 32;
 
+  /** Threads that search fresh tiers while the caller searches the base table (daemons, idle ones end). */
+  private static final ExecutorService FRESH_SEARCHES = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "lancecontext-fresh-search");
+    t.setDaemon(true);
+    return t;
+  });
+
   private VectorSearch() {}
 
   /** How the base table's index is probed. */
@@ -73,12 +84,47 @@ public final class VectorSearch {
     VectorDistance distance = new VectorDistance(column.metric(), query.vector());
     TopK top = new TopK(query.k());
     try {
-      searchFresh(spec, snapshot, candidates, column.name(), distance, top, allocator);
-      searchBase(new ScanRules(spec, snapshot, candidates, allocator), snapshot, query, column, distance, tuning, top);
+      // the tiers are searched at once: the base mostly in lance-core's threads, the fresh tier in this JVM's
+      CompletableFuture<TopK> fresh = CompletableFuture.supplyAsync(() -> {
+        TopK t = new TopK(query.k());
+        searchFresh(spec, snapshot, candidates, column.name(), distance, t, allocator);
+        return t;
+      }, FRESH_SEARCHES);
+      RuntimeException failed = null;
+      try {
+        searchBase(new ScanRules(spec, snapshot, candidates, allocator), snapshot, query, column, distance, tuning, top);
+      } catch (RuntimeException e) {
+        failed = e;
+      }
+      // the fresh search ends before this returns, whatever happened: the caller closes the snapshot it reads
+      try {
+        joined(fresh).nearestFirst().forEach(h -> top.offer(h.key(), h.distance()));
+      } catch (RuntimeException e) {
+        if (failed == null) {
+          failed = e;
+        } else {
+          failed.addSuppressed(e);
+        }
+      }
+      if (failed != null) {
+        throw failed;
+      }
     } catch (RuntimeException e) {
       throw LanceErrors.translate("search '" + column.name() + "'", e);
     }
     return rows(spec, snapshot, top.nearestFirst(), output, now, allocator);
+  }
+
+  /** The fresh tier's result, its failure rethrown as it was. */
+  private static TopK joined(CompletableFuture<TopK> fresh) {
+    try {
+      return fresh.join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw e;
+    }
   }
 
   private static ColumnSpec check(SchemaSpec spec, VectorQuery query) {
