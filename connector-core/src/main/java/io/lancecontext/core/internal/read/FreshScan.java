@@ -1,5 +1,6 @@
 package io.lancecontext.core.internal.read;
 
+import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
@@ -21,8 +22,19 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * filter names few keys, those are read by key instead (no scan of the fresh tier).
  */
 final class FreshScan implements AutoCloseable {
+  /**
+   * Where the visible rows of each fresh batch go: {@link ScanOutput#emit} copies them into the scan's output; a
+   * search ranks them where they are and returns null (nothing to hand out: the scan goes on).
+   */
+  @FunctionalInterface
+  interface Emitter {
+    /** The rows {@code rows[0..count)} of {@code in} are visible; returns an output batch or null. */
+    VectorSchemaRoot emit(VectorSchemaRoot in, int[] rows, int count, LanceDataset blobSource, boolean transferable);
+  }
+
   private final ScanRules rules;
   private final ScanOutput output;
+  private final Emitter emitter;
   private final LsmSnapshot snapshot;
   private final BufferAllocator allocator;
   /** Keys the filter confines the read to (read by key), or null. */
@@ -42,8 +54,18 @@ final class FreshScan implements AutoCloseable {
   private ScanHandle genScan;
 
   FreshScan(ScanRules rules, ScanOutput output, LsmSnapshot snapshot, BufferAllocator allocator) {
+    this(rules, output, output::emit, snapshot, allocator);
+  }
+
+  /** A scan that hands each batch's visible rows to {@code emitter} instead of the scan's output. */
+  FreshScan(ScanRules rules, LsmSnapshot snapshot, BufferAllocator allocator, Emitter emitter) {
+    this(rules, null, emitter, snapshot, allocator);
+  }
+
+  private FreshScan(ScanRules rules, ScanOutput output, Emitter emitter, LsmSnapshot snapshot, BufferAllocator allocator) {
     this.rules = rules;
     this.output = output;
+    this.emitter = emitter;
     this.snapshot = snapshot;
     this.allocator = allocator;
     Set<String> keys = Predicates.keysReadByKey(rules.spec, rules.filter);
@@ -105,7 +127,7 @@ final class FreshScan implements AutoCloseable {
             for (int r = 0; r < all.length; r++) {
               all[r] = r;
             }
-            VectorSchemaRoot out = output.emit(rows, all, all.length, null, true);
+            VectorSchemaRoot out = emitter.emit(rows, all, all.length, null, true);
             if (out != null) {
               return out;
             }
@@ -138,7 +160,7 @@ final class FreshScan implements AutoCloseable {
         int[] rows = new int[in.getRowCount()];
         VarCharVector key = FreshShard.keyVector(in);
         int count = selectVisible(in, r -> new String(key.get(r), StandardCharsets.UTF_8), b, r -> r, rows);
-        VectorSchemaRoot out = output.emit(in, rows, count, null, false);
+        VectorSchemaRoot out = emitter.emit(in, rows, count, null, false);
         if (out != null) {
           return out;
         }
@@ -161,7 +183,7 @@ final class FreshScan implements AutoCloseable {
       String[] keys = g.keys();
       IntUnaryOperator offset = r -> (int) RowIds.get(rowIds, r);
       int count = selectVisible(in, r -> keys[offset.applyAsInt(r)], 0, offset, rows);
-      VectorSchemaRoot out = output.emit(in, rows, count, g.dataset(), true);
+      VectorSchemaRoot out = emitter.emit(in, rows, count, g.dataset(), true);
       if (out != null) {
         return out;
       }

@@ -145,21 +145,26 @@ public final class VectorSearch {
     return column;
   }
 
-  /** Ranks every visible fresh row exactly. */
+  /** Ranks every visible fresh row exactly, where it is (no copy of the fresh tier). */
   private static void searchFresh(SchemaSpec spec, LsmSnapshot snapshot, ScanSpec candidates, String column,
       VectorDistance distance, TopK top, BufferAllocator allocator) {
-    try (StoreScan scan = new StoreScan(spec, snapshot, candidates, allocator, ReadSplit.Part.FRESH, null)) {
-      while (scan.next()) {
-        VectorSchemaRoot b = scan.batch();
-        VarCharVector keys = (VarCharVector) b.getVector(spec.key());
-        FixedSizeListVector vectors = (FixedSizeListVector) b.getVector(column);
-        for (int r = 0; r < b.getRowCount(); r++) {
-          float d = distance.of(vectors, r);
-          if (!Float.isNaN(d) && top.wants(d)) {
-            top.offer(new String(keys.get(r), StandardCharsets.UTF_8), d);
-          }
+    ScanRules rules = new ScanRules(spec, snapshot, candidates, allocator);
+    FreshScan.Emitter rank = (in, rows, count, blobSource, transferable) -> {
+      VarCharVector keys = (VarCharVector) in.getVector(spec.key());
+      FixedSizeListVector vectors = (FixedSizeListVector) in.getVector(column);
+      if (vectors == null) {
+        return null;  // written before the column existed: no vector, no match
+      }
+      for (int i = 0; i < count; i++) {
+        float d = distance.of(vectors, rows[i]);
+        if (!Float.isNaN(d) && top.wants(d)) {
+          top.offer(new String(keys.get(rows[i]), StandardCharsets.UTF_8), d);
         }
       }
+      return null;
+    };
+    try (FreshScan scan = new FreshScan(rules, snapshot, allocator, rank)) {
+      scan.next();  // ranks every batch; nothing is handed out
     }
   }
 
