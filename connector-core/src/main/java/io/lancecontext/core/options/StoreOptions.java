@@ -145,7 +145,7 @@ public final class StoreOptions {
       OptionParsers::positiveInt, Scope.HANDLE, "IVF partitions a vector search probes in the base table's index: more "
           + "finds more of the true nearest rows (recall) and costs more time.");
 
-  public static final ConfigOption<Integer> SEARCH_REFINE_FACTOR = ConfigOption.of("search.refine-factor", "10",
+  public static final ConfigOption<Integer> SEARCH_REFINE_FACTOR = ConfigOption.of("search.refine-factor", "20",
       OptionParsers::positiveInt, Scope.HANDLE, "A vector search takes this many times k candidates from the base "
           + "table's index and ranks them by their exact distance.");
 
