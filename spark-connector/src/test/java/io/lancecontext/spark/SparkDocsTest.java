@@ -50,6 +50,8 @@ class SparkDocsTest {
         assertEquals("1", last, "the overwrite left only its own row");
       } else if (b.code().contains("VERSION AS OF")) {
         assertEquals("0.5", last, "the tagged snapshot's reward, not the later one");
+      } else if (b.code().contains("vector_search(")) {
+        assertEquals("m1", last, "the row nearest to the query vector");
       } else if (b.code().contains("DELETE FROM")) {
         assertEquals("1", last, "DELETE removed the two tool rows");
       }

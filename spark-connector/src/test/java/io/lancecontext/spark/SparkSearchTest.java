@@ -9,7 +9,12 @@ import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.spark.catalog.LanceContextCatalog;
 import java.util.List;
 import java.util.Map;
+import io.lancecontext.spark.search.SparkSearch;
+import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -53,6 +58,26 @@ class SparkSearchTest extends SparkTest {
     assertEquals(0f, nearest.getFloat(1), 1e-6);
     assertEquals(4L, spark.sql("SELECT count(*) FROM vector_search('" + path + "', 'embedding', array(1, 1, 1), 10)")
         .first().getLong(0), "by path; every live row once");
+  }
+
+  @Test
+  void aDataFrameOfQueriesGetsTheNearestRowsOfEachInItsTasks() {
+    String path = dir.resolve("batch").toString();
+    Map<String, String> options = Map.of("path", path, "schema", "context", "schema.embedding-dim", "2");
+    try (ContextStore store = ContextStore.open(options)) {
+      store.add(List.of(Map.of("id", "east", "embedding", new float[] {1f, 0f}),
+          Map.of("id", "north", "embedding", new float[] {0f, 1f}),
+          Map.of("id", "west", "embedding", new float[] {-1f, 0f})));
+      store.delete(List.of("west"));
+    }
+    StructType schema = new StructType().add("qid", DataTypes.StringType)
+        .add("v", DataTypes.createArrayType(DataTypes.FloatType));
+    Dataset<Row> queries = spark.createDataFrame(List.of(RowFactory.create("q1", List.of(0.9f, 0.1f)),
+        RowFactory.create("q2", List.of(-0.1f, 1f)), RowFactory.create("q3", List.of(-1f, 0f))), schema).repartition(2);
+    List<String> hits = SparkSearch.nearestPerQuery(queries, "v", options, "embedding", 2)
+        .selectExpr("concat(qid, ':', rank, ':', hit.id)").collectAsList().stream().map(r -> r.getString(0)).sorted().toList();
+    // west is deleted: never found, even by the query next to it
+    assertEquals(List.of("q1:1:east", "q1:2:north", "q2:1:north", "q2:2:east", "q3:1:north", "q3:2:east"), hits);
   }
 
   @Test

@@ -5,7 +5,17 @@ import io.lancecontext.core.SearchResult;
 import io.lancecontext.core.read.VectorQuery;
 import io.lancecontext.spark.SparkSchemas;
 import io.lancecontext.spark.read.SparkColumnarReader;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import org.apache.spark.api.java.function.MapPartitionsFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.CatalystTypeConverters;
+import scala.Function1;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
@@ -26,6 +36,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * @param rows the rows, nearest first
  */
 public record SparkSearch(StructType schema, InternalRow[] rows) {
+  /** The distance column. */
+  static final String DISTANCE = "_distance";
+
   /** Runs {@code query} on {@code store}. */
   public static SparkSearch run(ContextStore store, VectorQuery query) {
     try (SearchResult result = store.search(query)) {
@@ -45,6 +58,53 @@ public record SparkSearch(StructType schema, InternalRow[] rows) {
       }
       return new SparkSearch(schema, rows);
     }
+  }
+
+  /**
+   * For each row of {@code queries}, the {@code k} rows of the store {@code options} open nearest to the row's
+   * {@code vectorColumn} (an array of numbers) in the store's vector column {@code column}: the query row's columns,
+   * then {@code rank} (1 = nearest) and {@code hit} (the row found: the store's columns and {@code _distance}).
+   * Distributed: each partition of {@code queries} is searched in its task, on its executor (the store opened there
+   * with {@code options}). For evaluation jobs that run many queries at once.
+   */
+  public static Dataset<Row> nearestPerQuery(Dataset<Row> queries, String vectorColumn, Map<String, String> options,
+      String column, int k) {
+    int vectorAt = queries.schema().fieldIndex(vectorColumn);
+    StructType hit;
+    try (ContextStore store = ContextStore.open(options)) {
+      hit = SparkSchemas.toStruct(store.spec()).add(DataTypes.createStructField(DISTANCE, DataTypes.FloatType, false));
+    }
+    StructType out = queries.schema().add(DataTypes.createStructField("rank", DataTypes.IntegerType, false))
+        .add(DataTypes.createStructField("hit", hit, false));
+    Map<String, String> storeOptions = new HashMap<>(options);
+    return queries.mapPartitions((MapPartitionsFunction<Row, Row>) rows -> {
+      List<Row> found = new ArrayList<>();
+      Function1<Object, Object> toRow = CatalystTypeConverters.createToScalaConverter(hit);
+      try (ContextStore store = ContextStore.open(storeOptions)) {
+        while (rows.hasNext()) {
+          Row query = rows.next();
+          if (query.isNullAt(vectorAt)) {
+            continue;  // no vector, no neighbours
+          }
+          List<Object> values = query.getList(vectorAt);
+          float[] vector = new float[values.size()];
+          for (int i = 0; i < vector.length; i++) {
+            vector[i] = ((Number) values.get(i)).floatValue();
+          }
+          SparkSearch result = run(store, VectorQuery.nearest(column, vector, k));
+          for (int r = 0; r < result.rows().length; r++) {
+            Object[] row = new Object[query.length() + 2];
+            for (int i = 0; i < query.length(); i++) {
+              row[i] = query.get(i);
+            }
+            row[query.length()] = r + 1;
+            row[query.length() + 1] = toRow.apply(result.rows()[r]);
+            found.add(RowFactory.create(row));
+          }
+        }
+      }
+      return found.iterator();
+    }, Encoders.row(out));
   }
 
   /** A query vector from a Spark array of numbers (floats, doubles, decimals or integers); names the argument. */
