@@ -52,17 +52,31 @@ final class FreshScan implements AutoCloseable {
   private int sourceIndex = -1;
   private int batchIndex;
   private ScanHandle genScan;
+  /** Whether generations' rows are read once and kept with them ({@link GenerationSource#kept}), for searches. */
+  private final boolean keepGenerations;
+  /** Whether the current generation was read from what it keeps. */
+  private boolean generationDone;
 
   FreshScan(ScanRules rules, ScanOutput output, LsmSnapshot snapshot, BufferAllocator allocator) {
     this(rules, output, output::emit, snapshot, allocator);
   }
 
-  /** A scan that hands each batch's visible rows to {@code emitter} instead of the scan's output. */
+  /**
+   * A scan that hands each batch's visible rows to {@code emitter} instead of the scan's output, reading the
+   * scan's columns of each generation once and keeping them with it (a search repeats the same read of the same
+   * generations: 4 generation scans were 20-29 ms of a search's 35 ms over 20,000 fresh rows).
+   */
   FreshScan(ScanRules rules, LsmSnapshot snapshot, BufferAllocator allocator, Emitter emitter) {
-    this(rules, null, emitter, snapshot, allocator);
+    this(rules, null, emitter, snapshot, allocator, true);
   }
 
   private FreshScan(ScanRules rules, ScanOutput output, Emitter emitter, LsmSnapshot snapshot, BufferAllocator allocator) {
+    this(rules, output, emitter, snapshot, allocator, false);
+  }
+
+  private FreshScan(ScanRules rules, ScanOutput output, Emitter emitter, LsmSnapshot snapshot, BufferAllocator allocator,
+      boolean keepGenerations) {
+    this.keepGenerations = keepGenerations;
     this.rules = rules;
     this.output = output;
     this.emitter = emitter;
@@ -84,6 +98,9 @@ final class FreshScan implements AutoCloseable {
       while (true) {
         if (shard == null) {
           if (shardIt == null) {
+            // every row's winner is looked up: one map of the whole fresh tier's winners costs a pass over its
+            // keys, where a look-up per row across every shard's segments cost several (most of a search's time)
+            snapshot.winners();
             shardIt = snapshot.shards().values().iterator();
           }
           if (!shardIt.hasNext()) {
@@ -105,6 +122,7 @@ final class FreshScan implements AutoCloseable {
         closeGeneration();
         sourceIndex++;
         batchIndex = 0;
+        generationDone = false;
         if (sourceIndex >= shard.sources().size()) {
           shard = null;
         }
@@ -168,27 +186,41 @@ final class FreshScan implements AutoCloseable {
       return null;
     }
     GenerationSource g = (GenerationSource) source;
+    Set<String> cols = new LinkedHashSet<>(rules.columns);
+    cols.add(rules.spec.key());
+    cols.addAll(Predicates.topLevelColumns(rules.freshFilter));
+    if (keepGenerations) {
+      if (generationDone) {
+        return null;
+      }
+      generationDone = true;
+      VectorSchemaRoot kept = g.kept(new ArrayList<>(cols), allocator);
+      if (kept != null) {
+        return select(g, kept, false);  // the kept batch is shared: copied from, never moved
+      }
+    }
     if (genScan == null) {
-      Set<String> cols = new LinkedHashSet<>(rules.columns);
-      cols.add(rules.spec.key());
-      cols.addAll(Predicates.topLevelColumns(rules.freshFilter));
       genScan = g.dataset().scan(ScanRequest.of(new ArrayList<>(cols)).withRowId(true));
     }
     while (genScan.reader().loadNextBatch()) {
-      VectorSchemaRoot in = genScan.reader().getVectorSchemaRoot();
-      var rowIds = in.getVector(RowIds.ROW_ID);
-      int[] rows = new int[in.getRowCount()];
-      // a generation is one batch; a row's place in it is its row id's offset, and its key the one loaded
-      // for that offset (no decoding, its hash already computed)
-      String[] keys = g.keys();
-      IntUnaryOperator offset = r -> (int) RowIds.get(rowIds, r);
-      int count = selectVisible(in, r -> keys[offset.applyAsInt(r)], 0, offset, rows);
-      VectorSchemaRoot out = emitter.emit(in, rows, count, g.dataset(), true);
+      VectorSchemaRoot out = select(g, genScan.reader().getVectorSchemaRoot(), true);
       if (out != null) {
         return out;
       }
     }
     return null;
+  }
+
+  /** Hands the visible rows of a batch of generation {@code g} (with row ids) to the emitter. */
+  private VectorSchemaRoot select(GenerationSource g, VectorSchemaRoot in, boolean transferable) {
+    var rowIds = in.getVector(RowIds.ROW_ID);
+    int[] rows = new int[in.getRowCount()];
+    // a generation is one batch; a row's place in it is its row id's offset, and its key the one loaded
+    // for that offset (no decoding, its hash already computed)
+    String[] keys = g.keys();
+    IntUnaryOperator offset = r -> (int) RowIds.get(rowIds, r);
+    int count = selectVisible(in, r -> keys[offset.applyAsInt(r)], 0, offset, rows);
+    return emitter.emit(in, rows, count, g.dataset(), transferable);
   }
 
   /**

@@ -73,6 +73,49 @@ public final class GenerationSource extends FreshSource {
     return s;
   }
 
+  /** Column lists of {@link #kept} batches, at most {@value #MAX_KEPT}. */
+  static final int MAX_KEPT = 4;
+  private final java.util.Map<java.util.List<String>, org.apache.arrow.vector.VectorSchemaRoot> kept = new java.util.HashMap<>();
+
+  /**
+   * Every row of {@code columns} (and the row ids), read the first time and kept until this source is freed, for
+   * reads that repeat (searches); null when {@value #MAX_KEPT} other column lists are kept already. Shared: callers
+   * read it, never change or close it. A generation's kept columns cost about what a WAL entry of its rows does.
+   */
+  synchronized org.apache.arrow.vector.VectorSchemaRoot kept(java.util.List<String> columns,
+      org.apache.arrow.memory.BufferAllocator allocator) {
+    org.apache.arrow.vector.VectorSchemaRoot root = kept.get(columns);
+    if (root == null && kept.size() < MAX_KEPT) {
+      root = readAll(columns, allocator);
+      kept.put(java.util.List.copyOf(columns), root);
+    }
+    return root;
+  }
+
+  private org.apache.arrow.vector.VectorSchemaRoot readAll(java.util.List<String> columns,
+      org.apache.arrow.memory.BufferAllocator allocator) {
+    java.util.List<org.apache.arrow.vector.VectorSchemaRoot> parts = new java.util.ArrayList<>();
+    java.util.List<String> read = new java.util.ArrayList<>(columns);
+    read.add(io.lancecontext.core.internal.lance.RowIds.ROW_ID);
+    try (io.lancecontext.core.internal.lance.ScanHandle scan = dataset.scan(
+        io.lancecontext.core.internal.lance.ScanRequest.of(columns).withRowId(true))) {
+      while (scan.reader().loadNextBatch()) {
+        parts.add(io.lancecontext.core.internal.lance.RowCopier.transfer(scan.reader().getVectorSchemaRoot(), read, allocator));
+      }
+      if (parts.size() == 1) {
+        return parts.remove(0);
+      }
+      if (parts.isEmpty()) {
+        return null;
+      }
+      return io.lancecontext.core.internal.lance.RowCopier.concat(parts, allocator);
+    } catch (Exception e) {
+      throw io.lancecontext.core.internal.lance.LanceErrors.translate("read generation " + generation, e);
+    } finally {
+      parts.forEach(org.apache.arrow.vector.VectorSchemaRoot::close);
+    }
+  }
+
   /** The highest write sequence of any row (0 if none). */
   long maxSequence() {
     return maxSequence;
@@ -147,6 +190,14 @@ public final class GenerationSource extends FreshSource {
 
   @Override
   protected void free() {
+    synchronized (this) {
+      kept.values().forEach(r -> {
+        if (r != null) {
+          r.close();
+        }
+      });
+      kept.clear();
+    }
     dataset.close();
   }
 }

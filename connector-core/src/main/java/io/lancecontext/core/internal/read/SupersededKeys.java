@@ -39,6 +39,9 @@ final class SupersededKeys {
       }
     }
     try {
+      if (!snapshot.shards().isEmpty()) {
+        snapshot.winners();  // one map for the look-ups below (see FreshScan)
+      }
       for (FreshShard shard : snapshot.shards().values()) {
         collectFresh(spec, snapshot, shard, out);
       }

@@ -1,13 +1,16 @@
 package io.lancecontext.core.internal.read;
 
 import io.lancecontext.core.schema.VectorMetric;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 
 /**
  * Exact distances between a query vector and the vectors of a batch, as lance-core computes them, so that
  * rows ranked here and rows ranked by its index merge into one order: L2 is the squared Euclidean distance,
- * cosine {@code 1 - cos}, dot {@code 1 - a·b}. Smaller is nearer.
+ * cosine {@code 1 - cos}, dot {@code 1 - a·b}. Smaller is nearer. Not thread-safe (it keeps a view of the last
+ * batch).
  */
 final class VectorDistance {
   private final VectorMetric metric;
@@ -24,27 +27,37 @@ final class VectorDistance {
     this.queryNorm = Math.sqrt(n);
   }
 
+  /** The batch whose values {@link #values} views, and that view. */
+  private FixedSizeListVector bound;
+  private FloatBuffer values;
+
   /** The distance of row {@code row} of {@code vectors}; NaN when it is null. */
   float of(FixedSizeListVector vectors, int row) {
     if (vectors.isNull(row)) {
       return Float.NaN;
     }
-    ArrowBuf data = vectors.getDataVector().getDataBuffer();
+    if (vectors != bound) {
+      // one view of the batch's values: ArrowBuf.getFloat checks bounds per call, most of a search's fresh-tier time
+      ArrowBuf data = vectors.getDataVector().getDataBuffer();
+      values = data.nioBuffer(0, (int) data.capacity()).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+      bound = vectors;
+    }
+    FloatBuffer v = values;
     int dim = query.length;
-    long at = (long) vectors.getElementStartIndex(row) * Float.BYTES;
+    int at = vectors.getElementStartIndex(row);
     double sum = 0;
     if (metric == VectorMetric.L2) {
-      for (int i = 0; i < dim; i++, at += Float.BYTES) {
-        float d = data.getFloat(at) - query[i];
+      for (int i = 0; i < dim; i++) {
+        float d = v.get(at + i) - query[i];
         sum += d * d;
       }
       return (float) sum;
     }
     double norm = 0;
-    for (int i = 0; i < dim; i++, at += Float.BYTES) {
-      float v = data.getFloat(at);
-      sum += v * query[i];
-      norm += v * v;
+    for (int i = 0; i < dim; i++) {
+      float x = v.get(at + i);
+      sum += x * query[i];
+      norm += x * x;
     }
     if (metric == VectorMetric.DOT) {
       return (float) (1 - sum);

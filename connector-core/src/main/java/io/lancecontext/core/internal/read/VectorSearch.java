@@ -87,7 +87,8 @@ public final class VectorSearch {
       // the tiers are searched at once: the base mostly in lance-core's threads, the fresh tier in this JVM's
       CompletableFuture<TopK> fresh = CompletableFuture.supplyAsync(() -> {
         TopK t = new TopK(query.k());
-        searchFresh(spec, snapshot, candidates, column.name(), distance, t, allocator);
+        searchFresh(spec, snapshot, candidates, column.name(), new VectorDistance(column.metric(), query.vector()), t,
+            allocator);
         return t;
       }, FRESH_SEARCHES);
       RuntimeException failed = null;
