@@ -57,6 +57,11 @@ final class ResultRows {
       }
       rows[r] = new GenericInternalRow(values);
     }
+    return of(schema, rows);
+  }
+
+  /** {@code rows} of {@code schema} as a procedure's result. */
+  static LocalScan of(StructType schema, InternalRow[] rows) {
     return new LocalScan() {
       @Override
       public InternalRow[] rows() {

@@ -7,10 +7,8 @@ import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
-import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
 
 /**
  * {@code vector_search(table, column, vector, k)}: the k rows of the table nearest to {@code vector} in vector
@@ -52,18 +50,7 @@ public final class SearchProcedure extends TableProcedure {
     int k = input.isNullAt(3) ? DEFAULT_K : input.getInt(3);
     try (ContextStore store = openTable(input)) {
       SparkSearch result = SparkSearch.run(store, VectorQuery.nearest(column, vector, k));
-      Scan scan = new LocalScan() {
-        @Override
-        public InternalRow[] rows() {
-          return result.rows();
-        }
-
-        @Override
-        public StructType readSchema() {
-          return result.schema();
-        }
-      };
-      return List.of(scan).iterator();
+      return List.<Scan>of(ResultRows.of(result.schema(), result.rows())).iterator();
     }
   }
 }
