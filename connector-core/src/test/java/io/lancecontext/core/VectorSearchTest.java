@@ -223,6 +223,35 @@ class VectorSearchTest extends StoreTest {
   }
 
   @Test
+  void backgroundMaintenanceBuildsTheIndexOnceTheBaseHoldsEnoughRowsAndRebuildsItWhenStale() throws Exception {
+    try (ContextStore store = ContextStore.open(storeOptions())) {
+      put(store, 0, 400, "b");
+      store.flush();
+      Thread.sleep(12_000);  // more than a check's interval: 400 rows are below search.index.min-rows (500)
+      assertEquals(0, store.stats().maintenance().searchIndexBuilds(), "no index below search.index.min-rows");
+      put(store, 400, 1_000, "b");
+      store.flush();
+      awaitBuilds(store, 1);
+      put(store, 1_000, 1_300, "b");  // 300 of 1,300 rows outside the index: more than a tenth, stale
+      store.flush();
+      awaitBuilds(store, 2);
+      assertEquals(List.of(), store.buildSearchIndexes(), "the background left a current index");
+      float[] query = randomVector();
+      try (SearchResult r = store.search(VectorQuery.nearest("embedding", query, 10))) {
+        assertEquals(exact(query, 10, key -> true), r.records().stream().map(m -> m.get("id")).toList());
+      }
+    }
+  }
+
+  private static void awaitBuilds(ContextStore store, long builds) throws InterruptedException {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (store.stats().maintenance().searchIndexBuilds() < builds) {
+      assertTrue(System.nanoTime() < deadline, "background maintenance built " + builds + " indexes within 30 s");
+      Thread.sleep(200);
+    }
+  }
+
+  @Test
   void anEmptyStoreReturnsNoRowsAndBadQueriesNameTheColumn() {
     try (ContextStore store = ContextStore.open(storeOptions())) {
       try (SearchResult r = store.search(VectorQuery.nearest("embedding", randomVector(), 5))) {

@@ -74,9 +74,10 @@ public record StoreStats(String uri, long baseVersion, long baseRows, int fragme
    * @param compactions compactions that committed
    * @param failures maintenance runs that failed
    * @param lastMerge the last merge, or null
+   * @param searchIndexBuilds vector indexes built or rebuilt (background and {@code buildSearchIndexes})
    */
   public record MaintenanceCounters(long merges, long mergedGenerations, long gcRuns, long compactions, long failures,
-      MergeResult lastMerge) {}
+      MergeResult lastMerge, long searchIndexBuilds) {}
 
   /** One line for logs. */
   public String summary() {

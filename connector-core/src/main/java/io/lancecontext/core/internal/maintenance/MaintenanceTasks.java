@@ -35,6 +35,7 @@ final class MaintenanceTasks {
   private final AtomicLong gcRuns = new AtomicLong();
   private final AtomicLong compactions = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
+  private final AtomicLong indexBuilds = new AtomicLong();
   private final AtomicReference<MergeResult> lastMerge = new AtomicReference<>();
 
   MaintenanceTasks(Maintenance.Host host) {
@@ -113,6 +114,7 @@ final class MaintenanceTasks {
       long started = System.nanoTime();
       try (LanceDataset ds = StoreDatasets.open(host.config().uri(), host.config(), host.allocator())) {
         List<String> built = VectorIndex.refreshIfStale(ds, host.spec(), minRows);
+        indexBuilds.addAndGet(built.size());
         if (!built.isEmpty()) {
           LOG.info("{}: built the vector index of {} ({} rows, base version {}) in {} ms", host.name(), built,
               ds.countRows(), ds.version(), (System.nanoTime() - started) / 1_000_000);
@@ -135,6 +137,6 @@ final class MaintenanceTasks {
 
   StoreStats.MaintenanceCounters counters() {
     return new StoreStats.MaintenanceCounters(merges.get(), mergedGenerations.get(), gcRuns.get(), compactions.get(), failures.get(),
-        lastMerge.get());
+        lastMerge.get(), indexBuilds.get());
   }
 }
