@@ -61,6 +61,21 @@ class SparkSearchTest extends SparkTest {
   }
 
   @Test
+  void aFilterChoosesTheRowsSearchedBeforeTheNearestAreCut() {
+    spark.sql("CREATE TABLE lcv.db.roles USING lancecontext TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '2')");
+    spark.sql("INSERT INTO lcv.db.roles (id, role, token_count, embedding) VALUES "
+        + "('a', 'tool', 5, array(1.0F, 0.0F)), ('b', 'user', 50, array(0.99F, 0.1F)), ('c', 'tool', 70, array(0.0F, 1.0F))");
+    // the nearest tool row with more than 10 tokens is c, although a and b are nearer
+    assertEquals(List.of("c"), ids("SELECT id FROM vector_search('lcv.db.roles', 'embedding', array(1.0, 0.0), 1, "
+        + "'role = ''tool'' AND token_count > 10')"));
+    assertEquals(List.of("a", "c"), ids("SELECT id FROM vector_search('lcv.db.roles', 'embedding', array(1.0, 0.0), 5, "
+        + "'role IN (''tool'')')"));
+    Exception unknown = assertThrows(Exception.class, () -> spark.sql("SELECT * FROM vector_search('lcv.db.roles', "
+        + "'embedding', array(1.0, 0.0), 1, 'rol = 1')").collect());
+    assertTrue(SparkWriteTest.messages(unknown).contains("rol"), SparkWriteTest.messages(unknown));
+  }
+
+  @Test
   void aDataFrameOfQueriesGetsTheNearestRowsOfEachInItsTasks() {
     String path = dir.resolve("batch").toString();
     Map<String, String> options = Map.of("path", path, "schema", "context", "schema.embedding-dim", "2");

@@ -28,7 +28,8 @@ import scala.runtime.BoxedUnit;
 
 /**
  * Spark SQL extensions of lancecontext ({@code spark.sql.extensions=io.lancecontext.spark.search.LanceContextExtensions}):
- * the table function {@code vector_search(table, column, vector[, k])}, usable wherever a table is
+ * the table function {@code vector_search(table, column, vector[, k[, filter]])} ({@code filter}: a SQL condition on
+ * the table's columns, applied before the k nearest are chosen), usable wherever a table is
  * ({@code SELECT ... FROM vector_search('lc.db.ctx', 'embedding', array(...), 10) JOIN ...}). {@code table} is a
  * table of a lancecontext catalog ({@code catalog.namespace.name}; without a catalog, the current one) or a store's
  * path. The search runs when the query is analysed, on the driver, like the {@code vector_search} procedure.
@@ -50,24 +51,29 @@ public final class LanceContextExtensions extends AbstractFunction1<SparkSession
   }
 
   static LogicalPlan vectorSearch(List<Expression> args) {
-    if (args.size() < 3 || args.size() > 4) {
-      throw new IllegalArgumentException(VECTOR_SEARCH + " takes (table, column, vector[, k]), not " + args.size()
-          + " arguments");
+    if (args.size() < 3 || args.size() > 5) {
+      throw new IllegalArgumentException(VECTOR_SEARCH + " takes (table, column, vector[, k[, filter]]), not "
+          + args.size() + " arguments");
     }
     String table = string(args.get(0), "table");
     String column = string(args.get(1), "column");
     float[] vector = SparkSearch.vector((ArrayData) constant(args.get(2), "vector"), args.get(2).dataType(), "vector");
     int k = 10;
-    if (args.size() == 4) {
+    if (args.size() >= 4) {
       Object v = constant(args.get(3), "k");
       if (!(v instanceof Integer i)) {
         throw new IllegalArgumentException(VECTOR_SEARCH + ": argument 'k' must be an integer");
       }
       k = i;
     }
+    String filter = args.size() == 5 ? string(args.get(4), "filter") : null;
     SparkSearch result;
     try (ContextStore store = open(table)) {
-      result = SparkSearch.run(store, VectorQuery.nearest(column, vector, k));
+      VectorQuery query = VectorQuery.nearest(column, vector, k);
+      if (filter != null) {
+        query = query.withFilter(SparkSearch.filter(filter, store.spec()));
+      }
+      result = SparkSearch.run(store, query);
     }
     List<Attribute> output = new ArrayList<>(CollectionConverters.asJava(DataTypeUtils.toAttributes(result.schema())));
     Seq<Attribute> attributes = CollectionConverters.asScala(output).toList();

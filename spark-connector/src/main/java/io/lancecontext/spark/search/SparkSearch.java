@@ -9,6 +9,15 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.spark.read.SparkFilters;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Strategy$;
+import scala.Option;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
@@ -105,6 +114,25 @@ public record SparkSearch(StructType schema, InternalRow[] rows) {
       }
       return found.iterator();
     }, Encoders.row(out));
+  }
+
+  /**
+   * The store predicate of a Spark SQL condition over the store's columns ({@code "role = 'tool' AND
+   * token_count > 5"}): resolved by Spark against the store's schema, then translated as a scan's pushed filters are.
+   *
+   * @throws IllegalArgumentException if the store cannot evaluate it (it names what)
+   */
+  public static Predicate filter(String sql, SchemaSpec spec) {
+    Dataset<Row> none = SparkSession.active().createDataFrame(List.of(), SparkSchemas.toStruct(spec));
+    LogicalPlan plan = none.filter(sql).queryExecution().analyzed();
+    if (!(plan instanceof Filter f)) {
+      throw new IllegalArgumentException("filter '" + sql + "' is not a condition on the table's columns");
+    }
+    Option<org.apache.spark.sql.connector.expressions.filter.Predicate> v2 =
+        DataSourceV2Strategy$.MODULE$.translateFilterV2(f.condition());
+    Optional<Predicate> p = v2.isEmpty() ? Optional.empty() : SparkFilters.translate(v2.get(), spec);
+    return p.orElseThrow(() -> new IllegalArgumentException("filter '" + sql + "' cannot be evaluated by the store: "
+        + "use comparisons, IN, IS NULL, STARTS WITH, AND, OR and NOT on its columns"));
   }
 
   /** A query vector from a Spark array of numbers (floats, doubles, decimals or integers); names the argument. */
