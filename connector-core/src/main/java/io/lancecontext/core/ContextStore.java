@@ -7,6 +7,7 @@ import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.StoreScan;
 import io.lancecontext.core.internal.read.VectorSearch;
 import io.lancecontext.core.internal.store.HandleWrites;
+import io.lancecontext.core.internal.store.IncrementalReads;
 import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.store.SplitOptions;
 import io.lancecontext.core.internal.store.StoreDrop;
@@ -355,6 +356,10 @@ public final class ContextStore implements AutoCloseable {
   public StoreReader scan(ScanSpec spec) {
     check();
     ReadSplit.Snapshot at = spec.snapshot() == null ? null : snapshots().resolve(spec.snapshot());
+    if (spec.incremental()) {
+      IncrementalReads.Opened read = IncrementalReads.open(store, snapshots(), spec, at);
+      return StoreReader.over(read.to(), read::scan, store.codec());
+    }
     LsmSnapshot snapshot = openSnapshot(at);
     ScanSpec read = at != null && spec.now() == null ? spec.withNow(at.plannedAt()) : spec;
     return StoreReader.over(snapshot,
@@ -417,6 +422,9 @@ public final class ContextStore implements AutoCloseable {
   public ReadPlan planRead(ScanSpec scan, int maxSplits) {
     check();
     ReadSplit.Snapshot at = scan.snapshot() == null ? null : snapshots().resolve(scan.snapshot());
+    if (scan.incremental()) {
+      return IncrementalReads.plan(store, snapshots(), scan, at);
+    }
     return store.planRead(ReadPlanner.scanToPlan(store.spec(), scan, at == null ? null : at.plannedAt()), maxSplits,
         at);
   }
@@ -502,6 +510,10 @@ public final class ContextStore implements AutoCloseable {
    */
   public StoreReader read(ReadSplit split) {
     check();
+    if (split.scan().incremental()) {
+      IncrementalReads.Opened read = IncrementalReads.open(store, snapshots(), split.scan(), split.snapshot());
+      return StoreReader.over(read.to(), read::scan, store.codec());
+    }
     LsmSnapshot snapshot = store.pinnedSnapshot(split);
     return StoreReader.over(snapshot, () -> new StoreScan(store.spec(), snapshot, split.scan(), store.allocator(),
         split.part(), split.fragments()), store.codec());

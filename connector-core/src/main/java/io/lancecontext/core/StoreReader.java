@@ -4,7 +4,7 @@ import io.lancecontext.core.error.LanceContextException;
 import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.read.LsmSnapshot;
-import io.lancecontext.core.internal.read.StoreScan;
+import io.lancecontext.core.internal.read.RowScan;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,17 +17,17 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  */
 public final class StoreReader implements AutoCloseable {
   private final LsmSnapshot snapshot;
-  private final StoreScan scan;
+  private final RowScan scan;
   private final RecordCodec codec;
 
-  StoreReader(LsmSnapshot snapshot, StoreScan scan, RecordCodec codec) {
+  StoreReader(LsmSnapshot snapshot, RowScan scan, RecordCodec codec) {
     this.snapshot = snapshot;
     this.scan = scan;
     this.codec = codec;
   }
 
   /** A reader of the scan {@code scan} makes over {@code snapshot}; the snapshot is closed if that fails. */
-  static StoreReader over(LsmSnapshot snapshot, java.util.function.Supplier<StoreScan> scan, RecordCodec codec) {
+  static StoreReader over(LsmSnapshot snapshot, java.util.function.Supplier<? extends RowScan> scan, RecordCodec codec) {
     try {
       return new StoreReader(snapshot, scan.get(), codec);
     } catch (RuntimeException e) {
@@ -53,6 +53,15 @@ public final class StoreReader implements AutoCloseable {
 
   public List<String> columns() {
     return scan.columns();
+  }
+
+  /**
+   * Base-table fragments an incremental read ({@link io.lancecontext.core.read.ScanSpec#between}) scanned, of
+   * both snapshots: those the two do not share unchanged (0 when only the fresh tier changed between them);
+   * -1 for a read of the whole view.
+   */
+  public long baseFragmentsRead() {
+    return scan.baseFragmentsRead();
   }
 
   /** The base-table version this read sees. */

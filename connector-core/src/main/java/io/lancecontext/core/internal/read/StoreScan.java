@@ -19,7 +19,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  *
  * <p>Batches are produced lazily; each is valid until the next call to {@link #next()}. Not thread-safe.
  */
-public final class StoreScan implements AutoCloseable {
+public final class StoreScan implements RowScan {
   private final ScanRules rules;
   private final ScanOutput output;
   private final BaseScan base;
@@ -48,12 +48,12 @@ public final class StoreScan implements AutoCloseable {
     return ScanRules.resolveColumns(spec, scan);
   }
 
-  /** The columns of every batch, in order. */
+  @Override
   public List<String> columns() {
     return rules.columns;
   }
 
-  /** Advances to the next non-empty batch; false at the end. */
+  @Override
   public boolean next() {
     closeCurrent();
     if (output.exhausted()) {
@@ -84,6 +84,7 @@ public final class StoreScan implements AutoCloseable {
     }
   }
 
+  @Override
   public VectorSchemaRoot batch() {
     return current;
   }

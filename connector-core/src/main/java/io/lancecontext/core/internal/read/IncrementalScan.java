@@ -1,0 +1,388 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.internal.lance.LanceDataset;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceFragment;
+import io.lancecontext.core.internal.lance.RowIds;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
+import io.lancecontext.core.internal.lance.StructNulls;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.schema.Capability;
+import io.lancecontext.core.schema.SchemaSpec;
+import io.lancecontext.core.schema.SystemColumns;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+
+/**
+ * What changed between two snapshots ({@link ScanSpec#between}): every key whose newest row at {@code to} is
+ * not the version it had at {@code from}, as it is at {@code to}, and, with capability {@code tombstones}, every
+ * key visible at {@code from} and deleted (or gone) at {@code to}, as a row whose {@link ScanSpec#DELETED} column
+ * is true.
+ *
+ * <p>Versions are compared by identity, never by a cut of write sequences (a whole-appended transaction part's
+ * rows carry no sequence, and the two lanes of a bucket may be stamped by different processes): a row of
+ * {@code to}'s fresh tier is unchanged when {@code from}'s fresh winner of its key has the same sequence (a
+ * fresh row of {@code to} is above every watermark of {@code from}'s base, so it was never in that base); a base
+ * row of {@code to} is compared with {@link PriorVersions}. Base fragments both snapshots share unchanged (same
+ * data file, same deletion file) are not read on either side: a row in one is the same live row in both.
+ *
+ * <p>Order: changed fresh rows, changed base rows, then deleted keys. Offset and limit count all three. Owns
+ * {@code from} (closed with the scan), not {@code to}. Not thread-safe.
+ */
+public final class IncrementalScan implements RowScan {
+  /** Changed fresh rows read per round. */
+  private static final int FRESH_PER_READ = 1_024;
+  /** Deleted keys per output batch. */
+  private static final int DELETED_PER_BATCH = 4_096;
+
+  private final ScanRules rules;
+  private final ScanOutput output;
+  private final LsmSnapshot from;
+  private final LsmSnapshot to;
+  private final BufferAllocator allocator;
+  private final boolean tombstones;
+  private final List<String> columns;
+  private final PriorVersions prior;
+  private final Set<String> laterFresh;
+  private final List<Integer> changedFragments;
+  private final List<LsmSnapshot.Winner> changedFresh = new ArrayList<>();
+  /** Keys {@code to}'s fresh tier deletes (reported if {@code from} showed them). */
+  private final List<String> deletedInFresh = new ArrayList<>();
+  /** Keys with a live row in the base fragments of {@code to} this scan read. */
+  private final Set<String> laterBaseLive = new HashSet<>();
+  private final ArrayDeque<VectorSchemaRoot> pending = new ArrayDeque<>();
+  private final long fragmentsRead;
+  private int freshIndex;
+  private ScanHandle baseScan;
+  private boolean baseDone;
+  private List<String> deleted;
+  private int deletedIndex;
+  private VectorSchemaRoot current;
+  /** Whether the batches {@link #nextOutput} returns are deleted keys (they come last). */
+  private boolean emittingDeleted;
+
+  /**
+   * @param from the earlier snapshot, every shard (owned: closed with the scan, or if this fails)
+   * @param to the later snapshot, every shard
+   * @param scan its {@code now} set (expiry is judged at {@code to})
+   */
+  public IncrementalScan(SchemaSpec spec, LsmSnapshot from, LsmSnapshot to, ScanSpec scan, BufferAllocator allocator) {
+    this.from = from;
+    this.to = to;
+    this.allocator = allocator;
+    try {
+      this.rules = new ScanRules(spec, to, scan, allocator);
+      this.output = new ScanOutput(rules, allocator, scan.offset());
+      this.tombstones = spec.has(Capability.TOMBSTONES);
+      List<String> cols = new ArrayList<>(rules.columns);
+      if (tombstones) {
+        cols.add(ScanSpec.DELETED);
+      }
+      this.columns = List.copyOf(cols);
+      List<LanceFragment> earlier = from.base().dataset().fragments();
+      List<LanceFragment> later = to.base().dataset().fragments();
+      this.changedFragments = unshared(later, earlier);
+      this.laterFresh = to.freshKeys();
+      this.prior = PriorVersions.read(spec, from, laterFresh, unshared(earlier, later), allocator);
+      this.fragmentsRead = prior.fragmentsRead + changedFragments.size();
+      for (Map.Entry<String, LsmSnapshot.Winner> e : to.winners().entrySet()) {
+        FreshShard.RowRef ref = e.getValue().ref();
+        if (ref.tombstone()) {
+          deletedInFresh.add(e.getKey());
+          continue;
+        }
+        LsmSnapshot.Winner before = prior.fresh.get(e.getKey());
+        boolean same = before != null && !before.ref().tombstone() && before.ref().sequence() == ref.sequence();
+        if (!same && !rules.superseded.contains(e.getKey())) {
+          changedFresh.add(e.getValue());
+        }
+      }
+    } catch (Exception e) {
+      from.close();
+      throw LanceErrors.translate("read what changed between two snapshots", e);
+    }
+  }
+
+  /** The ids of the fragments of {@code in} whose live rows {@code other} does not hold the same. */
+  private static List<Integer> unshared(List<LanceFragment> in, List<LanceFragment> other) {
+    Set<String> theirs = new HashSet<>();
+    for (LanceFragment f : other) {
+      theirs.add(f.identity());
+    }
+    return in.stream().filter(f -> !theirs.contains(f.identity())).map(LanceFragment::id).toList();
+  }
+
+  @Override
+  public List<String> columns() {
+    return columns;
+  }
+
+  /** Base fragments read, of both snapshots: none when the base did not change between them. */
+  @Override
+  public long baseFragmentsRead() {
+    return fragmentsRead;
+  }
+
+  @Override
+  public boolean next() {
+    closeCurrent();
+    try {
+      while (!output.exhausted()) {
+        VectorSchemaRoot out = nextOutput();
+        if (out == null) {
+          return false;
+        }
+        if (out.getRowCount() == 0) {
+          out.close();
+          continue;
+        }
+        current = tombstones ? withDeleted(out, emittingDeleted) : out;
+        output.returned(out.getRowCount());
+        return true;
+      }
+      return false;
+    } catch (Exception e) {
+      throw LanceErrors.translate("read what changed between two snapshots", e);
+    }
+  }
+
+  /** The next output batch (possibly empty), or null at the end; {@link #emittingDeleted} once it holds deleted keys. */
+  private VectorSchemaRoot nextOutput() throws Exception {
+    while (true) {
+      if (!pending.isEmpty()) {
+        try (VectorSchemaRoot rows = pending.poll()) {
+          VectorSchemaRoot out = output.emit(rows, identity(rows.getRowCount()), rows.getRowCount(), null, true);
+          if (out != null) {
+            return out;
+          }
+        }
+        continue;
+      }
+      if (freshIndex < changedFresh.size()) {
+        List<LsmSnapshot.Winner> round = changedFresh.subList(freshIndex,
+            Math.min(changedFresh.size(), freshIndex + FRESH_PER_READ));
+        freshIndex += round.size();
+        pending.addAll(PointLookup.fresh(rules.spec, round, rules.columns, rules.freshFilter, allocator));
+        continue;
+      }
+      if (!baseDone) {
+        VectorSchemaRoot out = nextBase();
+        if (out != null) {
+          return out;
+        }
+        baseDone = true;
+        closeBase();
+        continue;
+      }
+      if (!tombstones) {
+        return null;
+      }
+      if (deleted == null) {
+        deleted = deletedKeys();
+      }
+      if (deletedIndex >= deleted.size()) {
+        return null;
+      }
+      List<String> keys = deleted.subList(deletedIndex, Math.min(deleted.size(), deletedIndex + DELETED_PER_BATCH));
+      deletedIndex += keys.size();
+      try (VectorSchemaRoot rows = deletedRows(keys)) {
+        VectorSchemaRoot out = output.emit(rows, identity(keys.size()), keys.size(), null, true);
+        if (out != null) {
+          emittingDeleted = true;
+          return out;
+        }
+      }
+    }
+  }
+
+  /** The next batch of changed live rows of {@code to}'s base fragments that {@code from} does not share. */
+  private VectorSchemaRoot nextBase() throws Exception {
+    if (changedFragments.isEmpty()) {
+      return null;
+    }
+    LanceDataset dataset = to.base().dataset();
+    if (baseScan == null) {
+      Set<String> cols = new LinkedHashSet<>(rules.columns);
+      cols.add(rules.spec.key());
+      cols.addAll(PriorVersions.digestColumns(rules.spec));
+      cols.addAll(Predicates.topLevelColumns(rules.baseFilter));
+      cols.add(SystemColumns.SEQUENCE);
+      cols.remove(SystemColumns.TOMBSTONE);
+      if (dataset.hasColumn(SystemColumns.TOMBSTONE)) {
+        cols.add(SystemColumns.TOMBSTONE);
+      }
+      baseScan = dataset.scan(ScanRequest.of(new ArrayList<>(cols)).fragments(changedFragments)
+          .withRowAddress(true).withRowId(rules.hasBlobs()));
+    }
+    while (baseScan.reader().loadNextBatch()) {
+      VectorSchemaRoot in = baseScan.reader().getVectorSchemaRoot();
+      StructNulls.repair(rules.spec, dataset, in);
+      VarCharVector key = (VarCharVector) in.getVector(rules.spec.key());
+      BigIntVector seq = (BigIntVector) in.getVector(SystemColumns.SEQUENCE);
+      FieldVector tomb = in.getVector(SystemColumns.TOMBSTONE);
+      FieldVector address = in.getVector(RowIds.ROW_ADDRESS);
+      RowDigest digest = new RowDigest(in, PriorVersions.digestColumns(rules.spec));
+      PredicateEvaluator eval = new PredicateEvaluator(rules.baseFilter, in);
+      int[] rows = new int[in.getRowCount()];
+      int count = 0;
+      for (int r = 0; r < in.getRowCount(); r++) {
+        String k = new String(key.get(r), StandardCharsets.UTF_8);
+        if (laterFresh.contains(k) || tomb instanceof BitVector t && !t.isNull(r) && t.get(r) != 0) {
+          continue;  // not the newest row of its key at to, or a deletion
+        }
+        laterBaseLive.add(k);
+        int row = r;
+        Long sequence = seq.isNull(r) ? null : seq.get(r);
+        if (PriorVersions.same(prior.outsideLaterFresh(k), sequence, RowIds.get(address, r), () -> digest.of(row))
+            || rules.superseded.contains(k) || !eval.matches(r)) {
+          continue;
+        }
+        rows[count++] = r;
+      }
+      VectorSchemaRoot out = output.emit(in, rows, count, dataset, true);
+      if (out != null) {
+        return out;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Keys visible at {@code from} and not at {@code to}: those {@code to}'s fresh tier deletes, and those whose
+   * version {@code from} held outside {@code to}'s fresh tier has no live base row in {@code to}. Called once the
+   * base fragments of {@code to} were read.
+   */
+  private List<String> deletedKeys() {
+    List<String> out = new ArrayList<>();
+    List<String> unknown = new ArrayList<>();
+    for (String k : deletedInFresh) {
+      LsmSnapshot.Winner before = prior.fresh.get(k);
+      PriorVersions.Version inBase = before == null ? prior.base.get(k) : null;
+      if (before != null ? !before.ref().tombstone() : inBase != null ? !inBase.tombstone() : false) {
+        out.add(k);
+      } else if (before == null && inBase == null) {
+        unknown.add(k);  // from held it, if at all, in a base fragment both share
+      }
+    }
+    for (Map<String, PriorVersions.Version> m : List.of(prior.moved, prior.base)) {
+      for (Map.Entry<String, PriorVersions.Version> e : m.entrySet()) {
+        if (!e.getValue().tombstone() && !laterFresh.contains(e.getKey()) && !laterBaseLive.contains(e.getKey())) {
+          out.add(e.getKey());
+        }
+      }
+    }
+    if (!unknown.isEmpty()) {
+      Instant now = rules.scan.now() == null ? Instant.now() : rules.scan.now();
+      List<VectorSchemaRoot> found = PointLookup.lookup(rules.spec, from, unknown, List.of(rules.spec.key()), true, now,
+          allocator);
+      try {
+        for (VectorSchemaRoot b : found) {
+          VarCharVector key = (VarCharVector) b.getVector(rules.spec.key());
+          for (int r = 0; r < b.getRowCount(); r++) {
+            out.add(new String(key.get(r), StandardCharsets.UTF_8));
+          }
+        }
+      } finally {
+        found.forEach(VectorSchemaRoot::close);
+      }
+    }
+    return out;
+  }
+
+  /** A batch of the output columns holding {@code keys} in the key column (if asked for) and nulls elsewhere. */
+  private VectorSchemaRoot deletedRows(List<String> keys) {
+    List<Field> fields = new ArrayList<>();
+    for (String c : rules.columns) {
+      Field f = rules.spec.toArrowSchema().findField(c);
+      fields.add(new Field(f.getName(), new FieldType(true, f.getType(), f.getDictionary(), f.getMetadata()),
+          f.getChildren()));
+    }
+    VectorSchemaRoot root = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(fields), allocator);
+    try {
+      root.allocateNew();
+      if (rules.columns.contains(rules.spec.key())) {
+        VarCharVector key = (VarCharVector) root.getVector(rules.spec.key());
+        for (int i = 0; i < keys.size(); i++) {
+          key.setSafe(i, keys.get(i).getBytes(StandardCharsets.UTF_8));
+        }
+      }
+      for (FieldVector v : root.getFieldVectors()) {
+        v.setValueCount(keys.size());
+      }
+      root.setRowCount(keys.size());
+      return root;
+    } catch (RuntimeException e) {
+      root.close();
+      throw e;
+    }
+  }
+
+  /** {@code out} with a {@link ScanSpec#DELETED} column of {@code value} added (takes {@code out}'s vectors). */
+  private VectorSchemaRoot withDeleted(VectorSchemaRoot out, boolean value) {
+    BitVector flag = new BitVector(new Field(ScanSpec.DELETED, FieldType.notNullable(
+        org.apache.arrow.vector.types.pojo.ArrowType.Bool.INSTANCE), null), allocator);
+    int n = out.getRowCount();
+    flag.allocateNew(Math.max(1, n));
+    for (int i = 0; i < n; i++) {
+      flag.set(i, value ? 1 : 0);
+    }
+    flag.setValueCount(n);
+    List<FieldVector> vectors = new ArrayList<>(out.getFieldVectors());
+    vectors.add(flag);
+    return new VectorSchemaRoot(vectors.stream().map(FieldVector::getField).toList(), vectors, n);
+  }
+
+  private static int[] identity(int n) {
+    int[] rows = new int[n];
+    for (int i = 0; i < n; i++) {
+      rows[i] = i;
+    }
+    return rows;
+  }
+
+  @Override
+  public VectorSchemaRoot batch() {
+    return current;
+  }
+
+  private void closeCurrent() {
+    if (current != null) {
+      current.close();
+      current = null;
+    }
+  }
+
+  private void closeBase() {
+    ScanHandle s = baseScan;
+    baseScan = null;
+    if (s != null) {
+      s.close();
+    }
+  }
+
+  @Override
+  public void close() {
+    closeCurrent();
+    closeBase();
+    while (!pending.isEmpty()) {
+      pending.poll().close();
+    }
+    from.close();
+  }
+}

@@ -1,0 +1,267 @@
+package io.lancecontext.core;
+
+import static io.lancecontext.core.StoreTestSupport.options;
+import static io.lancecontext.core.StoreTestSupport.rec;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.error.SnapshotNotFoundException;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.read.StoreSnapshot;
+import io.lancecontext.core.result.WriteSummary;
+import io.lancecontext.core.testing.StoreTest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Incremental reads: {@code between(from, to)} returns exactly the keys whose newest version changed between two
+ * snapshots (as they are at {@code to}) and the keys deleted in between, whatever merges, compactions and
+ * garbage collections ran, and reads no base fragment the two snapshots share.
+ */
+class IncrementalReadTest extends StoreTest {
+  private static final List<String> COLUMNS = List.of("id", "token_count");
+
+  /** What a between read returned: changed keys with their value, and deleted keys. */
+  private record Diff(Map<String, Object> changed, Set<String> deleted, long fragmentsRead) {}
+
+  private static Diff between(ContextStore store, String from, String to) {
+    Map<String, Object> changed = new TreeMap<>();
+    Set<String> deleted = new TreeSet<>();
+    try (StoreReader r = store.scan(ScanSpec.all().withColumns(COLUMNS).between(from, to))) {
+      assertEquals(List.of("id", "token_count", ScanSpec.DELETED), r.columns());
+      for (Map<String, Object> m : r.records()) {
+        String id = (String) m.get("id");
+        assertFalse(changed.containsKey(id) || deleted.contains(id), "a key is reported once: " + id);
+        if ((Boolean) m.get(ScanSpec.DELETED)) {
+          assertNull(m.get("token_count"), "a deleted key's row holds only the key");
+          deleted.add(id);
+        } else {
+          changed.put(id, m.get("token_count"));
+        }
+      }
+      return new Diff(changed, deleted, r.baseFragmentsRead());
+    }
+  }
+
+  /** The diff a model of the store predicts: every write writes a value never written before. */
+  private static Diff expected(Map<String, Integer> from, Map<String, Integer> to) {
+    Map<String, Object> changed = new TreeMap<>();
+    to.forEach((k, v) -> {
+      if (!v.equals(from.get(k))) {
+        changed.put(k, v);
+      }
+    });
+    Set<String> deleted = new TreeSet<>(from.keySet());
+    deleted.removeAll(to.keySet());
+    return new Diff(changed, deleted, 0);
+  }
+
+  @Test
+  void betweenMatchesTheModelAcrossAddsUpsertsDeletesTransactionsMergesCompactionAndGc() throws Exception {
+    // write.bulk-rows and merge.append-min-rows small: large adds are parts appended to the base whole
+    try (ContextStore store = ContextStore.open(options(dir, "m", "context", "gc.grace", "1s",
+        "write.bulk-rows", "30", "merge.append-min-rows", "1",
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
+      Random random = new Random(29);
+      Map<String, Integer> model = new HashMap<>();
+      List<String> tokens = new ArrayList<>();
+      List<Map<String, Integer>> models = new ArrayList<>();
+      int value = 0;
+      for (int round = 0; round < 14; round++) {
+        int op = random.nextInt(4);
+        if (op == 0) {  // a bulk add: an appended part once merged
+          List<Map<String, Object>> rows = new ArrayList<>();
+          for (int i = 0; i < 40; i++) {
+            String k = "k" + random.nextInt(120);
+            if (rows.stream().noneMatch(r -> r.get("id").equals(k))) {
+              rows.add(rec("id", k, "token_count", ++value));
+              model.put(k, value);
+            }
+          }
+          store.add(rows);
+        } else if (op == 1) {  // a published transaction of two parts
+          List<WriteSummary> parts = new ArrayList<>();
+          for (String part : List.of("a", "b")) {
+            try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction("t" + round, part).build())) {
+              for (int i = 0; i < 5; i++) {
+                String k = "k" + random.nextInt(120);
+                w.write(rec("id", k, "token_count", ++value));
+                model.put(k, value);
+              }
+              parts.add(w.commit());
+            }
+          }
+          store.publish("t" + round, parts);
+        } else {  // small adds (WAL) and deletes
+          for (int i = 0; i < 6; i++) {
+            String k = "k" + random.nextInt(120);
+            store.add(List.of(rec("id", k, "token_count", ++value)));
+            model.put(k, value);
+          }
+          List<String> gone = List.of("k" + random.nextInt(120), "k" + random.nextInt(120));
+          store.delete(gone);
+          gone.forEach(model::remove);
+        }
+        switch (random.nextInt(4)) {
+          case 0 -> store.seal();
+          case 1 -> {
+            store.seal();
+            store.merge();
+          }
+          case 2 -> {
+            store.seal();
+            store.merge();
+            store.compact();
+          }
+          default -> { }
+        }
+        if (round % 5 == 4) {
+          Thread.sleep(1_100);
+          store.gc();
+        }
+        tokens.add(store.snapshot().token());
+        models.add(new HashMap<>(model));
+        assertEquals(new TreeMap<>(model), StoreTestSupport.view(store, "token_count"), "the model, round " + round);
+      }
+      store.flush();
+      store.compact();
+      Thread.sleep(1_100);
+      store.gc();
+      for (int i = 0; i < tokens.size(); i++) {
+        for (int j = i; j < tokens.size(); j += 1 + (j - i) / 2) {
+          Diff want = expected(models.get(i), models.get(j));
+          Diff got = between(store, tokens.get(i), tokens.get(j));
+          assertEquals(want.changed(), got.changed(), "changed " + i + " -> " + j);
+          assertEquals(want.deleted(), got.deleted(), "deleted " + i + " -> " + j);
+        }
+        // to now (null), after the flush, a compaction and gc
+        Diff got = between(store, tokens.get(i), null);
+        Diff want = expected(models.get(i), model);
+        assertEquals(want.changed(), got.changed(), "changed " + i + " -> now");
+        assertEquals(want.deleted(), got.deleted(), "deleted " + i + " -> now");
+      }
+    }
+  }
+
+  @Test
+  void anUnchangedIntervalReturnsNothingEvenAcrossCompactionAndGc() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "u", "context", "gc.grace", "1s"))) {
+      for (int i = 0; i < 3; i++) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (int k = 0; k < 50; k++) {
+          rows.add(rec("id", "k" + k, "token_count", i * 100 + k));
+        }
+        store.add(rows);
+        store.seal();
+        store.merge();
+      }
+      store.add(List.of(rec("id", "fresh", "token_count", 1)));
+      StoreSnapshot before = store.snapshot();
+      Diff same = between(store, before.token(), store.snapshot().token());
+      assertEquals(Map.of(), same.changed());
+      assertEquals(Set.of(), same.deleted());
+      assertEquals(0, same.fragmentsRead(), "nothing changed: no base fragment read");
+
+      // compaction rewrites every fragment, gc removes what the untagged snapshot does not keep: still nothing new
+      store.seal();
+      store.merge();
+      assertTrue(store.compact().ran());
+      Thread.sleep(1_100);
+      store.gc();
+      Diff rewritten = between(store, before.token(), null);
+      assertEquals(Map.of(), rewritten.changed());
+      assertEquals(Set.of(), rewritten.deleted());
+      assertTrue(rewritten.fragmentsRead() > 0, "compaction rewrote the base: its fragments are compared");
+    }
+  }
+
+  @Test
+  void onlyFreshChangesReadNoBaseFragmentAndMergedOnesReadOnlyTheNewFragments() {
+    try (ContextStore store = ContextStore.open(options(dir, "f", "context",
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
+      for (int i = 0; i < 4; i++) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (int k = 0; k < 100; k++) {
+          rows.add(rec("id", "b" + i + "-" + k, "token_count", k));
+        }
+        store.add(rows);
+        store.seal();
+        store.merge();
+      }
+      String from = store.snapshot().token();
+      store.add(List.of(rec("id", "new", "token_count", 1), rec("id", "b0-1", "token_count", -1)));
+      store.seal();
+      store.add(List.of(rec("id", "b1-1", "token_count", -2)));
+      store.delete(List.of("b2-2", "never-there"));
+      String to = store.snapshot().token();
+
+      Diff fresh = between(store, from, to);
+      assertEquals(Map.of("new", 1, "b0-1", -1, "b1-1", -2), fresh.changed());
+      assertEquals(Set.of("b2-2"), fresh.deleted(), "a delete of a key that never was is not reported");
+      assertEquals(0, fresh.fragmentsRead(), "only the fresh tier changed: no base fragment read");
+
+      // once merged, the new rows and deletions are base rows: only the fragments the merge changed are read
+      store.seal();
+      store.merge();
+      Diff merged = between(store, from, store.snapshot().token());
+      assertEquals(fresh.changed(), merged.changed());
+      assertEquals(fresh.deleted(), merged.deleted());
+      assertTrue(merged.fragmentsRead() > 0 && merged.fragmentsRead() < 8, "read " + merged.fragmentsRead());
+      assertEquals(Map.of(), between(store, to, null).changed(), "merging changes no version");
+    }
+  }
+
+  @Test
+  void filtersProjectionsAndPlannedSplitsApplyToTheChangedRows() {
+    try (ContextStore store = ContextStore.open(options(dir, "p", "context"))) {
+      store.add(List.of(rec("id", "a", "token_count", 1), rec("id", "b", "token_count", 2)));
+      String from = store.snapshot().token();
+      store.add(List.of(rec("id", "a", "token_count", 10), rec("id", "c", "token_count", 30)));
+      store.delete(List.of("b"));
+      ScanSpec scan = ScanSpec.all().withColumns(COLUMNS).withFilter(Predicate.compare("token_count", Predicate.Op.GT, 20)).between(from, null);
+      List<Map<String, Object>> rows = store.scanRecords(scan);
+      assertEquals(Set.of("c", "b"), new TreeSet<>(rows.stream().map(r -> (String) r.get("id")).toList()),
+          "the filter selects changed rows; deleted keys are reported whatever it says");
+
+      // a planned read (what Spark does): one split, the same rows, in another handle
+      List<ReadSplit> splits = store.planRead(scan, 8).splits();
+      assertEquals(1, splits.size());
+      List<Map<String, Object>> planned = new ArrayList<>();
+      try (ContextStore reader = ContextStore.openForSplit(splits.get(0), Map.of());
+          StoreReader r = reader.read(splits.get(0))) {
+        planned.addAll(r.records());
+      }
+      assertEquals(new TreeSet<>(rows.stream().map(Object::toString).toList()),
+          new TreeSet<>(planned.stream().map(Object::toString).toList()));
+    }
+  }
+
+  @Test
+  void snapshotsOutOfOrderOrNoLongerKeptAreRefused() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "o", "context", "gc.grace", "1s",
+        "snapshot.retention", "1s"))) {
+      store.add(List.of(rec("id", "a", "token_count", 1)));
+      String early = store.snapshot().token();
+      Thread.sleep(5);
+      String late = store.snapshot().token();
+      IllegalArgumentException order = assertThrows(IllegalArgumentException.class,
+          () -> store.scanRecords(ScanSpec.all().between(late, early)));
+      assertTrue(order.getMessage().contains("must not be later"), order.getMessage());
+      Thread.sleep(2_100);
+      assertThrows(SnapshotNotFoundException.class, () -> store.scanRecords(ScanSpec.all().between(early, null)));
+      assertThrows(SnapshotNotFoundException.class, () -> store.scanRecords(ScanSpec.all().between("no-such-tag", null)));
+    }
+  }
+}
