@@ -36,10 +36,16 @@ public final class LanceContextDataSource implements SupportsCatalogOptions, Dat
     return PathCatalog.identifier(options);
   }
 
-  /** Option {@code snapshot}: Spark then loads the table at it ({@link PathCatalog#loadTable(Identifier, String)}). */
+  /**
+   * Option {@code snapshot}: Spark then loads the table at it ({@link PathCatalog#loadTable(Identifier, String)}).
+   * Option {@code since} alone loads it the same way, at {@link PathCatalog#NOW}: only reads ask for a version, so
+   * that is where an incremental read's table (its schema has {@code _lc_deleted}) is made.
+   */
   @Override
   public java.util.Optional<String> extractTimeTravelVersion(CaseInsensitiveStringMap options) {
-    return SparkOptions.get(options, SparkOptions.SNAPSHOT);
+    java.util.Optional<String> at = SparkOptions.get(options, SparkOptions.SNAPSHOT);
+    return at.isEmpty() && SparkOptions.get(options, SparkOptions.SINCE).isPresent()
+        ? java.util.Optional.of(PathCatalog.NOW) : at;
   }
 
   @Override

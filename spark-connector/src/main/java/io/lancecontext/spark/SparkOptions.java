@@ -54,8 +54,17 @@ public final class SparkOptions {
           + "<catalog>.system.snapshot) or a tag. The same as SELECT ... VERSION AS OF '<token or tag>'. Default: "
           + "the store as it is when the read is planned.");
 
+  /** An incremental batch read: only what changed after this snapshot (a token or a tag). */
+  public static final ConfigOption<String> SINCE = ConfigOption.optional("since", v -> v, ConfigOption.Scope.HANDLE,
+      "Spark only: an incremental batch read of format(\"lancecontext\"): only the rows added or changed after this "
+          + "snapshot (a token or a tag) and at or before option snapshot (default: the store as it is when the read is "
+          + "planned), each once as it is then; with capability tombstones, also the keys deleted in between, as rows "
+          + "whose extra column _lc_deleted is true (false on the other rows; every other column of the read is "
+          + "nullable). The same as core's ScanSpec.between. Default: a read of the whole store.");
+
   /** The options only the Spark connector reads (not core's), with their defaults and descriptions. */
-  public static final List<ConfigOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION, READ_SPLITS, SNAPSHOT);
+  public static final List<ConfigOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION, READ_SPLITS, SNAPSHOT,
+      SINCE);
 
   /** Keys Spark adds to a source's options itself; they are not store options. */
   private static final List<String> SPARK_KEYS = List.of("checkpointlocation", "queryname", "__checkpointlocation");

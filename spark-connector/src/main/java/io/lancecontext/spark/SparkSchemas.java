@@ -2,6 +2,7 @@ package io.lancecontext.spark;
 
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.schema.ColumnOptions;
 import io.lancecontext.core.schema.ColumnSpec;
 import io.lancecontext.core.schema.ColumnType;
@@ -53,6 +54,24 @@ public final class SparkSchemas {
       cols.add(spec.column(name));
     }
     return toStruct(cols);
+  }
+
+  /**
+   * The columns of an incremental read ({@code option("since", ...)}): {@code columns} of {@code spec}, all
+   * nullable (a deleted key's row holds only the key), and {@link ScanSpec#DELETED}, a non-null boolean, where
+   * {@code columns} names it.
+   */
+  public static StructType toIncrementalStruct(SchemaSpec spec, List<String> columns) {
+    List<StructField> fields = new ArrayList<>();
+    for (String name : columns) {
+      if (name.equals(ScanSpec.DELETED)) {
+        fields.add(new StructField(name, DataTypes.BooleanType, false, Metadata.empty()));
+      } else {
+        StructField f = field(spec.column(name));
+        fields.add(new StructField(f.name(), f.dataType(), true, f.metadata()));
+      }
+    }
+    return DataTypes.createStructType(fields);
   }
 
   private static StructType toStruct(List<ColumnSpec> columns) {

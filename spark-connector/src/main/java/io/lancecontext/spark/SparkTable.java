@@ -61,6 +61,8 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
   private final List<String> columns;
   /** The snapshot reads of this table read (a token or tag), or null for the store as it is. */
   private final String snapshot;
+  /** With it, reads of this table are incremental: what changed after this snapshot (a token or tag). */
+  private final String since;
 
   /**
    * @param clustered writes are clustered by {@code bucket(shards, key)}, which the table's catalog's function
@@ -76,17 +78,18 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
    * writes by position, when the DataFrame has a subset of a preset's columns.
    */
   public SparkTable(StoreConfig config, SchemaSpec spec, int shards, boolean clustered, List<String> columns) {
-    this(config, spec, shards, clustered, columns, null);
+    this(config, spec, shards, clustered, columns, null, null);
   }
 
   private SparkTable(StoreConfig config, SchemaSpec spec, int shards, boolean clustered, List<String> columns,
-      String snapshot) {
+      String snapshot, String since) {
     this.config = config;
     this.spec = spec;
     this.shards = shards;
     this.clustered = clustered;
     this.columns = List.copyOf(columns);
     this.snapshot = snapshot;
+    this.since = since;
   }
 
   /**
@@ -94,16 +97,33 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
    * {@code snapshot}): read-only.
    */
   public SparkTable atSnapshot(String tokenOrTag) {
-    return new SparkTable(config, spec, shards, clustered, columns, tokenOrTag);
+    return new SparkTable(config, spec, shards, clustered, columns, tokenOrTag, null);
+  }
+
+  /**
+   * This table read incrementally (option {@code since}): what changed after the snapshot {@code since} names and
+   * at or before {@code snapshot} (null: the store as it is when a read is planned), with the column
+   * {@link io.lancecontext.core.read.ScanSpec#DELETED} when the store has capability tombstones. Read-only.
+   */
+  public SparkTable between(String since, String snapshot) {
+    return new SparkTable(config, spec, shards, clustered, columns, snapshot, since);
   }
 
   @Override
   public String name() {
-    return "lancecontext:" + config.uri() + (snapshot == null ? "" : " VERSION AS OF '" + snapshot + "'");
+    return "lancecontext:" + config.uri() + (since == null ? "" : " SINCE '" + since + "'")
+        + (snapshot == null ? "" : " VERSION AS OF '" + snapshot + "'");
   }
 
   @Override
   public StructType schema() {
+    if (since != null) {
+      List<String> cols = new ArrayList<>(columns);
+      if (spec.has(Capability.TOMBSTONES)) {
+        cols.add(io.lancecontext.core.read.ScanSpec.DELETED);
+      }
+      return SparkSchemas.toIncrementalStruct(spec, cols);
+    }
     return SparkSchemas.toStruct(spec, columns);
   }
 
@@ -124,7 +144,7 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public Set<TableCapability> capabilities() {
-    if (snapshot != null) {
+    if (snapshot != null || since != null) {
       return EnumSet.of(TableCapability.BATCH_READ);
     }
     return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
@@ -133,12 +153,21 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    if (since == null && SparkOptions.get(options, SparkOptions.SINCE).isPresent()) {
+      throw new io.lancecontext.core.error.BadOptionException(SparkOptions.SINCE.key(), "is read by "
+          + "spark.read.format(\"lancecontext\").option(\"since\", ...).load(path) only, whose schema has the "
+          + "column _lc_deleted; a catalog table's read cannot take it");
+    }
     return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0),
-        SparkOptions.get(options, SparkOptions.SNAPSHOT).orElse(snapshot));
+        SparkOptions.get(options, SparkOptions.SNAPSHOT).orElse(snapshot), since);
   }
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    if (since != null || SparkOptions.get(info.options(), SparkOptions.SINCE).isPresent()) {
+      throw new io.lancecontext.core.error.BadOptionException(SparkOptions.SINCE.key(), "is a read option (an "
+          + "incremental read): a write always goes to the store as it is");
+    }
     if (snapshot != null) {
       throw new UnsupportedOperationException("the table " + config.uri() + " read at snapshot '" + snapshot
           + "' is read-only: write to the table itself");

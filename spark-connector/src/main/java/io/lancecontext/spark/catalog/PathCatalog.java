@@ -125,10 +125,22 @@ public final class PathCatalog implements TableCatalog, FunctionCatalog {
     }
   }
 
-  /** The table at the identifier's path as it was when the snapshot {@code version} (a token or tag) was taken. */
+  /**
+   * The version a read with option {@code since} and without option {@code snapshot} loads: the store as it is
+   * (no tag can have this name, which no token has either).
+   */
+  public static final String NOW = "-now";
+
+  /**
+   * The table at the identifier's path as it was when the snapshot {@code version} (a token or tag) was taken;
+   * with option {@code since}, read incrementally up to that snapshot ({@link #NOW}: the store as it is).
+   */
   @Override
   public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
-    return ((SparkTable) loadTable(ident)).atSnapshot(version);
+    SparkTable table = (SparkTable) loadTable(ident);
+    java.util.Optional<String> since = SparkOptions.get(optionsOf(ident), SparkOptions.SINCE);
+    String at = NOW.equals(version) ? null : version;
+    return since.isPresent() ? table.between(since.get(), at) : table.atSnapshot(at);
   }
 
   /**

@@ -50,7 +50,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public StructType readSchema() {
-    return SparkSchemas.toStruct(spec, columns);
+    return scan.incremental() ? SparkSchemas.toIncrementalStruct(spec, columns) : SparkSchemas.toStruct(spec, columns);
   }
 
   /**
@@ -64,6 +64,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
     return "columns=" + columns + " pushed=["
         + Arrays.stream(pushed).map(Object::toString).collect(Collectors.joining(", ")) + "]"
         + (scan.hasLimit() ? " limit=" + scan.limit() : "")
+        + (scan.incremental() ? " since=" + scan.since() : "")
         + readByKey().map(k -> " keys=" + k.size()).orElse("");
   }
 

@@ -30,20 +30,35 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
   private final int maxSplits;
   private final java.util.function.Consumer<io.lancecontext.core.read.ReadPlan> onPlanned;
   private final String snapshot;
+  private final String since;
 
   /**
    * {@code maxSplits}: {@code read.splits}, or 0 for the default; {@code snapshot}: the token or tag to read at,
    * or null for the store as it is.
    */
   public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits, String snapshot) {
-    this(config, spec, maxSplits, snapshot, plan -> { });
+    this(config, spec, maxSplits, snapshot, null, plan -> { });
+  }
+
+  /**
+   * An incremental read when {@code since} (a token or tag) is not null: what changed after it and at or before
+   * {@code snapshot} (null: the store as it is when the read is planned).
+   */
+  public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits, String snapshot, String since) {
+    this(config, spec, maxSplits, snapshot, since, plan -> { });
   }
 
   /** As above; {@code onPlanned} is told the read plan when the scan makes it (a DELETE's conflict check). */
   public SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits, String snapshot,
       java.util.function.Consumer<io.lancecontext.core.read.ReadPlan> onPlanned) {
+    this(config, spec, maxSplits, snapshot, null, onPlanned);
+  }
+
+  private SparkScanBuilder(StoreConfig config, SchemaSpec spec, int maxSplits, String snapshot, String since,
+      java.util.function.Consumer<io.lancecontext.core.read.ReadPlan> onPlanned) {
     this.onPlanned = onPlanned;
     this.snapshot = snapshot;
+    this.since = since;
     this.config = config;
     this.spec = spec;
     this.maxSplits = maxSplits;
@@ -94,7 +109,10 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
   @Override
   public Scan build() {
     // a read of no columns (count(*)): core counts, reading only what it cannot count from its key hashes
-    ScanSpec scan = ScanSpec.all().withColumns(columns).withFilter(Predicate.and(filters)).atSnapshot(snapshot);
+    // an incremental read's _lc_deleted is core's own output column, not one to ask for
+    List<String> stored = columns.stream().filter(c -> !c.equals(ScanSpec.DELETED)).toList();
+    ScanSpec scan = ScanSpec.all().withColumns(stored).withFilter(Predicate.and(filters));
+    scan = since == null ? scan.atSnapshot(snapshot) : scan.between(since, snapshot);
     if (limit >= 0) {
       scan = scan.withLimit(limit);
     }
