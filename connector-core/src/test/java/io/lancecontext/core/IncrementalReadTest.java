@@ -155,6 +155,74 @@ class IncrementalReadTest extends StoreTest {
     }
   }
 
+  private static Map<String, Integer> viewAt(ContextStore store, String token) {
+    Map<String, Integer> m = new TreeMap<>();
+    store.scanRecords(ScanSpec.all().withColumns(COLUMNS).atSnapshot(token))
+        .forEach(r -> m.put((String) r.get("id"), (Integer) r.get("token_count")));
+    return m;
+  }
+
+  /**
+   * Snapshots taken at any moment while a writer upserts, deletes, merges, compacts and collects garbage (so some
+   * fall between the two commits of a merge, when a generation's rows are in the base and still fresh): between any
+   * two consecutive ones, exactly what the two views differ by.
+   */
+  @Test
+  void snapshotsTakenWhileMaintenanceRunsDiffExactly() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "w", "context", "gc.grace", "1s",
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
+      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+      Thread writer = new Thread(() -> {
+        Random random = new Random(7);
+        int value = 0;
+        try {
+          for (int round = 0; round < 40 && !stop.get(); round++) {
+            List<Map<String, Object>> rows = new ArrayList<>();
+            Set<String> keys = new TreeSet<>();
+            for (int i = 0; i < 10; i++) {
+              String k = "k" + random.nextInt(60);
+              if (keys.add(k)) {
+                rows.add(rec("id", k, "token_count", ++value));
+              }
+            }
+            store.add(rows);
+            store.delete(List.of("k" + random.nextInt(60)));
+            store.seal();
+            store.merge();
+            if (round % 10 == 9) {
+              store.compact();
+              store.gc();
+            }
+          }
+        } catch (Throwable t) {
+          failed.set(t);
+        } finally {
+          stop.set(true);
+        }
+      });
+      List<String> tokens = new ArrayList<>();
+      writer.start();
+      while (!stop.get()) {
+        tokens.add(store.snapshot().token());
+        Thread.sleep(15);
+      }
+      writer.join();
+      assertNull(failed.get());
+      tokens.add(store.snapshot().token());
+      assertTrue(tokens.size() > 20, "snapshots: " + tokens.size());
+      Map<String, Integer> before = viewAt(store, tokens.get(0));
+      for (int i = 1; i < tokens.size(); i++) {
+        Map<String, Integer> after = viewAt(store, tokens.get(i));
+        Diff want = expected(before, after);
+        Diff got = between(store, tokens.get(i - 1), tokens.get(i));
+        assertEquals(want.changed(), got.changed(), "changed " + (i - 1) + " -> " + i);
+        assertEquals(want.deleted(), got.deleted(), "deleted " + (i - 1) + " -> " + i);
+        before = after;
+      }
+    }
+  }
+
   @Test
   void anUnchangedIntervalReturnsNothingEvenAcrossCompactionAndGc() throws Exception {
     try (ContextStore store = ContextStore.open(options(dir, "u", "context", "gc.grace", "1s"))) {

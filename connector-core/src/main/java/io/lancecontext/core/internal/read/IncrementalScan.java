@@ -38,9 +38,13 @@ import org.apache.arrow.vector.types.pojo.FieldType;
  * <p>Versions are compared by identity, never by a cut of write sequences (a whole-appended transaction part's
  * rows carry no sequence, and the two lanes of a bucket may be stamped by different processes): a row of
  * {@code to}'s fresh tier is unchanged when {@code from}'s fresh winner of its key has the same sequence (a
- * fresh row of {@code to} is above every watermark of {@code from}'s base, so it was never in that base); a base
+ * fresh row of {@code to} is above every watermark of {@code to}'s base, so it is in {@code from}'s base only as the
+ * merged copy of a row {@code from} also held fresh: {@code from} was taken between a merge's two commits); a base
  * row of {@code to} is compared with {@link PriorVersions}. Base fragments both snapshots share unchanged (same
- * data file, same deletion file) are not read on either side: a row in one is the same live row in both.
+ * data file, same deletion file) are not read on either side: a row in one is the same live row in both. A key
+ * {@code from} held fresh and {@code to} holds in its base only is in a fragment this scan reads, or, when
+ * {@code from} was taken between a merge's two commits, in one both share (the merged copy of that same row): such a
+ * key is looked up in {@code to}'s base before it is reported deleted.
  *
  * <p>Order: changed fresh rows, changed base rows, then deleted keys. Offset and limit count all three. Owns
  * {@code from} (closed with the scan), not {@code to}. Not thread-safe.
@@ -66,6 +70,8 @@ public final class IncrementalScan implements RowScan {
   private final List<String> deletedInFresh = new ArrayList<>();
   /** Keys with a live row in the base fragments of {@code to} this scan read. */
   private final Set<String> laterBaseLive = new HashSet<>();
+  /** Keys with a tombstone row in the base fragments of {@code to} this scan read. */
+  private final Set<String> laterBaseDeleted = new HashSet<>();
   private final ArrayDeque<VectorSchemaRoot> pending = new ArrayDeque<>();
   private final long fragmentsRead;
   private int freshIndex;
@@ -243,8 +249,12 @@ public final class IncrementalScan implements RowScan {
       int count = 0;
       for (int r = 0; r < in.getRowCount(); r++) {
         String k = new String(key.get(r), StandardCharsets.UTF_8);
-        if (laterFresh.contains(k) || tomb instanceof BitVector t && !t.isNull(r) && t.get(r) != 0) {
-          continue;  // not the newest row of its key at to, or a deletion
+        if (laterFresh.contains(k)) {
+          continue;  // not the newest row of its key at to
+        }
+        if (tomb instanceof BitVector t && !t.isNull(r) && t.get(r) != 0) {
+          laterBaseDeleted.add(k);
+          continue;
         }
         laterBaseLive.add(k);
         int row = r;
@@ -280,27 +290,50 @@ public final class IncrementalScan implements RowScan {
         unknown.add(k);  // from held it, if at all, in a base fragment both share
       }
     }
-    for (Map<String, PriorVersions.Version> m : List.of(prior.moved, prior.base)) {
-      for (Map.Entry<String, PriorVersions.Version> e : m.entrySet()) {
-        if (!e.getValue().tombstone() && !laterFresh.contains(e.getKey()) && !laterBaseLive.contains(e.getKey())) {
-          out.add(e.getKey());
+    for (Map.Entry<String, PriorVersions.Version> e : prior.base.entrySet()) {
+      if (!e.getValue().tombstone() && !laterFresh.contains(e.getKey()) && !laterBaseLive.contains(e.getKey())) {
+        out.add(e.getKey());
+      }
+    }
+    // a fresh row of from that to holds in its base only: merged since, into a fragment this scan read, or, when from
+    // was taken between a merge's two commits (its rows already in the base, the generation not yet marked merged),
+    // into a fragment both share; only to's base can tell whether such a key is gone
+    List<String> movedAway = new ArrayList<>();
+    for (Map.Entry<String, PriorVersions.Version> e : prior.moved.entrySet()) {
+      String k = e.getKey();
+      if (!e.getValue().tombstone() && !laterBaseLive.contains(k)) {
+        if (laterBaseDeleted.contains(k)) {
+          out.add(k);
+        } else {
+          movedAway.add(k);
         }
       }
     }
+    Instant now = rules.scan.now() == null ? Instant.now() : rules.scan.now();
+    if (!movedAway.isEmpty()) {
+      Set<String> live = new HashSet<>(found(to, movedAway, now));
+      movedAway.stream().filter(k -> !live.contains(k)).forEach(out::add);
+    }
     if (!unknown.isEmpty()) {
-      Instant now = rules.scan.now() == null ? Instant.now() : rules.scan.now();
-      List<VectorSchemaRoot> found = PointLookup.lookup(rules.spec, from, unknown, List.of(rules.spec.key()), true, now,
-          allocator);
-      try {
-        for (VectorSchemaRoot b : found) {
-          VarCharVector key = (VarCharVector) b.getVector(rules.spec.key());
-          for (int r = 0; r < b.getRowCount(); r++) {
-            out.add(new String(key.get(r), StandardCharsets.UTF_8));
-          }
+      out.addAll(found(from, unknown, now));
+    }
+    return out;
+  }
+
+  /** Those of {@code keys} {@code snapshot} shows (expired ones too), looked up by key. */
+  private List<String> found(LsmSnapshot snapshot, List<String> keys, Instant now) {
+    List<String> out = new ArrayList<>();
+    List<VectorSchemaRoot> found = PointLookup.lookup(rules.spec, snapshot, keys, List.of(rules.spec.key()), true, now,
+        allocator);
+    try {
+      for (VectorSchemaRoot b : found) {
+        VarCharVector key = (VarCharVector) b.getVector(rules.spec.key());
+        for (int r = 0; r < b.getRowCount(); r++) {
+          out.add(new String(key.get(r), StandardCharsets.UTF_8));
         }
-      } finally {
-        found.forEach(VectorSchemaRoot::close);
       }
+    } finally {
+      found.forEach(VectorSchemaRoot::close);
     }
     return out;
   }
