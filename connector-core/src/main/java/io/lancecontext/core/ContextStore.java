@@ -445,6 +445,21 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
+   * Takes a snapshot as {@link #snapshot()} does if the view changed since the snapshot {@code tokenOrTag} names
+   * (another base version or other fresh-tier positions: a merge or a compaction counts, though it changes no row);
+   * empty, writing nothing, if it did not. For readers polling for what arrived since their last snapshot.
+   *
+   * @throws io.lancecontext.core.error.SnapshotNotFoundException if that snapshot is not kept (any more)
+   */
+  public Optional<StoreSnapshot> snapshotIfChanged(String tokenOrTag) {
+    check();
+    ReadSplit.Snapshot then = snapshots().resolve(tokenOrTag);
+    try (LsmSnapshot now = store.snapshot(null)) {
+      return snapshots().retainIfChanged(then, now.pin(), config.get(StoreOptions.SNAPSHOT_RETENTION));
+    }
+  }
+
+  /**
    * Takes a snapshot of the LSM view as it is now and tags it {@code name}: readable by the tag or its token
    * until {@link #dropTag} (garbage collection keeps what it reads, and so everything written after it).
    *

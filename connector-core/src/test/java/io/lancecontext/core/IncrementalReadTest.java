@@ -317,6 +317,24 @@ class IncrementalReadTest extends StoreTest {
   }
 
   @Test
+  void snapshotIfChangedTakesOneOnlyWhenTheViewChanged() {
+    try (ContextStore store = ContextStore.open(options(dir, "c", "context",
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
+      store.add(List.of(rec("id", "a", "token_count", 1)));
+      String first = store.snapshot().token();
+      assertTrue(store.snapshotIfChanged(first).isEmpty(), "nothing changed");
+      store.add(List.of(rec("id", "b", "token_count", 2)));
+      String second = store.snapshotIfChanged(first).orElseThrow().token();
+      assertEquals(Map.of("b", 2), between(store, first, second).changed());
+      assertTrue(store.snapshotIfChanged(second).isEmpty());
+      store.seal();
+      store.merge();
+      String merged = store.snapshotIfChanged(second).orElseThrow().token();
+      assertEquals(Map.of(), between(store, second, merged).changed(), "a merge changes the view, not a version");
+    }
+  }
+
+  @Test
   void snapshotsOutOfOrderOrNoLongerKeptAreRefused() throws Exception {
     try (ContextStore store = ContextStore.open(options(dir, "o", "context", "gc.grace", "1s",
         "snapshot.retention", "1s"))) {

@@ -49,6 +49,17 @@ public final class StoreSnapshots {
   }
 
   /**
+   * Keeps {@code now} as {@link #retain} does if its view differs from {@code then}'s (another base version, or other
+   * fresh-tier positions of a shard); empty, writing nothing, if both pin the same view.
+   */
+  public Optional<StoreSnapshot> retainIfChanged(ReadSplit.Snapshot then, ReadSplit.Snapshot now, Duration retention) {
+    if (now.baseVersion() == then.baseVersion() && now.shards().equals(then.shards())) {
+      return Optional.empty();
+    }
+    return Optional.of(retain(now, retention));
+  }
+
+  /**
    * Tags {@code pinned} as {@code name}: kept until {@link #dropTag}. The caller has made sure it is kept now (a
    * snapshot just taken, or one {@link #resolve} returned).
    *
