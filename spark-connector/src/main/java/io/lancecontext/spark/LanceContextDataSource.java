@@ -2,8 +2,10 @@ package io.lancecontext.spark;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.spark.catalog.PathCatalog;
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsCatalogOptions;
@@ -53,9 +55,17 @@ public final class LanceContextDataSource implements SupportsCatalogOptions, Dat
     return PathCatalog.register();
   }
 
+  /**
+   * Asked only by streaming reads (batch reads and writes load the table through the catalog, streaming writes hand
+   * over the DataFrame's schema): the schema of an incremental read, with {@code _lc_deleted}, which
+   * {@link #getTable} recognises.
+   */
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    return SparkSchemas.toStruct(spec(SparkOptions.toConfig(options.asCaseSensitiveMap())));
+    SchemaSpec spec = spec(SparkOptions.toConfig(options.asCaseSensitiveMap()));
+    List<String> columns = new java.util.ArrayList<>(spec.columnNames());
+    columns.add(ScanSpec.DELETED);
+    return SparkSchemas.toIncrementalStruct(spec, columns);
   }
 
   /** Streaming writes hand over the DataFrame's schema; the table's is the store's. */
@@ -69,6 +79,9 @@ public final class LanceContextDataSource implements SupportsCatalogOptions, Dat
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     StoreConfig config = SparkOptions.toConfig(properties);
     try (ContextStore store = ContextStore.open(config)) {
+      if (schema != null && java.util.Arrays.asList(schema.fieldNames()).contains(ScanSpec.DELETED)) {
+        return SparkTable.streamingRead(config, store.spec(), store.shards());
+      }
       return new SparkTable(config, store.spec(), store.shards(), false);
     }
   }

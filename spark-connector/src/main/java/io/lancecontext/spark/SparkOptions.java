@@ -60,7 +60,8 @@ public final class SparkOptions {
           + "snapshot (a token or a tag) and at or before option snapshot (default: the store as it is when the read is "
           + "planned), each once as it is then; with capability tombstones, also the keys deleted in between, as rows "
           + "whose extra column _lc_deleted is true (false on the other rows; every other column of the read is "
-          + "nullable). The same as core's ScanSpec.between. Default: a read of the whole store.");
+          + "nullable). The same as core's ScanSpec.between. For readStream: where a new query starts, instead of with "
+          + "the whole store. Default: a read of the whole store.");
 
   /** The options only the Spark connector reads (not core's), with their defaults and descriptions. */
   public static final List<ConfigOption<?>> SPARK_ONLY = List.of(WRITE_TASKS, WRITE_DISTRIBUTION, READ_SPLITS, SNAPSHOT,

@@ -63,6 +63,8 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
   private final String snapshot;
   /** With it, reads of this table are incremental: what changed after this snapshot (a token or tag). */
   private final String since;
+  /** Whether this is a streaming read's table ({@code spark.readStream.format("lancecontext")}). */
+  private final boolean streamRead;
 
   /**
    * @param clustered writes are clustered by {@code bucket(shards, key)}, which the table's catalog's function
@@ -78,11 +80,12 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
    * writes by position, when the DataFrame has a subset of a preset's columns.
    */
   public SparkTable(StoreConfig config, SchemaSpec spec, int shards, boolean clustered, List<String> columns) {
-    this(config, spec, shards, clustered, columns, null, null);
+    this(config, spec, shards, clustered, columns, null, null, false);
   }
 
   private SparkTable(StoreConfig config, SchemaSpec spec, int shards, boolean clustered, List<String> columns,
-      String snapshot, String since) {
+      String snapshot, String since, boolean streamRead) {
+    this.streamRead = streamRead;
     this.config = config;
     this.spec = spec;
     this.shards = shards;
@@ -97,7 +100,16 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
    * {@code snapshot}): read-only.
    */
   public SparkTable atSnapshot(String tokenOrTag) {
-    return new SparkTable(config, spec, shards, clustered, columns, tokenOrTag, null);
+    return new SparkTable(config, spec, shards, clustered, columns, tokenOrTag, null, false);
+  }
+
+  /**
+   * The table of a streaming read ({@code spark.readStream.format("lancecontext")}, core's incremental reads between
+   * successive snapshots): read-only; its schema has every column nullable and {@code _lc_deleted}, always (false on
+   * every row of a store without tombstones).
+   */
+  public static SparkTable streamingRead(StoreConfig config, SchemaSpec spec, int shards) {
+    return new SparkTable(config, spec, shards, false, spec.columnNames(), null, null, true);
   }
 
   /**
@@ -106,7 +118,7 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
    * {@link io.lancecontext.core.read.ScanSpec#DELETED} when the store has capability tombstones. Read-only.
    */
   public SparkTable between(String since, String snapshot) {
-    return new SparkTable(config, spec, shards, clustered, columns, snapshot, since);
+    return new SparkTable(config, spec, shards, clustered, columns, snapshot, since, false);
   }
 
   @Override
@@ -117,9 +129,9 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public StructType schema() {
-    if (since != null) {
+    if (since != null || streamRead) {
       List<String> cols = new ArrayList<>(columns);
-      if (spec.has(Capability.TOMBSTONES)) {
+      if (streamRead || spec.has(Capability.TOMBSTONES)) {
         cols.add(io.lancecontext.core.read.ScanSpec.DELETED);
       }
       return SparkSchemas.toIncrementalStruct(spec, cols);
@@ -144,6 +156,9 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public Set<TableCapability> capabilities() {
+    if (streamRead) {
+      return EnumSet.of(TableCapability.MICRO_BATCH_READ);
+    }
     if (snapshot != null || since != null) {
       return EnumSet.of(TableCapability.BATCH_READ);
     }
@@ -153,6 +168,10 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    if (streamRead) {
+      return new SparkScanBuilder(config, spec, SparkOptions.get(options, SparkOptions.READ_SPLITS).orElse(0), null,
+          SparkOptions.get(options, SparkOptions.SINCE).orElse(null)).streaming();
+    }
     if (since == null && SparkOptions.get(options, SparkOptions.SINCE).isPresent()) {
       throw new io.lancecontext.core.error.BadOptionException(SparkOptions.SINCE.key(), "is read by "
           + "spark.read.format(\"lancecontext\").option(\"since\", ...).load(path) only, whose schema has the "
@@ -164,7 +183,7 @@ public final class SparkTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    if (since != null || SparkOptions.get(info.options(), SparkOptions.SINCE).isPresent()) {
+    if (streamRead || since != null || SparkOptions.get(info.options(), SparkOptions.SINCE).isPresent()) {
       throw new io.lancecontext.core.error.BadOptionException(SparkOptions.SINCE.key(), "is a read option (an "
           + "incremental read): a write always goes to the store as it is");
     }

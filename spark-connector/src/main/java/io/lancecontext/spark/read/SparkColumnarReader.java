@@ -48,7 +48,16 @@ public final class SparkColumnarReader implements PartitionReader<ColumnarBatch>
     VectorSchemaRoot root = reader.batch();
     ColumnVector[] cols = new ColumnVector[schema.fields().length];
     for (int i = 0; i < cols.length; i++) {
-      cols[i] = wrap(root.getVector(schema.fields()[i].name()));
+      FieldVector v = root.getVector(schema.fields()[i].name());
+      if (v == null && schema.fields()[i].name().equals(io.lancecontext.core.read.ScanSpec.DELETED)) {
+        // a streaming read's first batch reads the whole view, or a store without tombstones: no row is a deletion
+        var none = new org.apache.spark.sql.execution.vectorized.ConstantColumnVector(root.getRowCount(),
+            org.apache.spark.sql.types.DataTypes.BooleanType);
+        none.setBoolean(false);
+        cols[i] = none;
+      } else {
+        cols[i] = wrap(v);
+      }
     }
     current = new ColumnarBatch(cols, root.getRowCount());
     if (split.part() == ReadSplit.Part.FRESH) {

@@ -34,11 +34,29 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   private final int maxSplits;
   private final java.util.function.Consumer<ReadPlan> onPlanned;
   private ReadPlan plan;
+  /** Whether this is a streaming read's scan; {@link #streamSince} is where a new query starts. */
+  private final boolean streaming;
+  private final String streamSince;
 
   /** {@code maxSplits}: {@code read.splits}, or 0 for three per core of Spark's default parallelism. */
   SparkScan(StoreConfig config, SchemaSpec spec, List<String> columns, ScanSpec scan,
       org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed, int maxSplits,
       java.util.function.Consumer<ReadPlan> onPlanned) {
+    this(config, spec, columns, scan, pushed, maxSplits, onPlanned, false, null);
+  }
+
+  /** A streaming read's scan ({@link #toMicroBatchStream}): a new query starts after {@code since} (null: at the start). */
+  SparkScan(StoreConfig config, SchemaSpec spec, List<String> columns, ScanSpec scan,
+      org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed, int maxSplits,
+      java.util.function.Consumer<ReadPlan> onPlanned, String since) {
+    this(config, spec, columns, scan, pushed, maxSplits, onPlanned, true, since);
+  }
+
+  private SparkScan(StoreConfig config, SchemaSpec spec, List<String> columns, ScanSpec scan,
+      org.apache.spark.sql.connector.expressions.filter.Predicate[] pushed, int maxSplits,
+      java.util.function.Consumer<ReadPlan> onPlanned, boolean streaming, String since) {
+    this.streaming = streaming;
+    this.streamSince = since;
     this.maxSplits = maxSplits;
     this.onPlanned = onPlanned;
     this.config = config;
@@ -50,7 +68,8 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public StructType readSchema() {
-    return scan.incremental() ? SparkSchemas.toIncrementalStruct(spec, columns) : SparkSchemas.toStruct(spec, columns);
+    return scan.incremental() || streaming ? SparkSchemas.toIncrementalStruct(spec, columns)
+        : SparkSchemas.toStruct(spec, columns);
   }
 
   /**
@@ -81,6 +100,12 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public Batch toBatch() {
     return this;
+  }
+
+  /** The micro-batches of a streaming read ({@link SparkMicroBatchStream}); its positions are snapshot tokens. */
+  @Override
+  public org.apache.spark.sql.connector.read.streaming.MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+    return new SparkMicroBatchStream(config, scan, readSchema(), maxSplits, streamSince);
   }
 
   /** Closes the read leases of scans no plan references any more. */

@@ -31,6 +31,8 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
   private final java.util.function.Consumer<io.lancecontext.core.read.ReadPlan> onPlanned;
   private final String snapshot;
   private final String since;
+  /** Whether this is a streaming read's scan ({@link SparkScan#toMicroBatchStream}; {@code since} is its start). */
+  private boolean streaming;
 
   /**
    * {@code maxSplits}: {@code read.splits}, or 0 for the default; {@code snapshot}: the token or tag to read at,
@@ -63,6 +65,15 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
     this.spec = spec;
     this.maxSplits = maxSplits;
     this.columns = spec.columnNames();
+  }
+
+  /** Makes this the scan of a streaming read, starting after {@code since} (null: with the whole store). */
+  public SparkScanBuilder streaming() {
+    this.streaming = true;
+    List<String> all = new ArrayList<>(spec.columnNames());
+    all.add(ScanSpec.DELETED);  // a streaming scan is built unpruned: every column of the table's schema
+    this.columns = all;
+    return this;
   }
 
   @Override
@@ -112,9 +123,14 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
     // an incremental read's _lc_deleted is core's own output column, not one to ask for
     List<String> stored = columns.stream().filter(c -> !c.equals(ScanSpec.DELETED)).toList();
     ScanSpec scan = ScanSpec.all().withColumns(stored).withFilter(Predicate.and(filters));
-    scan = since == null ? scan.atSnapshot(snapshot) : scan.between(since, snapshot);
+    if (!streaming) {
+      scan = since == null ? scan.atSnapshot(snapshot) : scan.between(since, snapshot);
+    }
     if (limit >= 0) {
       scan = scan.withLimit(limit);
+    }
+    if (streaming) {
+      return new SparkScan(config, spec, columns, scan, pushedPredicates(), maxSplits, onPlanned, since);
     }
     return new SparkScan(config, spec, columns, scan, pushedPredicates(), maxSplits, onPlanned);
   }

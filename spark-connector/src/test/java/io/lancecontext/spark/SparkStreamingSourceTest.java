@@ -1,0 +1,146 @@
+package io.lancecontext.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.read.ScanSpec;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.api.java.function.VoidFunction2;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.streaming.StreamingQuery;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Structured Streaming source ({@code spark.readStream.format("lancecontext")}): offsets are snapshot tokens,
+ * each micro-batch what changed between two of them. Across restarts from the checkpoint, merges, compaction and
+ * garbage collection, the batches replayed onto an empty map give the store's view, and no version of a key is
+ * delivered twice.
+ */
+class SparkStreamingSourceTest extends SparkTest {
+  /** Rows of each batch, by query and batch id: a batch replayed must deliver the same rows. */
+  private static final Map<String, Map<Long, List<Row>>> DELIVERED = new ConcurrentHashMap<>();
+
+  private static StreamingQuery start(String name, String path, String checkpoint, String since) throws Exception {
+    var reader = spark.readStream().format("lancecontext");
+    if (since != null) {
+      reader = reader.option("since", since);
+    }
+    Map<Long, List<Row>> batches = DELIVERED.computeIfAbsent(name, n -> new ConcurrentHashMap<>());
+    return reader.load(path).select("id", "token_count", ScanSpec.DELETED).writeStream()
+        .option("checkpointLocation", checkpoint)
+        .foreachBatch((VoidFunction2<Dataset<Row>, Long>) (df, id) -> {
+          List<Row> rows = df.collectAsList();
+          List<Row> before = batches.putIfAbsent(id, rows);
+          if (before != null && !new HashSet<>(before).equals(new HashSet<>(rows))) {
+            throw new IllegalStateException("batch " + id + " replayed with other rows: " + before + " / " + rows);
+          }
+        }).start();
+  }
+
+  /** The batches of {@code name} applied in order onto an empty map; fails if a version comes twice. */
+  private static Map<String, Object> replay(String name) {
+    Map<String, Object> view = new TreeMap<>();
+    Set<String> versions = new HashSet<>();
+    new TreeMap<>(DELIVERED.get(name)).forEach((id, rows) -> {
+      for (Row r : rows) {
+        if (r.getBoolean(2)) {
+          view.remove(r.getString(0));
+        } else {
+          assertTrue(versions.add(r.getString(0) + "=" + r.getInt(1)), "delivered twice: " + r + " in batch " + id);
+          view.put(r.getString(0), r.getInt(1));
+        }
+      }
+    });
+    return view;
+  }
+
+  private static Map<String, Object> view(ContextStore store) {
+    Map<String, Object> m = new TreeMap<>();
+    store.scanRecords(ScanSpec.all().withColumns(List.of("id", "token_count")))
+        .forEach(r -> m.put((String) r.get("id"), r.get("token_count")));
+    return m;
+  }
+
+  private int value;
+
+  private void write(ContextStore store, int round) {
+    List<Map<String, Object>> rows = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      rows.add(Map.of("id", "k" + ((round * 7 + i * 3) % 40), "token_count", ++value));
+    }
+    store.add(rows.stream().collect(java.util.stream.Collectors.toMap(r -> (String) r.get("id"), r -> r, (a, b) -> b))
+        .values().stream().toList());
+    store.delete(List.of("k" + (round * 5 % 40), "k" + (round * 11 % 40)));
+  }
+
+  @Test
+  void everyVersionIsDeliveredOnceAcrossRestartsMergesCompactionAndGc() throws Exception {
+    String path = dir.resolve("stream-src").toString();
+    String checkpoint = dir.resolve("stream-src-checkpoint").toString();
+    try (ContextStore store = ContextStore.open(Map.of("path", path, "schema", "context", "schema.embedding-dim", "4",
+        "shards", "2", "gc.grace", "1s", "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
+      write(store, 0);
+      int round = 1;
+      for (int run = 0; run < 3; run++) {  // the query is stopped and restarted from its checkpoint twice
+        StreamingQuery q = start("main", path, checkpoint, null);
+        try {
+          q.processAllAvailable();
+          for (int i = 0; i < 3; i++, round++) {
+            write(store, round);
+            q.processAllAvailable();
+            switch (round % 3) {
+              case 0 -> {
+                store.seal();
+                store.merge();
+              }
+              case 1 -> {
+                store.flush();
+                store.compact();
+                Thread.sleep(1_100);
+                store.gc();
+              }
+              default -> { }
+            }
+          }
+          assertEquals(view(store), replay("main"), "run " + run + ": " + new TreeMap<>(DELIVERED.get("main")));
+        } finally {
+          q.stop();
+        }
+        // written while the query is down: delivered after the restart
+        write(store, round++);
+        store.seal();
+        store.merge();
+      }
+      StreamingQuery q = start("main", path, checkpoint, null);
+      try {
+        q.processAllAvailable();
+      } finally {
+        q.stop();
+      }
+      assertEquals(view(store), replay("main"));
+      assertTrue(DELIVERED.get("main").size() > 10, "batches: " + DELIVERED.get("main").size());
+
+      // a query starting after a snapshot delivers only what changed since
+      String since = store.snapshot().token();
+      write(store, round);
+      Map<String, Object> before = new TreeMap<>(view(store));
+      StreamingQuery late = start("late", path, dir.resolve("stream-src-late").toString(), since);
+      try {
+        late.processAllAvailable();
+      } finally {
+        late.stop();
+      }
+      Map<String, Object> changed = replay("late");
+      assertTrue(!changed.isEmpty() && changed.size() <= 12, "only the last write's keys: " + changed);
+      changed.forEach((k, v) -> assertEquals(before.get(k), v, k));
+    }
+  }
+}
