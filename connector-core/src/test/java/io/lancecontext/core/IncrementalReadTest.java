@@ -223,6 +223,39 @@ class IncrementalReadTest extends StoreTest {
     }
   }
 
+  /** A diff read in another process, after merges, compaction and gc there: the same rows. */
+  @Test
+  void anotherProcessReadsTheSameDiff() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "x", "context", "gc.grace", "1s",
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"));
+        io.lancecontext.core.testing.ChildJvm reader = io.lancecontext.core.testing.ChildJvm.start(
+            SnapshotReaderProcess.class, dir.resolve("reader.log"), store.uri())) {
+      List<Map<String, Object>> rows = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        rows.add(wide("k" + i, i));
+      }
+      store.add(rows);
+      String from = store.snapshot().token();
+      store.add(List.of(wide("k1", 101), wide("new", 1)));
+      store.delete(List.of("k2", "k3"));
+      store.seal();
+      store.merge();
+      store.add(List.of(wide("k4", 104)));
+      String to = store.snapshot().token();
+      String local = SnapshotReaderProcess.checksums(store, ScanSpec.all().between(from, to));
+      assertEquals(5, local.split(",").length, local);
+      store.flush();
+      assertTrue(store.compact().ran());
+      Thread.sleep(1_100);
+      store.gc();
+      assertEquals("ready", reader.readLine(), reader.tail());
+      assertEquals("ok " + local, reader.ask(from + " " + to), "between, in another JVM");
+      assertEquals(local, SnapshotReaderProcess.checksums(store, ScanSpec.all().between(from, to)), "here, after gc");
+      reader.send("exit");
+      assertEquals(0, reader.waitFor(60), reader.tail());
+    }
+  }
+
   @Test
   void anUnchangedIntervalReturnsNothingEvenAcrossCompactionAndGc() throws Exception {
     try (ContextStore store = ContextStore.open(options(dir, "u", "context", "gc.grace", "1s"))) {

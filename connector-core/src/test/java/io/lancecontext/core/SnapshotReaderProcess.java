@@ -13,7 +13,8 @@ import java.util.TreeMap;
 /**
  * Child JVM that reads a store at snapshots taken in another process: {@code <path>} opens the store, prints
  * {@code ready}, then for each stdin line (a token or tag) prints {@code ok <per-key checksums>} of the whole
- * view at it ({@link #checksums}) or {@code error <exception class> <message>}.
+ * view at it ({@link #checksums}) or {@code error <exception class> <message>}; a line of two tokens or tags
+ * separated by a space asks for the incremental read between them ({@code ScanSpec.between}).
  */
 public final class SnapshotReaderProcess {
   private SnapshotReaderProcess() {}
@@ -26,7 +27,9 @@ public final class SnapshotReaderProcess {
       String line;
       while ((line = in.readLine()) != null && !line.equals("exit")) {
         try {
-          out.println("ok " + checksums(store, ScanSpec.all().atSnapshot(line)));
+          String[] two = line.split(" ");
+          ScanSpec scan = two.length == 2 ? ScanSpec.all().between(two[0], two[1]) : ScanSpec.all().atSnapshot(line);
+          out.println("ok " + checksums(store, scan));
         } catch (Exception e) {
           out.println("error " + e.getClass().getName() + " " + String.valueOf(e.getMessage()).replace('\n', ' '));
         }
