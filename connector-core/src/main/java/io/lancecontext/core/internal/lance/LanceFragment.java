@@ -55,6 +55,14 @@ public final class LanceFragment {
     return metadata.getFiles().get(0).getPath() + (d == null ? "" : "#" + d.getReadVersion() + "-" + d.getId());
   }
 
+  /**
+   * Its first data file: the same in two versions of the table only for the same fragment, whose rows may have
+   * been deleted since (then the later version's deletion file is another), never rewritten.
+   */
+  public String dataFile() {
+    return metadata.getFiles().get(0).getPath();
+  }
+
   @Override
   public String toString() {
     return "fragment " + id();

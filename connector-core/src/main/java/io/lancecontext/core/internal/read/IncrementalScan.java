@@ -40,8 +40,12 @@ import org.apache.arrow.vector.types.pojo.FieldType;
  * {@code to}'s fresh tier is unchanged when {@code from}'s fresh winner of its key has the same sequence (a
  * fresh row of {@code to} is above every watermark of {@code to}'s base, so it is in {@code from}'s base only as the
  * merged copy of a row {@code from} also held fresh: {@code from} was taken between a merge's two commits); a base
- * row of {@code to} is compared with {@link PriorVersions}. Base fragments both snapshots share unchanged (same
- * data file, same deletion file) are not read on either side: a row in one is the same live row in both. A key
+ * row of {@code to} is compared with {@link PriorVersions}. Base fragments both snapshots hold (same data file,
+ * which Lance never rewrites) are not read on either side, whether or not rows of them were deleted in between: a
+ * row live in both is the same live row, and a row deleted in between was replaced by a newer version (in
+ * {@code to}'s fresh tier or in a fragment {@code to} added, both read) or by a tombstone merged into an added
+ * fragment (whose key is looked up in {@code from}); rows move to other fragments only by compaction, which
+ * replaces whole fragments. A key
  * {@code from} held fresh and {@code to} holds in its base only is in a fragment this scan reads, or, when
  * {@code from} was taken between a merge's two commits, in one both share (the merged copy of that same row): such a
  * key is looked up in {@code to}'s base before it is reported deleted.
@@ -125,13 +129,13 @@ public final class IncrementalScan implements RowScan {
     }
   }
 
-  /** The ids of the fragments of {@code in} whose live rows {@code other} does not hold the same. */
+  /** The ids of the fragments of {@code in} that {@code other} does not hold (by data file). */
   private static List<Integer> unshared(List<LanceFragment> in, List<LanceFragment> other) {
     Set<String> theirs = new HashSet<>();
     for (LanceFragment f : other) {
-      theirs.add(f.identity());
+      theirs.add(f.dataFile());
     }
-    return in.stream().filter(f -> !theirs.contains(f.identity())).map(LanceFragment::id).toList();
+    return in.stream().filter(f -> !theirs.contains(f.dataFile())).map(LanceFragment::id).toList();
   }
 
   @Override
@@ -313,6 +317,12 @@ public final class IncrementalScan implements RowScan {
     if (!movedAway.isEmpty()) {
       Set<String> live = new HashSet<>(found(to, movedAway, now));
       movedAway.stream().filter(k -> !live.contains(k)).forEach(out::add);
+    }
+    // tombstones merged into a fragment to added, for keys from held in a fragment both hold
+    for (String k : laterBaseDeleted) {
+      if (!prior.fresh.containsKey(k) && !prior.base.containsKey(k)) {
+        unknown.add(k);
+      }
     }
     if (!unknown.isEmpty()) {
       out.addAll(found(from, unknown, now));

@@ -30,11 +30,12 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  *   <li>{@link #moved}: those of them {@code to}'s fresh tier no longer holds (merged since, or merged and then
  *       deleted): their sequences, and for rows of transaction parts, which a merge may append whole without
  *       their sequence, a digest of their values;</li>
- *   <li>{@link #base}: the base rows of {@code from} in the fragments {@code to} does not share unchanged (same
- *       data file, same deletion file), of keys {@code from}'s fresh tier does not hold.</li>
+ *   <li>{@link #base}: the base rows of {@code from} in the fragments {@code to} no longer holds (by data file:
+ *       compacted away), of keys {@code from}'s fresh tier does not hold.</li>
  * </ul>
- * A base row of {@code from} in a fragment both share unchanged is still a live row of {@code to}'s base, so no
- * fragment both share is read: an incremental read over an unchanged base reads no base fragment.
+ * A fragment both hold (same data file; {@code to} may have deleted rows of it) is not read: its rows live in
+ * {@code to} are the same rows, and those deleted were replaced by rows {@code IncrementalScan} reads in
+ * {@code to}. An incremental read over an unchanged base reads no base fragment.
  */
 final class PriorVersions {
   /**
