@@ -3,7 +3,7 @@
 # Builds what it needs first (core + benchmarks, no tests). Output ends with a "RESULT ..." line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-name=${1:?usage: benchmarks/run.sh <AddBenchmark|LookupBenchmark|SessionSoakBenchmark|SplitReadBenchmark|MergeScalingBenchmark> [args]}
+name=${1:?usage: benchmarks/run.sh <AddBenchmark|IncrementalReadBenchmark|LookupBenchmark|SessionSoakBenchmark|SplitReadBenchmark|MergeScalingBenchmark> [args]}
 shift
 mvn -B -ntp -q -Dstyle.color=never -pl benchmarks -am package -DskipTests >/dev/null
 # lance-core's Rust logger: warnings and errors, without lance-core 7.0.0's harmless line on every merge

@@ -230,7 +230,9 @@ public final class IncrementalScan implements RowScan {
     if (baseScan == null) {
       Set<String> cols = new LinkedHashSet<>(rules.columns);
       cols.add(rules.spec.key());
-      cols.addAll(PriorVersions.digestColumns(rules.spec));
+      if (prior.digests) {
+        cols.addAll(PriorVersions.digestColumns(rules.spec));  // a wide read, needed only to compare such versions
+      }
       cols.addAll(Predicates.topLevelColumns(rules.baseFilter));
       cols.add(SystemColumns.SEQUENCE);
       cols.remove(SystemColumns.TOMBSTONE);
@@ -247,7 +249,7 @@ public final class IncrementalScan implements RowScan {
       BigIntVector seq = (BigIntVector) in.getVector(SystemColumns.SEQUENCE);
       FieldVector tomb = in.getVector(SystemColumns.TOMBSTONE);
       FieldVector address = in.getVector(RowIds.ROW_ADDRESS);
-      RowDigest digest = new RowDigest(in, PriorVersions.digestColumns(rules.spec));
+      RowDigest digest = prior.digests ? new RowDigest(in, PriorVersions.digestColumns(rules.spec)) : null;
       PredicateEvaluator eval = new PredicateEvaluator(rules.baseFilter, in);
       int[] rows = new int[in.getRowCount()];
       int count = 0;

@@ -55,6 +55,8 @@ final class PriorVersions {
   final Map<String, Version> base = new HashMap<>();
   /** Base fragments of {@code from} read. */
   long fragmentsRead;
+  /** Whether any version here carries a digest: only then does a row of {@code to} need one to be compared. */
+  boolean digests;
 
   private PriorVersions(Map<String, LsmSnapshot.Winner> fresh) {
     this.fresh = fresh;
@@ -104,6 +106,7 @@ final class PriorVersions {
         for (int r = 0; r < b.getRowCount(); r++) {
           String k = new String(key.get(r), StandardCharsets.UTF_8);
           moved.put(k, new Version(fresh.get(k).ref().sequence(), digest.of(r), true, false, -1));
+          digests = true;
         }
       }
     } finally {
@@ -135,6 +138,7 @@ final class PriorVersions {
             continue;  // its version in from is the fresh one
           }
           boolean noSeq = seq.isNull(r);
+          digests |= noSeq;
           base.put(k, new Version(noSeq ? null : seq.get(r), noSeq ? digest.of(r) : 0, noSeq,
               tomb != null && !tomb.isNull(r) && tomb.get(r) != 0, RowIds.get(address, r)));
         }
