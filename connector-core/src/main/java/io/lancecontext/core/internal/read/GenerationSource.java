@@ -75,22 +75,43 @@ public final class GenerationSource extends FreshSource {
 
   /** Column lists of {@link #kept} batches, at most {@value #MAX_KEPT}. */
   static final int MAX_KEPT = 4;
+  /** Bytes all generations of this JVM keep for searches ({@link #kept}), at most; beyond it they are read each time. */
+  static final long KEPT_BYTES_MAX = 256L << 20;
+  private static final java.util.concurrent.atomic.AtomicLong KEPT_BYTES = new java.util.concurrent.atomic.AtomicLong();
+  private long keptBytes;
   private final java.util.Map<java.util.List<String>, org.apache.arrow.vector.VectorSchemaRoot> kept = new java.util.HashMap<>();
 
   /**
    * Every row of {@code columns} (and the row ids), read the first time and kept until this source is freed, for
-   * reads that repeat (searches); null when {@value #MAX_KEPT} other column lists are kept already. Shared: callers
-   * read it, never change or close it. A generation's kept columns cost about what a WAL entry of its rows does.
+   * reads that repeat (searches); null when {@value #MAX_KEPT} other column lists are kept already, or when keeping
+   * it would take the JVM's kept bytes over {@link #KEPT_BYTES_MAX} (the caller reads the generation itself).
+   * Shared: callers read it, never change or close it.
    */
   synchronized org.apache.arrow.vector.VectorSchemaRoot kept(java.util.List<String> columns,
       org.apache.arrow.memory.BufferAllocator allocator) {
-    org.apache.arrow.vector.VectorSchemaRoot root = kept.get(columns);
-    if (root == null && kept.size() < MAX_KEPT) {
-      root = readAll(columns, allocator);
-      kept.put(java.util.List.copyOf(columns), root);
+    if (kept.containsKey(columns) || kept.size() >= MAX_KEPT) {
+      return kept.get(columns);  // null when refused before: read each time
     }
+    org.apache.arrow.vector.VectorSchemaRoot root = readAll(columns, allocator);
+    if (root == null) {
+      return null;
+    }
+    long bytes = 0;
+    for (org.apache.arrow.vector.FieldVector v : root.getFieldVectors()) {
+      bytes += v.getBufferSize();
+    }
+    if (KEPT_BYTES.addAndGet(bytes) > KEPT_BYTES_MAX) {
+      KEPT_BYTES.addAndGet(-bytes);
+      root.close();
+      kept.put(java.util.List.copyOf(columns), null);
+      return null;
+    }
+    keptBytes += bytes;
+    kept.put(java.util.List.copyOf(columns), root);
     return root;
   }
+
+
 
   private org.apache.arrow.vector.VectorSchemaRoot readAll(java.util.List<String> columns,
       org.apache.arrow.memory.BufferAllocator allocator) {
@@ -197,6 +218,8 @@ public final class GenerationSource extends FreshSource {
         }
       });
       kept.clear();
+      KEPT_BYTES.addAndGet(-keptBytes);
+      keptBytes = 0;
     }
     dataset.close();
   }
