@@ -106,11 +106,6 @@ public final class VectorIndex {
     }
   }
 
-  /** Whether the base has an index on {@code column}. */
-  public static boolean exists(LanceDataset dataset, String column) {
-    return dataset.lance().listIndexes().contains(name(column));
-  }
-
   private static void build(LanceDataset dataset, ColumnSpec column, long rows) {
     // half of lance's usual sqrt(rows): training is a quarter of the work on 2 cores, and searches probe more rows per partition
     int partitions = (int) Math.max(1, Math.min(MAX_PARTITIONS, Math.round(Math.sqrt(rows) / 2)));
