@@ -12,6 +12,8 @@ import org.lance.index.DistanceType;
 import org.lance.index.IndexParams;
 import org.lance.index.IndexType;
 import org.lance.index.vector.VectorIndexParams;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The vector index of each vector column of the base table (IVF-PQ, named {@code <column>_vec_idx}), which
@@ -22,6 +24,8 @@ import org.lance.index.vector.VectorIndexParams;
  * lance-core 7.0.0 (see {@link KeyIndex}).
  */
 public final class VectorIndex {
+  private static final Logger LOG = LoggerFactory.getLogger(VectorIndex.class);
+
   private VectorIndex() {}
 
   /** Bits per PQ code. */
@@ -109,6 +113,9 @@ public final class VectorIndex {
   private static void build(LanceDataset dataset, ColumnSpec column, long rows) {
     // half of lance's usual sqrt(rows): training is a quarter of the work on 2 cores, and searches probe more rows per partition
     int partitions = (int) Math.max(1, Math.min(MAX_PARTITIONS, Math.round(Math.sqrt(rows) / 2)));
+    // a build takes about 40 s per million 128-dimension rows on 2 cores: say so before, not only after
+    LOG.info("{}: building the vector index of '{}' over {} rows (IVF-PQ, {} partitions); searches read the rows it "
+        + "does not cover exactly meanwhile", dataset.uri(), column.name(), rows, partitions);
     VectorIndexParams params = VectorIndexParams.ivfPq(partitions, PQ_BITS, subVectors(column.dim()),
         distance(column.metric()), MAX_ITERATIONS);
     Dataset ds = dataset.lance();
