@@ -252,6 +252,25 @@ class VectorSearchTest extends StoreTest {
   }
 
   @Test
+  void rowsWithoutVectorsGetNoIndexAndNoWarningsAndAreNeverFound() throws Exception {
+    try (ContextStore store = ContextStore.open(storeOptions())) {
+      List<Map<String, Object>> rows = new ArrayList<>();
+      for (int i = 0; i < 1_000; i++) {
+        rows.add(rec("id", "t" + i, "text_payload", "no vector"));
+      }
+      store.add(rows);
+      store.flush();
+      assertEquals(List.of(), store.buildSearchIndexes(), "no index over a column without vectors");
+      Thread.sleep(11_000);  // a background check: nothing built, nothing failed
+      assertEquals(0, store.stats().maintenance().searchIndexBuilds());
+      assertEquals(0, store.stats().maintenance().failures());
+      try (SearchResult r = store.search(VectorQuery.nearest("embedding", randomVector(), 5))) {
+        assertEquals(0, r.size());
+      }
+    }
+  }
+
+  @Test
   void anEmptyStoreReturnsNoRowsAndBadQueriesNameTheColumn() {
     try (ContextStore store = ContextStore.open(storeOptions())) {
       try (SearchResult r = store.search(VectorQuery.nearest("embedding", randomVector(), 5))) {

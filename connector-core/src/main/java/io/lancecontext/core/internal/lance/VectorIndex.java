@@ -34,6 +34,8 @@ public final class VectorIndex {
   static final int MAX_ITERATIONS = 50;
   /** Most IVF partitions. */
   static final int MAX_PARTITIONS = 4_096;
+  /** Fewest vectors an index is built over: PQ trains 2^{@value #PQ_BITS} centroids per sub-vector. */
+  static final long MIN_VECTORS = 1L << PQ_BITS;
 
   /** The index name of vector column {@code column}. */
   public static String name(String column) {
@@ -81,7 +83,9 @@ public final class VectorIndex {
   }
 
   /**
-   * Builds the index of each vector column where {@link #stale} says one is due.
+   * Builds the index of each vector column where {@link #stale} says one is due and the column holds at least
+   * {@code minRows} (and {@value #MIN_VECTORS}) non-null vectors: a column that is mostly null (a store whose
+   * records carry no embeddings) gets none, and lance-core cannot train one over too few.
    *
    * @return the columns whose index was built
    */
@@ -90,9 +94,12 @@ public final class VectorIndex {
     for (ColumnSpec column : columns(spec)) {
       KeyIndexCoverage coverage = KeyIndexCoverage.ofIndex(dataset, name(column.name()));
       if (stale(coverage, minRows)) {
-        build(dataset, column, coverage.rows());
-        dataset.checkoutLatest();
-        built.add(column.name());
+        long vectors = dataset.countRows(LanceSql.column(column.name()) + " IS NOT NULL");
+        if (vectors >= Math.max(minRows, MIN_VECTORS)) {
+          build(dataset, column, vectors);
+          dataset.checkoutLatest();
+          built.add(column.name());
+        }
       }
     }
     return built;
@@ -110,6 +117,7 @@ public final class VectorIndex {
     }
   }
 
+  /** Builds the index of {@code column} over its {@code rows} non-null vectors. */
   private static void build(LanceDataset dataset, ColumnSpec column, long rows) {
     // half of lance's usual sqrt(rows): training is a quarter of the work on 2 cores, and searches probe more rows per partition
     int partitions = (int) Math.max(1, Math.min(MAX_PARTITIONS, Math.round(Math.sqrt(rows) / 2)));

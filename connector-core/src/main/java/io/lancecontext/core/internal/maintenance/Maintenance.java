@@ -88,6 +88,8 @@ public final class Maintenance implements AutoCloseable {
   private long lastCompactNanos = System.nanoTime();
   private long lastStatsLogNanos = System.nanoTime();
   private long lastIndexCheckNanos = System.nanoTime();
+  /** Base rows below which the background does not look for a due vector index again. */
+  private long indexRetryRows;
   private final MaintenanceTasks tasks;
   private final MergeTriggers triggers;
   private final StoreFlush flush;
@@ -153,13 +155,16 @@ public final class Maintenance implements AutoCloseable {
         long minRows = config.get(StoreOptions.SEARCH_INDEX_MIN_ROWS);
         BaseTable base = host.base();
         boolean due;
+        long rows;
         try {
-          due = VectorIndex.stale(base.dataset(), host.spec(), minRows);
+          rows = base.dataset().countRows();
+          due = rows >= indexRetryRows && VectorIndex.stale(base.dataset(), host.spec(), minRows);
         } finally {
           base.release();
         }
-        if (due) {
-          tasks.index(minRows);
+        if (due && tasks.index(minRows).isEmpty()) {
+          // too few vectors (records without embeddings): counted again once the base has grown by minRows
+          indexRetryRows = rows + minRows;
         }
       }
       if (now - lastStatsLogNanos >= STATS_LOG_EVERY.toNanos()) {
