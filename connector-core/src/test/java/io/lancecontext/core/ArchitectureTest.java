@@ -145,8 +145,10 @@ class ArchitectureTest {
   }
 
   private static final Set<String> EXPECTED_API = new TreeSet<>(Set.of(
-      "ContextStore", "RowAppender", "StoreReader", "StoreWriter", "TransactionLease", "Warehouse", "WriterOptions",
+      "ContextStore", "RowAppender", "SearchResult", "StoreReader", "StoreWriter", "TransactionLease", "Warehouse",
+      "WriterOptions",
       "read.Predicate", "read.ReadLease", "read.ReadPlan", "read.ReadSplit", "read.ScanSpec", "read.StoreSnapshot",
+      "read.VectorQuery",
       "result.CompactionResult", "result.FlushResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
       "result.PublishResult", "result.WriteSummary",
       "schema.Capability", "schema.ColumnOptions", "schema.ColumnSpec", "schema.ColumnType", "schema.SchemaPresets",
