@@ -29,7 +29,12 @@ class SparkStreamingSourceTest extends SparkTest {
   private static final Map<String, Map<Long, List<Row>>> DELIVERED = new ConcurrentHashMap<>();
 
   private static StreamingQuery start(String name, String path, String checkpoint, String since) throws Exception {
-    var reader = spark.readStream().format("lancecontext");
+    return start(name, path, checkpoint, since, Map.of());
+  }
+
+  private static StreamingQuery start(String name, String path, String checkpoint, String since,
+      Map<String, String> options) throws Exception {
+    var reader = spark.readStream().format("lancecontext").options(options);
     if (since != null) {
       reader = reader.option("since", since);
     }
@@ -141,6 +146,51 @@ class SparkStreamingSourceTest extends SparkTest {
       Map<String, Object> changed = replay("late");
       assertTrue(!changed.isEmpty() && changed.size() <= 12, "only the last write's keys: " + changed);
       changed.forEach((k, v) -> assertEquals(before.get(k), v, k));
+    }
+  }
+
+  private static long streamTags(ContextStore store) {
+    return store.tags().stream().filter(t -> t.tag().startsWith("stream-")).count();
+  }
+
+  /**
+   * A query stopped for longer than {@code snapshot.retention} (a night, in production) resumes: its offsets are
+   * tagged until a later one is committed, and only the query's newest offsets stay tagged.
+   */
+  @Test
+  void aQueryStoppedLongerThanSnapshotRetentionResumesFromItsTaggedOffsets() throws Exception {
+    String path = dir.resolve("stream-night").toString();
+    String checkpoint = dir.resolve("stream-night-checkpoint").toString();
+    Map<String, String> retention = Map.of("snapshot.retention", "2s");
+    try (ContextStore store = ContextStore.open(Map.of("path", path, "schema", "context", "schema.embedding-dim", "4",
+        "shards", "2", "gc.grace", "1s", "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
+      write(store, 0);
+      StreamingQuery q = start("night", path, checkpoint, null, retention);
+      try {
+        for (int round = 1; round <= 4; round++) {
+          q.processAllAvailable();
+          write(store, round);
+        }
+        q.processAllAvailable();
+      } finally {
+        q.stop();
+      }
+      long tags = streamTags(store);
+      assertTrue(tags >= 1 && tags <= 2, "the query's newest offsets only: " + store.tags());
+      write(store, 5);  // while the query is down, past every untagged snapshot's retention and gc.grace
+      store.flush();
+      store.compact();
+      Thread.sleep(3_000);
+      store.gc();
+      StreamingQuery resumed = start("night", path, checkpoint, null, retention);
+      try {
+        resumed.processAllAvailable();
+      } finally {
+        resumed.stop();
+      }
+      assertTrue(resumed.exception().isEmpty(), () -> String.valueOf(resumed.exception()));
+      assertEquals(view(store), replay("night"));
+      assertTrue(streamTags(store) <= 2, "the older offsets' tags are dropped: " + store.tags());
     }
   }
 

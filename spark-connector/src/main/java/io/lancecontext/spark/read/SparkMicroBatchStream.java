@@ -8,6 +8,11 @@ import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.read.StoreSnapshot;
 import java.time.Duration;
 import java.time.Instant;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
@@ -26,9 +31,12 @@ import org.apache.spark.sql.types.StructType;
  * collections ran meanwhile.
  *
  * <p>{@link #latestOffset()} takes a new snapshot only when the view changed since the last one (nothing is
- * written otherwise), and anyway once the last one is half of {@code snapshot.retention} old, so the snapshot a
- * running query will read from next is always kept. A query stopped for longer than {@code snapshot.retention}
- * fails on restart with {@code SnapshotNotFoundException}: its checkpoint's last offset is no longer kept.
+ * written otherwise), and anyway once the last one is half of {@code snapshot.retention} old. Every offset it
+ * hands out is **tagged** ({@code stream-<hash of the checkpoint location>-<hash of the token>}), and
+ * {@link #commit} drops the query's tags older than the committed offset: the offsets a restart may read from
+ * are kept however long the query is stopped (a night, a week), and nothing else is. A query retired for good
+ * leaves its last tag; drop it ({@code dropTag}, {@code CALL ... drop_tag}) so garbage collection can collect
+ * what it keeps.
  */
 final class SparkMicroBatchStream implements MicroBatchStream {
   private final StoreConfig config;
@@ -36,13 +44,17 @@ final class SparkMicroBatchStream implements MicroBatchStream {
   private final StructType schema;
   private final int maxSplits;
   private final String since;
+  /** The name prefix of this query's tags: {@code stream-} and a hash of its checkpoint location. */
+  private final String tagPrefix;
   private StoreSnapshot latest;
 
   /**
    * @param template the columns and filters each batch reads (no snapshot)
    * @param since the snapshot (token or tag) a new query starts after; null for the whole store first
    */
-  SparkMicroBatchStream(StoreConfig config, ScanSpec template, StructType schema, int maxSplits, String since) {
+  SparkMicroBatchStream(StoreConfig config, ScanSpec template, StructType schema, int maxSplits, String since,
+      String checkpointLocation) {
+    this.tagPrefix = "stream-" + hash(checkpointLocation) + "-";
     this.config = config;
     this.template = template;
     this.schema = schema;
@@ -65,11 +77,11 @@ final class SparkMicroBatchStream implements MicroBatchStream {
     try (ContextStore store = ContextStore.open(config)) {
       Duration refresh = config.get(StoreOptions.SNAPSHOT_RETENTION).dividedBy(2);
       if (latest == null || latest.takenAt().plus(refresh).isBefore(Instant.now())) {
-        latest = store.snapshot();
+        latest = keep(store, store.snapshot());
       } else {
         Optional<StoreSnapshot> changed = store.snapshotIfChanged(latest.token());
         if (changed.isPresent()) {
-          latest = changed.get();
+          latest = keep(store, changed.get());
         }
       }
       return new SnapshotOffset(latest.token());
@@ -94,9 +106,46 @@ final class SparkMicroBatchStream implements MicroBatchStream {
     return new SparkPartitionReaderFactory(config.asMap(), schema);
   }
 
+  /** Tags {@code snapshot} as an offset of this query, so it is kept until a later offset is committed. */
+  private StoreSnapshot keep(ContextStore store, StoreSnapshot snapshot) {
+    String name = tagOf(snapshot.token());
+    if (store.tags().stream().noneMatch(t -> name.equals(t.tag()))) {
+      store.tag(name, snapshot.token());
+    }
+    return snapshot;
+  }
+
+  private String tagOf(String token) {
+    return tagPrefix + hash(token);
+  }
+
+  /** Drops this query's tags older than {@code end}: a restart reads from {@code end} or a later offset. */
   @Override
   public void commit(Offset end) {
-    // nothing to release: each snapshot is kept by its own lease until snapshot.retention runs out
+    SnapshotOffset committed = (SnapshotOffset) end;
+    if (committed.earliest()) {
+      return;
+    }
+    try (ContextStore store = ContextStore.open(config)) {
+      List<StoreSnapshot> tags = store.tags().stream().filter(t -> t.tag().startsWith(tagPrefix)).toList();
+      String endTag = tagOf(committed.token());
+      Optional<Instant> endTaken = tags.stream().filter(t -> t.tag().equals(endTag)).map(StoreSnapshot::takenAt).findFirst();
+      for (StoreSnapshot t : tags) {
+        if (endTaken.isPresent() && t.takenAt().isBefore(endTaken.get())) {
+          store.dropTag(t.tag());
+        }
+      }
+    }
+  }
+
+  /** 16 hex digits of the SHA-256 of {@code text}. */
+  static String hash(String text) {
+    try {
+      byte[] d = MessageDigest.getInstance("SHA-256").digest(String.valueOf(text).getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(d, 0, 8);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @Override

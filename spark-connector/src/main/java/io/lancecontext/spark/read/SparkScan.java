@@ -105,7 +105,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   /** The micro-batches of a streaming read ({@link SparkMicroBatchStream}); its positions are snapshot tokens. */
   @Override
   public org.apache.spark.sql.connector.read.streaming.MicroBatchStream toMicroBatchStream(String checkpointLocation) {
-    return new SparkMicroBatchStream(config, scan, readSchema(), maxSplits, streamSince);
+    return new SparkMicroBatchStream(config, scan, readSchema(), maxSplits, streamSince, checkpointLocation);
   }
 
   /** Closes the read leases of scans no plan references any more. */
