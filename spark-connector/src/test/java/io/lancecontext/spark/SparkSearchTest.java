@@ -102,8 +102,9 @@ class SparkSearchTest extends SparkTest {
         () -> spark.sql("SELECT * FROM vector_search('lcv.db.bad', 'embedding', array(1.0, 2.0), 2)").collect());
     assertTrue(SparkSaveModeTest.causes(dim, SchemaException.class), SparkWriteTest.messages(dim));
     assertTrue(SparkWriteTest.messages(dim).contains("embedding"), SparkWriteTest.messages(dim));
-    Exception column = assertThrows(Exception.class,
-        () -> spark.sql("CALL lcv.system.vector_search(table => 'db.bad', column => 'role', vector => array(1, 2, 3))").collect());
+    Exception column = assertThrows(Exception.class, () -> spark.sql("CALL lcv.system.vector_search(table => 'db.bad', "
+        + "column => 'role', vector => array(1, 2, 3), k => 2)").collect());
+    assertTrue(SparkSaveModeTest.causes(column, SchemaException.class), SparkWriteTest.messages(column));
     assertTrue(SparkWriteTest.messages(column).contains("role"), SparkWriteTest.messages(column));
     Exception notOurs = assertThrows(Exception.class,
         () -> spark.sql("SELECT * FROM vector_search('spark_catalog.default.t', 'embedding', array(1.0), 2)").collect());

@@ -17,7 +17,6 @@ import org.apache.spark.sql.types.DataTypes;
  */
 public final class SearchProcedure extends TableProcedure {
   public static final List<String> NAMES = List.of("vector_search");
-  static final int DEFAULT_K = 10;
 
   private SearchProcedure(String name, Stores stores) {
     super(name, stores);
@@ -39,7 +38,9 @@ public final class SearchProcedure extends TableProcedure {
         ProcedureParameter.in("table", DataTypes.StringType).build(),
         ProcedureParameter.in("column", DataTypes.StringType).build(),
         ProcedureParameter.in("vector", DataTypes.createArrayType(DataTypes.DoubleType)).build(),
-        ProcedureParameter.in("k", DataTypes.IntegerType).defaultValue(String.valueOf(DEFAULT_K)).build()};
+        // required: Spark 4.1 fails to bind a call that omits a defaulted parameter while another argument is an
+        // expression (the vector, array(...)), with "number of args and params must match after binding"
+        ProcedureParameter.in("k", DataTypes.IntegerType).build()};
   }
 
   @Override
@@ -47,7 +48,10 @@ public final class SearchProcedure extends TableProcedure {
     String column = argument(input, 1, "column");
     float[] vector = SparkSearch.vector(input.isNullAt(2) ? null : input.getArray(2),
         DataTypes.createArrayType(DataTypes.DoubleType), "vector");
-    int k = input.isNullAt(3) ? DEFAULT_K : input.getInt(3);
+    if (input.isNullAt(3)) {
+      throw new IllegalArgumentException("procedure " + name() + ": argument 'k' is required");
+    }
+    int k = input.getInt(3);
     try (ContextStore store = openTable(input)) {
       SparkSearch result = SparkSearch.run(store, VectorQuery.nearest(column, vector, k));
       return List.<Scan>of(ResultRows.of(result.schema(), result.rows())).iterator();
