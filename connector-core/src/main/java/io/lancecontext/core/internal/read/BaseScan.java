@@ -79,13 +79,7 @@ final class BaseScan implements AutoCloseable {
     this.hashFreshKeys = javaKeyCheck && hashedFreshKeys.worthHashing(snapshot.base().keyIndexCoverage(rules.spec).rows());
     LanceSql.Rendered rendered = LanceSql.renderSuperset(rules.baseFilter);
     this.javaFilter = !rendered.exact();
-    String sql = rendered.sql();
-    if (!freshKeys.isEmpty() && freshKeys.size() <= MAX_PUSHED_EXCLUSIONS) {
-      List<Object> sendable = freshKeys.stream().filter(LanceSql::passable).map(k -> (Object) k).toList();
-      if (!sendable.isEmpty()) {
-        sql = "(" + sql + ") AND NOT (" + LanceSql.render(Predicate.in(rules.spec.key(), sendable)).orElseThrow() + ")";
-      }
-    }
+    String sql = excluding(rendered.sql(), rules.spec.key(), freshKeys);
     this.lanceFilter = sql.equals("true") ? null : sql;
     this.pushLimit = pushLimit;
   }
@@ -105,6 +99,20 @@ final class BaseScan implements AutoCloseable {
     }
     Set<Integer> mayHold = Set.copyOf(holding);
     return fragments.stream().filter(mayHold::contains).toList();
+  }
+
+  /**
+   * Lance filter {@code sql} that also excludes rows whose {@code key} is one of {@code keys}, when there are at most
+   * {@value #MAX_PUSHED_EXCLUSIONS}: those of them filter text can carry ({@link LanceSql#passable}). A superset
+   * either way; callers re-check the keys in Java.
+   */
+  static String excluding(String sql, String key, Set<String> keys) {
+    if (keys.isEmpty() || keys.size() > MAX_PUSHED_EXCLUSIONS) {
+      return sql;
+    }
+    List<Object> sendable = keys.stream().filter(LanceSql::passable).map(k -> (Object) k).toList();
+    return sendable.isEmpty() ? sql
+        : "(" + sql + ") AND NOT (" + LanceSql.render(Predicate.in(key, sendable)).orElseThrow() + ")";
   }
 
   /** Whether Lance gets the whole filter (nothing is re-checked in Java but the fresh keys). */

@@ -28,7 +28,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -187,14 +186,10 @@ public final class VectorSearch {
     // first (17 of 35 ms per search of a 100,000-row base): those are checked here on the candidates instead
     boolean prefilter = !(rules.filter instanceof Predicate.True);
     LanceSql.Rendered rendered = prefilter ? LanceSql.renderSuperset(rules.baseFilter) : new LanceSql.Rendered("true", false);
-    String filter = rendered.sql();
-    boolean exclusionsPushed = freshKeys.isEmpty();
-    if (prefilter && !freshKeys.isEmpty() && freshKeys.size() <= BaseScan.MAX_PUSHED_EXCLUSIONS
-        && freshKeys.stream().allMatch(LanceSql::passable)) {
-      filter = "(" + filter + ") AND NOT (" + LanceSql.render(Predicate.in(spec.key(), List.copyOf(freshKeys))).orElseThrow()
-          + ")";
-      exclusionsPushed = true;
-    }
+    String filter = prefilter ? BaseScan.excluding(rendered.sql(), spec.key(), freshKeys) : rendered.sql();
+    // whether Lance's filter already leaves out every shadowed base row (then k candidates are enough)
+    boolean exclusionsPushed = freshKeys.isEmpty() || (prefilter && freshKeys.size() <= BaseScan.MAX_PUSHED_EXCLUSIONS
+        && freshKeys.stream().allMatch(LanceSql::passable));
     // lance-core 7.0.0 adds the distance whether asked or not, and warns unless it is asked for
     Set<String> columns = new LinkedHashSet<>(List.of(spec.key(), column.name(), DISTANCE));
     if (!rendered.exact()) {
@@ -284,9 +279,10 @@ public final class VectorSearch {
   }
 
   private static VectorSchemaRoot empty(SchemaSpec spec, List<String> output, BufferAllocator allocator) {
+    org.apache.arrow.vector.types.pojo.Schema schema = spec.toUserArrowSchema();
     List<Field> fields = new ArrayList<>();
     for (String c : output) {
-      fields.add(spec.toUserArrowSchema().findField(c));
+      fields.add(schema.findField(c));
     }
     VectorSchemaRoot root = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(fields), allocator);
     root.setRowCount(0);
@@ -302,8 +298,6 @@ public final class VectorSearch {
       d.set(i, distances[i]);
     }
     d.setValueCount(distances.length);
-    List<FieldVector> vectors = new ArrayList<>(rows.getFieldVectors());
-    vectors.add(d);
-    return new VectorSchemaRoot(vectors);
+    return RowCopier.withColumn(rows, d);
   }
 }
