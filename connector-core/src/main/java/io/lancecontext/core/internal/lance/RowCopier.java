@@ -238,6 +238,16 @@ public final class RowCopier {
     }
   }
 
+  /**
+   * {@code rows} with {@code column} (as many values as {@code rows} has rows) added as the last column: one batch
+   * owning both's vectors, so neither is closed on its own afterwards.
+   */
+  public static VectorSchemaRoot withColumn(VectorSchemaRoot rows, FieldVector column) {
+    List<FieldVector> vectors = new ArrayList<>(rows.getFieldVectors());
+    vectors.add(column);
+    return new VectorSchemaRoot(vectors.stream().map(FieldVector::getField).toList(), vectors, rows.getRowCount());
+  }
+
   /** Moves the {@code columns} of {@code source} into a new batch without copying. */
   public static VectorSchemaRoot transfer(VectorSchemaRoot source, List<String> columns, BufferAllocator allocator) {
     List<FieldVector> out = new ArrayList<>(columns.size());

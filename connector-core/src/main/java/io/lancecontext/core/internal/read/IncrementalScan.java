@@ -3,6 +3,7 @@ package io.lancecontext.core.internal.read;
 import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceFragment;
+import io.lancecontext.core.internal.lance.RowCopier;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ScanRequest;
@@ -388,9 +389,7 @@ public final class IncrementalScan implements RowScan {
       flag.set(i, value ? 1 : 0);
     }
     flag.setValueCount(n);
-    List<FieldVector> vectors = new ArrayList<>(out.getFieldVectors());
-    vectors.add(flag);
-    return new VectorSchemaRoot(vectors.stream().map(FieldVector::getField).toList(), vectors, n);
+    return RowCopier.withColumn(out, flag);
   }
 
   private static int[] identity(int n) {
