@@ -58,7 +58,7 @@ final class FreshScan implements AutoCloseable {
   private boolean generationDone;
 
   FreshScan(ScanRules rules, ScanOutput output, LsmSnapshot snapshot, BufferAllocator allocator) {
-    this(rules, output, output::emit, snapshot, allocator);
+    this(rules, output, output::emit, snapshot, allocator, false);
   }
 
   /**
@@ -68,10 +68,6 @@ final class FreshScan implements AutoCloseable {
    */
   FreshScan(ScanRules rules, LsmSnapshot snapshot, BufferAllocator allocator, Emitter emitter) {
     this(rules, null, emitter, snapshot, allocator, true);
-  }
-
-  private FreshScan(ScanRules rules, ScanOutput output, Emitter emitter, LsmSnapshot snapshot, BufferAllocator allocator) {
-    this(rules, output, emitter, snapshot, allocator, false);
   }
 
   private FreshScan(ScanRules rules, ScanOutput output, Emitter emitter, LsmSnapshot snapshot, BufferAllocator allocator,
@@ -186,21 +182,19 @@ final class FreshScan implements AutoCloseable {
       return null;
     }
     GenerationSource g = (GenerationSource) source;
-    Set<String> cols = new LinkedHashSet<>(rules.columns);
-    cols.add(rules.spec.key());
-    cols.addAll(Predicates.topLevelColumns(rules.freshFilter));
-    if (keepGenerations) {
+    if (keepGenerations && genScan == null) {
       if (generationDone) {
-        return null;
+        return null;  // read from what the generation keeps
       }
       generationDone = true;
-      VectorSchemaRoot kept = g.kept(new ArrayList<>(cols), allocator);
+      VectorSchemaRoot kept = g.kept(generationColumns(), allocator);
       if (kept != null) {
         return select(g, kept, false);  // the kept batch is shared: copied from, never moved
       }
+      // not kept (over the JVM's bound): scanned below, as without keeping
     }
     if (genScan == null) {
-      genScan = g.dataset().scan(ScanRequest.of(new ArrayList<>(cols)).withRowId(true));
+      genScan = g.dataset().scan(ScanRequest.of(generationColumns()).withRowId(true));
     }
     while (genScan.reader().loadNextBatch()) {
       VectorSchemaRoot out = select(g, genScan.reader().getVectorSchemaRoot(), true);
@@ -209,6 +203,14 @@ final class FreshScan implements AutoCloseable {
       }
     }
     return null;
+  }
+
+  /** What a generation is read for: the output columns, the key and the filter's columns. */
+  private List<String> generationColumns() {
+    Set<String> cols = new LinkedHashSet<>(rules.columns);
+    cols.add(rules.spec.key());
+    cols.addAll(Predicates.topLevelColumns(rules.freshFilter));
+    return new ArrayList<>(cols);
   }
 
   /** Hands the visible rows of a batch of generation {@code g} (with row ids) to the emitter. */

@@ -1,6 +1,20 @@
 package io.lancecontext.core.internal.read;
 
 import io.lancecontext.core.internal.lance.LanceDataset;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.RowCopier;
+import io.lancecontext.core.internal.lance.RowIds;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
  * A flushed, not yet merged generation, or a published, not yet merged part of a transaction
@@ -19,7 +33,7 @@ public final class GenerationSource extends FreshSource {
   private final java.util.Map<String, Integer> firstRows;
   private final long maxSequence;
   /** The rows naming a {@code supersedes} key (offset → value), read once; null until then. */
-  private volatile java.util.Map<Integer, String> superseding;
+  private volatile Map<Integer, String> superseding;
 
   GenerationSource(String shardId, long generation, String path, LanceDataset dataset, String[] keys, long[] sequences,
       boolean[] tombstones) {
@@ -64,8 +78,8 @@ public final class GenerationSource extends FreshSource {
    * The rows of this generation that name a key they supersede (row offset → that key), read by {@code read}
    * the first time only: a generation never changes, and every read of a store with supersession needs them.
    */
-  java.util.Map<Integer, String> superseding(java.util.function.Function<GenerationSource, java.util.Map<Integer, String>> read) {
-    java.util.Map<Integer, String> s = superseding;
+  Map<Integer, String> superseding(Function<GenerationSource, Map<Integer, String>> read) {
+    Map<Integer, String> s = superseding;
     if (s == null) {
       s = read.apply(this);
       superseding = s;
@@ -77,9 +91,9 @@ public final class GenerationSource extends FreshSource {
   static final int MAX_KEPT = 4;
   /** Bytes all generations of this JVM keep for searches ({@link #kept}), at most; beyond it they are read each time. */
   static final long KEPT_BYTES_MAX = 256L << 20;
-  private static final java.util.concurrent.atomic.AtomicLong KEPT_BYTES = new java.util.concurrent.atomic.AtomicLong();
+  private static final AtomicLong KEPT_BYTES = new AtomicLong();
   private long keptBytes;
-  private final java.util.Map<java.util.List<String>, org.apache.arrow.vector.VectorSchemaRoot> kept = new java.util.HashMap<>();
+  private final Map<List<String>, VectorSchemaRoot> kept = new HashMap<>();
 
   /**
    * Every row of {@code columns} (and the row ids), read the first time and kept until this source is freed, for
@@ -87,41 +101,39 @@ public final class GenerationSource extends FreshSource {
    * it would take the JVM's kept bytes over {@link #KEPT_BYTES_MAX} (the caller reads the generation itself).
    * Shared: callers read it, never change or close it.
    */
-  synchronized org.apache.arrow.vector.VectorSchemaRoot kept(java.util.List<String> columns,
-      org.apache.arrow.memory.BufferAllocator allocator) {
+  synchronized VectorSchemaRoot kept(List<String> columns,
+      BufferAllocator allocator) {
     if (kept.containsKey(columns) || kept.size() >= MAX_KEPT) {
       return kept.get(columns);  // null when refused before: read each time
     }
-    org.apache.arrow.vector.VectorSchemaRoot root = readAll(columns, allocator);
+    VectorSchemaRoot root = readAll(columns, allocator);
     if (root == null) {
       return null;
     }
     long bytes = 0;
-    for (org.apache.arrow.vector.FieldVector v : root.getFieldVectors()) {
+    for (FieldVector v : root.getFieldVectors()) {
       bytes += v.getBufferSize();
     }
     if (KEPT_BYTES.addAndGet(bytes) > KEPT_BYTES_MAX) {
       KEPT_BYTES.addAndGet(-bytes);
       root.close();
-      kept.put(java.util.List.copyOf(columns), null);
+      kept.put(List.copyOf(columns), null);
       return null;
     }
     keptBytes += bytes;
-    kept.put(java.util.List.copyOf(columns), root);
+    kept.put(List.copyOf(columns), root);
     return root;
   }
 
-
-
-  private org.apache.arrow.vector.VectorSchemaRoot readAll(java.util.List<String> columns,
-      org.apache.arrow.memory.BufferAllocator allocator) {
-    java.util.List<org.apache.arrow.vector.VectorSchemaRoot> parts = new java.util.ArrayList<>();
-    java.util.List<String> read = new java.util.ArrayList<>(columns);
-    read.add(io.lancecontext.core.internal.lance.RowIds.ROW_ID);
-    try (io.lancecontext.core.internal.lance.ScanHandle scan = dataset.scan(
-        io.lancecontext.core.internal.lance.ScanRequest.of(columns).withRowId(true))) {
+  private VectorSchemaRoot readAll(List<String> columns,
+      BufferAllocator allocator) {
+    List<VectorSchemaRoot> parts = new ArrayList<>();
+    List<String> read = new ArrayList<>(columns);
+    read.add(RowIds.ROW_ID);
+    try (ScanHandle scan = dataset.scan(
+        ScanRequest.of(columns).withRowId(true))) {
       while (scan.reader().loadNextBatch()) {
-        parts.add(io.lancecontext.core.internal.lance.RowCopier.transfer(scan.reader().getVectorSchemaRoot(), read, allocator));
+        parts.add(RowCopier.transfer(scan.reader().getVectorSchemaRoot(), read, allocator));
       }
       if (parts.size() == 1) {
         return parts.remove(0);
@@ -129,11 +141,11 @@ public final class GenerationSource extends FreshSource {
       if (parts.isEmpty()) {
         return null;
       }
-      return io.lancecontext.core.internal.lance.RowCopier.concat(parts, allocator);
+      return RowCopier.concat(parts, allocator);
     } catch (Exception e) {
-      throw io.lancecontext.core.internal.lance.LanceErrors.translate("read generation " + generation, e);
+      throw LanceErrors.translate("read generation " + generation, e);
     } finally {
-      parts.forEach(org.apache.arrow.vector.VectorSchemaRoot::close);
+      parts.forEach(VectorSchemaRoot::close);
     }
   }
 
