@@ -150,7 +150,7 @@ public final class Maintenance implements AutoCloseable {
           base.release();
         }
       }
-      if (now - lastIndexCheckNanos >= INDEX_CHECK_EVERY.toNanos()) {
+      if (now - lastIndexCheckNanos >= INDEX_CHECK_EVERY.toNanos() && !VectorIndex.columns(host.spec()).isEmpty()) {
         lastIndexCheckNanos = now;
         long minRows = config.get(StoreOptions.SEARCH_INDEX_MIN_ROWS);
         BaseTable base = host.base();
