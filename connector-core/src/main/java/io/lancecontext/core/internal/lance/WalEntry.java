@@ -1,7 +1,6 @@
 package io.lancecontext.core.internal.lance;
 
 import io.lancecontext.core.internal.io.StoreFiles;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,6 +9,7 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.util.ByteArrayReadableSeekableByteChannel;
 import org.apache.arrow.vector.util.TransferPair;
 
 /**
@@ -70,7 +70,10 @@ public final class WalEntry implements AutoCloseable {
           : "the Arrow IPC stream has no end-of-stream marker (truncated)", null);
     }
     List<VectorSchemaRoot> batches = new ArrayList<>();
-    try (ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(content), allocator)) {
+    // a channel over the bytes, not Channels.newChannel(InputStream): that one is interruptible, so an interrupted
+    // thread (a cancelled task) would fail to decode a whole entry and judge it incomplete (its rows skipped by a
+    // read, the entry moved aside by WalRepair)
+    try (ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayReadableSeekableByteChannel(content), allocator)) {
       VectorSchemaRoot source = reader.getVectorSchemaRoot();
       Map<String, String> metadata = source.getSchema().getCustomMetadata();
       String e = metadata == null ? null : metadata.get(EPOCH_METADATA);
