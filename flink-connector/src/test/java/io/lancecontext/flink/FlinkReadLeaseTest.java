@@ -82,7 +82,7 @@ class FlinkReadLeaseTest {
     enumerator.start();
     byte[] checkpoint = new PendingSplits.Serializer().serialize(enumerator.snapshotState(1));
     enumerator.close();  // the job fails; its enumerator is restored from the checkpoint
-    PendingSplits restoredState = new PendingSplits.Serializer().deserialize(2, checkpoint);
+    PendingSplits restoredState = new PendingSplits.Serializer().deserialize(new PendingSplits.Serializer().getVersion(), checkpoint);
     SplitEnumerator<LanceContextSplit, PendingSplits> restored = source.restoreEnumerator(context(), restoredState);
     restored.start();
     try (ContextStore store = ContextStore.open(options)) {

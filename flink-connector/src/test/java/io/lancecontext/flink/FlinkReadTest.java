@@ -437,7 +437,7 @@ class FlinkReadTest {
       for (ReadSplit s : store.planRead(ScanSpec.all(), 4).splits()) {
         byte[] bytes = LanceContextSplitSerializer.INSTANCE.serialize(new LanceContextSplit("s", s, 3));
         assertTrue(!new String(bytes, StandardCharsets.ISO_8859_1).contains("s3cr3t-value"));
-        LanceContextSplit back = LanceContextSplitSerializer.INSTANCE.deserialize(1, bytes);
+        LanceContextSplit back = LanceContextSplitSerializer.INSTANCE.deserialize(LanceContextSplitSerializer.INSTANCE.getVersion(), bytes);
         assertEquals(3, back.emitted());
         assertEquals(s, back.split());
       }

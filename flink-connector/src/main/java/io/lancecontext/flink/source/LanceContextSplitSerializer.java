@@ -12,11 +12,12 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
  * Splits in checkpoints and on the wire: the split id, the rows emitted, and core's {@link ReadSplit}
- * (Java-serialized; it holds no {@code storage.*} value, so no secret reaches a checkpoint).
+ * (Java-serialized; it holds no {@code storage.*} value, so no secret reaches a checkpoint), then the split's
+ * generation (version 2; version 1 splits, of bounded scans, read as generation 0).
  */
 public final class LanceContextSplitSerializer implements SimpleVersionedSerializer<LanceContextSplit> {
   public static final LanceContextSplitSerializer INSTANCE = new LanceContextSplitSerializer();
-  private static final int VERSION = 1;
+  private static final int VERSION = 2;
 
   @Override
   public int getVersion() {
@@ -35,13 +36,14 @@ public final class LanceContextSplitSerializer implements SimpleVersionedSeriali
       }
       out.writeInt(object.size());
       object.writeTo(out);
+      out.writeLong(split.generation());
     }
     return bytes.toByteArray();
   }
 
   @Override
   public LanceContextSplit deserialize(int version, byte[] serialized) throws IOException {
-    if (version != VERSION) {
+    if (version != VERSION && version != 1) {
       throw new IOException("unknown lancecontext split version " + version + " (this connector writes " + VERSION + ")");
     }
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
@@ -49,11 +51,13 @@ public final class LanceContextSplitSerializer implements SimpleVersionedSeriali
       long emitted = in.readLong();
       byte[] object = new byte[in.readInt()];
       in.readFully(object);
+      ReadSplit split;
       try (ObjectInputStream o = new ObjectInputStream(new ByteArrayInputStream(object))) {
-        return new LanceContextSplit(id, (ReadSplit) o.readObject(), emitted);
+        split = (ReadSplit) o.readObject();
       } catch (ClassNotFoundException e) {
         throw new IOException("cannot read a lancecontext split", e);
       }
+      return new LanceContextSplit(id, split, emitted, version == 1 ? 0 : in.readLong());
     }
   }
 }

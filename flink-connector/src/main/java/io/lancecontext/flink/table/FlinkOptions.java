@@ -47,7 +47,33 @@ public final class FlinkOptions {
   /** The snapshot a scan reads (a token or tag); default: the store as it is when the job plans its read. */
   public static final ConfigOption<String> SCAN_SNAPSHOT = ConfigOptions.key("scan.snapshot").stringType().noDefaultValue()
       .withDescription("read the store as it was when this snapshot was taken: a token (ContextStore.snapshot()) or a "
-          + "tag (ContextStore.tag); a bounded scan. Default: the store as it is when the job plans its read");
+          + "tag (ContextStore.tag); a bounded scan, or, continuous, the first snapshot emitted. Default: the store as it "
+          + "is when the job plans its read");
+
+  /** Whether a scan reads one snapshot and ends, or keeps emitting what changes. */
+  public enum ScanMode {
+    BATCH, CONTINUOUS;
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
+  public static final ConfigOption<ScanMode> SCAN_MODE = ConfigOptions.key("scan.mode").enumType(ScanMode.class)
+      .defaultValue(ScanMode.BATCH)
+      .withDescription("batch: a scan reads the store as of one snapshot and ends (a bounded source); continuous: it "
+          + "emits that snapshot, then every scan.discovery-interval what changed since, as an upsert changelog on the "
+          + "store's key (needs PRIMARY KEY (id) NOT ENFORCED), exactly once across failover (an unbounded source)");
+
+  public static final ConfigOption<Duration> SCAN_DISCOVERY_INTERVAL = ConfigOptions.key("scan.discovery-interval")
+      .durationType().defaultValue(Duration.ofSeconds(1))
+      .withDescription("continuous: how often the store is asked whether it changed (an unchanged store costs one "
+          + "read of its positions and writes nothing)");
+
+  public static final ConfigOption<String> SCAN_SINCE = ConfigOptions.key("scan.since").stringType().noDefaultValue()
+      .withDescription("continuous: start after this snapshot (a token or tag), emitting only what changed since, "
+          + "instead of the whole store first");
 
   public static Set<ConfigOption<?>> required() {
     return Set.of(PATH);
@@ -67,12 +93,16 @@ public final class FlinkOptions {
     options.add(FactoryUtil.SINK_PARALLELISM);
     options.add(FactoryUtil.SOURCE_PARALLELISM);
     options.add(SCAN_SNAPSHOT);
+    options.add(SCAN_MODE);
+    options.add(SCAN_DISCOVERY_INTERVAL);
+    options.add(SCAN_SINCE);
     return options;
   }
 
   /** Whether {@code key} is a Flink option of this connector rather than a store option. */
   static boolean isFlinkOnly(String key) {
     return key.equals("connector") || key.startsWith("lookup.") || key.startsWith("sink.")
-        || key.equals(FactoryUtil.SOURCE_PARALLELISM.key()) || key.equals(SCAN_SNAPSHOT.key());
+        || key.equals(FactoryUtil.SOURCE_PARALLELISM.key()) || key.equals(SCAN_SNAPSHOT.key())
+        || key.equals(SCAN_MODE.key()) || key.equals(SCAN_DISCOVERY_INTERVAL.key()) || key.equals(SCAN_SINCE.key());
   }
 }

@@ -59,7 +59,30 @@ public final class LanceContextDynamicTableFactory implements DynamicTableSource
           + "reload it on a timer): supported values are 'NONE' (the default: every probe looks its key up in the "
           + "store) and 'PARTIAL' (lookup.partial-cache.*)");
     }
-    return new LanceContextTableSource(store.options(), helper.getOptions(), store.spec(), store.rowType());
+    checkScanOptions(helper.getOptions(), store.options().get("path"));
+    return new LanceContextTableSource(store.options(), helper.getOptions(), store.spec(), store.rowType(),
+        !store.primaryKey().isEmpty());
+  }
+
+  /** The scan options' values, each error naming its option. */
+  private static void checkScanOptions(org.apache.flink.configuration.ReadableConfig options, String path) {
+    boolean continuous = options.get(FlinkOptions.SCAN_MODE) == FlinkOptions.ScanMode.CONTINUOUS;
+    java.time.Duration interval = options.get(FlinkOptions.SCAN_DISCOVERY_INTERVAL);
+    if (interval.isNegative() || interval.isZero()) {
+      throw new ValidationException("option 'scan.discovery-interval' of the lancecontext table on " + path
+          + " must be positive, not " + interval);
+    }
+    if (options.getOptional(FlinkOptions.SCAN_SINCE).isPresent()) {
+      if (!continuous) {
+        throw new ValidationException("option 'scan.since' of the lancecontext table on " + path + " is the start of "
+            + "a continuous scan: set 'scan.mode' = 'continuous' too");
+      }
+      if (options.getOptional(FlinkOptions.SCAN_SNAPSHOT).isPresent()) {
+        throw new ValidationException("options 'scan.since' and 'scan.snapshot' of the lancecontext table on " + path
+            + " exclude each other: a continuous scan starts after a snapshot (scan.since) or at one, read whole "
+            + "first (scan.snapshot)");
+      }
+    }
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.lancecontext.flink.table;
 
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.flink.lookup.LanceContextLookupFunction;
 import io.lancecontext.flink.lookup.MeteredLookupCache;
@@ -27,10 +28,16 @@ import org.apache.flink.table.connector.source.lookup.cache.DefaultLookupCache;
 import org.apache.flink.table.expressions.ResolvedExpression;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.RowKind;
 
 /**
  * A store as a Flink table source: a bounded scan of its LSM view (projection, filter and limit pushed
- * into core) and lookup joins on its key.
+ * into core) and lookup joins on its key. With {@code 'scan.mode' = 'continuous'} a scan is unbounded: an upsert
+ * changelog on the store's key ({@code +I} for the first snapshot's rows, {@code +U} for a changed key's newest
+ * version, {@code -D} for a deleted key where the store has capability {@code tombstones}); Flink normalizes it
+ * per key after the source. Such a scan takes no filter or limit into the store: a filter evaluated in the store
+ * would miss a key that changed from matching to not matching, and Flink's filter after the normalization sees
+ * each key's whole row.
  */
 final class LanceContextTableSource
     implements ScanTableSource, LookupTableSource, SupportsProjectionPushDown, SupportsFilterPushDown,
@@ -38,32 +45,60 @@ final class LanceContextTableSource
   private final Map<String, String> options;
   private final ReadableConfig flinkOptions;
   private final SchemaSpec spec;
+  private final boolean primaryKey;
   private RowType rowType;
   private final List<Predicate> filters = new ArrayList<>();
   private long limit = -1;
 
-  LanceContextTableSource(Map<String, String> options, ReadableConfig flinkOptions, SchemaSpec spec, RowType rowType) {
+  /** {@code primaryKey}: whether the DDL declares one (the store's key; a continuous scan needs it). */
+  LanceContextTableSource(Map<String, String> options, ReadableConfig flinkOptions, SchemaSpec spec, RowType rowType,
+      boolean primaryKey) {
     this.options = options;
     this.flinkOptions = flinkOptions;
     this.spec = spec;
     this.rowType = rowType;
+    this.primaryKey = primaryKey;
+  }
+
+  private boolean continuous() {
+    return flinkOptions.get(FlinkOptions.SCAN_MODE) == FlinkOptions.ScanMode.CONTINUOUS;
   }
 
   @Override
   public ChangelogMode getChangelogMode() {
-    return ChangelogMode.insertOnly();
+    if (!continuous()) {
+      return ChangelogMode.insertOnly();
+    }
+    if (!primaryKey) {
+      throw new ValidationException("option 'scan.mode' = 'continuous' makes the lancecontext table on "
+          + options.get("path") + " an upsert changelog on the store's key: declare PRIMARY KEY (" + spec.key()
+          + ") NOT ENFORCED");
+    }
+    ChangelogMode.Builder mode = ChangelogMode.newBuilder().addContainedKind(RowKind.INSERT)
+        .addContainedKind(RowKind.UPDATE_AFTER);
+    if (spec.has(Capability.TOMBSTONES)) {
+      mode.addContainedKind(RowKind.DELETE);
+    }
+    return mode.build();
   }
 
   @Override
   public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
     ScanSpec scan = ScanSpec.all().withColumns(columnsToRead()).withFilter(Predicate.and(filters))
         .atSnapshot(flinkOptions.getOptional(FlinkOptions.SCAN_SNAPSHOT).orElse(null));
-    if (limit >= 0) {
+    if (limit >= 0 && !continuous()) {
       scan = scan.withLimit(limit);
     }
-    // Flink's standard 'scan.parallelism' (null: the job's default parallelism)
-    return SourceProvider.of(LanceContextSource.builder().options(options).scan(scan).rowType(rowType).build(),
-        flinkOptions.getOptional(org.apache.flink.table.factories.FactoryUtil.SOURCE_PARALLELISM).orElse(null));
+    LanceContextSource.Builder source = LanceContextSource.builder().options(options).scan(scan).rowType(rowType);
+    // Flink's standard 'scan.parallelism' (null: the job's default parallelism; a continuous scan reads in one)
+    Integer parallelism = flinkOptions.getOptional(org.apache.flink.table.factories.FactoryUtil.SOURCE_PARALLELISM)
+        .orElse(null);
+    if (continuous()) {
+      source.continuous(flinkOptions.get(FlinkOptions.SCAN_DISCOVERY_INTERVAL))
+          .since(flinkOptions.getOptional(FlinkOptions.SCAN_SINCE).orElse(null));
+      parallelism = parallelism == null ? Integer.valueOf(1) : parallelism;
+    }
+    return SourceProvider.of(source.build(), parallelism);
   }
 
   /** A read of no columns (count(*)) still reads the key. */
@@ -105,6 +140,9 @@ final class LanceContextTableSource
   @Override
   public Result applyFilters(List<ResolvedExpression> expressions) {
     List<ResolvedExpression> accepted = new ArrayList<>();
+    if (continuous()) {
+      return Result.of(accepted, expressions);
+    }
     for (ResolvedExpression e : expressions) {
       Optional<Predicate> p = FlinkFilters.translate(e, spec);
       if (p.isPresent()) {
@@ -122,7 +160,7 @@ final class LanceContextTableSource
 
   @Override
   public DynamicTableSource copy() {
-    LanceContextTableSource copy = new LanceContextTableSource(options, flinkOptions, spec, rowType);
+    LanceContextTableSource copy = new LanceContextTableSource(options, flinkOptions, spec, rowType, primaryKey);
     copy.filters.addAll(filters);
     copy.limit = limit;
     return copy;
