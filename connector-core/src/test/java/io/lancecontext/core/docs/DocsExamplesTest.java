@@ -34,7 +34,8 @@ class DocsExamplesTest extends StoreTest {
   /** Every fenced block is plain text or one a docs test runs, so no example escapes checking. */
   @Test
   void everyCodeBlockIsOneATestRuns() throws IOException {
-    Set<String> checked = Set.of("", "java", "json", "xml", "java spark", "sql flink", "sql flink streaming");
+    Set<String> checked = Set.of("", "java", "json", "xml", "java spark", "sql flink", "sql flink streaming",
+        "sql flink continuous");
     for (Path f : DocSnippets.documents()) {
       boolean open = false;
       for (String line : Files.readAllLines(f)) {
