@@ -22,6 +22,8 @@ import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.connector.source.SplitsAssignment;
 import org.apache.flink.util.FlinkRuntimeException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The enumerator of a continuous source. Its positions are snapshots (generation 0: the start, then one per change
@@ -41,6 +43,7 @@ import org.apache.flink.util.FlinkRuntimeException;
  * takes its first checkpoint, nothing can be restored, and a tag is dropped as soon as readers are past it.
  */
 final class ContinuousSplitEnumerator implements SplitEnumerator<LanceContextSplit, PendingSplits> {
+  private static final Logger LOG = LoggerFactory.getLogger(ContinuousSplitEnumerator.class);
   private static final Comparator<LanceContextSplit> ORDER =
       Comparator.comparingLong(LanceContextSplit::generation).thenComparing(LanceContextSplit::id);
   /** The subtask that reads every split. */
@@ -125,6 +128,9 @@ final class ContinuousSplitEnumerator implements SplitEnumerator<LanceContextSpl
 
   @Override
   public void start() {
+    LOG.info("continuous lancecontext source on {} {} at position {}; its positions are tagged {}<n> (drop them once "
+        + "the job is retired for good)", options.get("path"), restored ? "restored" : "started", lastGeneration,
+        tags.name(0).substring(0, tags.name(0).length() - 1));
     if (restored) {
       // tags of positions an attempt took after the checkpoint this one restored from
       try (ContextStore store = ContextStore.open(options)) {
@@ -205,7 +211,7 @@ final class ContinuousSplitEnumerator implements SplitEnumerator<LanceContextSpl
 
   @Override
   public void addSplitsBack(List<LanceContextSplit> splits, int subtask) {
-    Map<String, Long> given = assigned.getOrDefault(subtask, Map.of());
+    Map<String, Long> given = assigned.computeIfAbsent(subtask, k -> new HashMap<>());
     splits.forEach(s -> given.remove(s.id()));
     pending.addAll(splits);
     waiting.remove(subtask);
@@ -217,7 +223,7 @@ final class ContinuousSplitEnumerator implements SplitEnumerator<LanceContextSpl
   @Override
   public void handleSourceEvent(int subtask, SourceEvent event) {
     if (event instanceof ReaderProgress.Finished f) {
-      Map<String, Long> given = assigned.getOrDefault(subtask, Map.of());
+      Map<String, Long> given = assigned.computeIfAbsent(subtask, k -> new HashMap<>());
       f.splitIds().forEach(given::remove);
       if (!checkpointed) {
         dropBelow(floor());  // no checkpoint taken yet: nothing can be restored
