@@ -93,9 +93,9 @@ class ResidentStoresTest extends StoreTest {
   }
 
   @Test
-  void aTinyBudgetStaysBoundedWhile200GenerationsAreOpenedAndRead() throws Exception {
+  void aTinyBudgetStaysBoundedWhile100GenerationsAreOpenedAndRead() throws Exception {
     String path = dir.resolve("tiny").toString();
-    try (ChildJvm probe = ChildJvm.start(SessionProbe.class, dir.resolve("probe.log"), path, "200", Long.toString(1L << 20))) {
+    try (ChildJvm probe = ChildJvm.start(SessionProbe.class, dir.resolve("probe.log"), path, "100", Long.toString(1L << 20))) {
       String result = probe.readLine();
       assertEquals(0, probe.waitFor(600), probe::tail);
       assertNotNull(result, probe::tail);
@@ -105,7 +105,7 @@ class ResidentStoresTest extends StoreTest {
       int generations = Integer.parseInt(p[3].substring(12));
       System.out.println("tiny budget: " + result);
       assertEquals(1L << 20, budget);
-      assertEquals(200, generations);
+      assertEquals(100, generations);
       assertTrue(max <= budget * 11 / 10, "session grew to " + max + " bytes, budget " + budget);
       assertTrue(max > budget / 4, "the probe did fill the caches: " + max);
     }

@@ -224,10 +224,10 @@ class VectorSearchTest extends StoreTest {
 
   @Test
   void backgroundMaintenanceBuildsTheIndexOnceTheBaseHoldsEnoughRowsAndRebuildsItWhenStale() throws Exception {
-    try (ContextStore store = ContextStore.open(storeOptions())) {
+    try (ContextStore store = ContextStore.open(storeOptions("search.index.check-interval", "500ms"))) {
       put(store, 0, 400, "b");
       store.flush();
-      Thread.sleep(12_000);  // more than a check's interval: 400 rows are below search.index.min-rows (500)
+      Thread.sleep(2_500);  // more than two checks (maintenance ticks every second): 400 rows are below min-rows (500)
       assertEquals(0, store.stats().maintenance().searchIndexBuilds(), "no index below search.index.min-rows");
       put(store, 400, 1_000, "b");
       store.flush();
@@ -253,7 +253,7 @@ class VectorSearchTest extends StoreTest {
 
   @Test
   void rowsWithoutVectorsGetNoIndexAndNoWarningsAndAreNeverFound() throws Exception {
-    try (ContextStore store = ContextStore.open(storeOptions())) {
+    try (ContextStore store = ContextStore.open(storeOptions("search.index.check-interval", "500ms"))) {
       List<Map<String, Object>> rows = new ArrayList<>();
       for (int i = 0; i < 1_000; i++) {
         rows.add(rec("id", "t" + i, "text_payload", "no vector"));
@@ -261,7 +261,7 @@ class VectorSearchTest extends StoreTest {
       store.add(rows);
       store.flush();
       assertEquals(List.of(), store.buildSearchIndexes(), "no index over a column without vectors");
-      Thread.sleep(11_000);  // a background check: nothing built, nothing failed
+      Thread.sleep(2_500);  // background checks: nothing built, nothing failed
       assertEquals(0, store.stats().maintenance().searchIndexBuilds());
       assertEquals(0, store.stats().maintenance().failures());
       try (SearchResult r = store.search(VectorQuery.nearest("embedding", randomVector(), 5))) {

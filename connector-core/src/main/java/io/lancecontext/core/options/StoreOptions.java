@@ -141,6 +141,11 @@ public final class StoreOptions {
           + "append such rows) and after a compaction. Searches read the rows an index does not cover exactly, so "
           + "a missing or stale index makes them slower, never wrong. ContextStore.buildSearchIndexes builds them now.");
 
+  public static final ConfigOption<Duration> SEARCH_INDEX_CHECK_INTERVAL = ConfigOption.of("search.index.check-interval",
+      "10s", OptionParsers::positiveDuration, Scope.RESIDENT, "How often the writing JVM's maintenance checks whether a "
+          + "vector index is due (search.index.min-rows reached, or more than a tenth of the base not covered); the check "
+          + "reads nothing but the base table's manifest it already holds.");
+
   public static final ConfigOption<Integer> SEARCH_NPROBES = ConfigOption.of("search.nprobes", "32",
       OptionParsers::positiveInt, Scope.HANDLE, "IVF partitions a vector search probes in the base table's index: more "
           + "finds more of the true nearest rows (recall) and costs more time.");
@@ -159,6 +164,7 @@ public final class StoreOptions {
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
       PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, WRITE_COMMIT, BULK_ROWS, MERGE_GENERATIONS, MERGE_INTERVAL,
       MERGE_MAX_BYTES, MERGE_MAX_INPUTS, MERGE_APPEND_MIN_ROWS, FLUSH_TIMEOUT, GC_GRACE, TXN_TIMEOUT, READ_LEASE_TIMEOUT,
-      SNAPSHOT_RETENTION, COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, SEARCH_INDEX_MIN_ROWS, SEARCH_NPROBES,
+      SNAPSHOT_RETENTION, COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, SEARCH_INDEX_MIN_ROWS,
+      SEARCH_INDEX_CHECK_INTERVAL, SEARCH_NPROBES,
       SEARCH_REFINE_FACTOR, FRESH_CACHE_BYTES);
 }

@@ -43,8 +43,6 @@ public final class Maintenance implements AutoCloseable {
   static final Duration LOCATION_CHECK_EVERY = Duration.ofSeconds(10);
   static final Duration GC_EVERY = Duration.ofMinutes(1);
   static final Duration COMPACT_EVERY = Duration.ofMinutes(5);
-  /** How often the background checks whether a vector index is due (from the base it holds; no I/O when none is). */
-  static final Duration INDEX_CHECK_EVERY = Duration.ofSeconds(10);
   static final Duration STATS_LOG_EVERY = Duration.ofMinutes(5);
   /** Background compaction runs once the base has at least this many fragments. */
   static final int COMPACT_FRAGMENTS = 16;
@@ -150,7 +148,8 @@ public final class Maintenance implements AutoCloseable {
           base.release();
         }
       }
-      if (now - lastIndexCheckNanos >= INDEX_CHECK_EVERY.toNanos() && !VectorIndex.columns(host.spec()).isEmpty()) {
+      if (now - lastIndexCheckNanos >= config.get(StoreOptions.SEARCH_INDEX_CHECK_INTERVAL).toNanos()
+          && !VectorIndex.columns(host.spec()).isEmpty()) {
         lastIndexCheckNanos = now;
         long minRows = config.get(StoreOptions.SEARCH_INDEX_MIN_ROWS);
         BaseTable base = host.base();
