@@ -99,12 +99,16 @@ class NotebooksTest {
     JsonNode nb = execute("explore-rollouts.ipynb");
     String text = text(nb);
     for (String line : List.of("36 columns, key id", "rollouts: 96", "reward >= 0.5: 54",
-        "policy 2 with reward >= 0.5: 29", "Spark SQL, reward >= 0.5: 54", "now: 97 rollouts, at the snapshot: 96",
-        "Spark at the snapshot: 96", "dropped: true")) {
+        "policy 2 with reward >= 0.5: 29", "Spark SQL, reward >= 0.5: 54",
+        "nearest to r042: r042, policies of the 5 nearest: [1]", "r042 policy 1 reward",
+        "now: 97 rollouts, at the snapshot: 96", "Spark at the snapshot: 96", "dropped: true")) {
       assertTrue(text.contains(line), "the notebook prints '" + line + "'; it printed:\n" + text);
     }
     // Spark SQL's per-policy table (policy, rollouts, mean reward, good): 32 rollouts a policy
     assertTrue(text.matches("(?s).*\\|\\s+2\\|\\s+32\\|\\s+0\\.\\d+\\|\\s+29\\|.*"), text);
+    // the Spark procedure's 3 nearest to r042's vector: r042 itself first
+    assertTrue(text.matches("(?s).*\\|\\s*id\\|policy_version\\|\\s*_distance\\|"   // the header,
+        + "\\s+\\+[-+]+\\s+\\|\\s*r042\\|\\s+1\\|.*"), text);                    // then the first row
     // VERSION AS OF the token: the 96 rollouts of policies 0 to 2 (not the later policy-3 one)
     assertTrue(text.matches("(?s).*\\|\\s+96\\|\\s+2\\|.*"), text);
 
