@@ -51,7 +51,9 @@ import org.apache.arrow.vector.types.pojo.FieldType;
  * {@code from} was taken between a merge's two commits, in one both share (the merged copy of that same row): such a
  * key is looked up in {@code to}'s base before it is reported deleted.
  *
- * <p>Order: changed fresh rows, changed base rows, then deleted keys. Offset and limit count all three. Owns
+ * <p>Order: changed fresh rows by key, changed base rows in fragment order, then deleted keys in key order; every
+ * read of the same interval returns the same rows in the same order (a restored Flink split skips what it emitted
+ * by count). Offset and limit count all three. Owns
  * {@code from} (closed with the scan), not {@code to}. Not thread-safe.
  */
 public final class IncrementalScan implements RowScan {
@@ -112,6 +114,7 @@ public final class IncrementalScan implements RowScan {
       this.laterFresh = to.freshKeys();
       this.prior = PriorVersions.read(spec, from, laterFresh, unshared(earlier, later), allocator);
       this.fragmentsRead = prior.fragmentsRead + changedFragments.size();
+      List<Map.Entry<String, LsmSnapshot.Winner>> changed = new ArrayList<>();
       for (Map.Entry<String, LsmSnapshot.Winner> e : to.winners().entrySet()) {
         FreshShard.RowRef ref = e.getValue().ref();
         if (ref.tombstone()) {
@@ -121,9 +124,11 @@ public final class IncrementalScan implements RowScan {
         LsmSnapshot.Winner before = prior.fresh.get(e.getKey());
         boolean same = before != null && !before.ref().tombstone() && before.ref().sequence() == ref.sequence();
         if (!same && !rules.superseded.contains(e.getKey())) {
-          changedFresh.add(e.getValue());
+          changed.add(e);
         }
       }
+      changed.sort(Map.Entry.comparingByKey());  // the same rows in the same order on every read of this interval
+      changed.forEach(e -> changedFresh.add(e.getValue()));
     } catch (Exception e) {
       from.close();
       throw LanceErrors.translate("read what changed between two snapshots", e);
@@ -330,6 +335,7 @@ public final class IncrementalScan implements RowScan {
     if (!unknown.isEmpty()) {
       out.addAll(found(from, unknown, now));
     }
+    out.sort(null);
     return out;
   }
 
