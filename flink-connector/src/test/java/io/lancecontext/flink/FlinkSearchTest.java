@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.read.Predicate;
 import io.lancecontext.flink.search.VectorSearchFunction;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -58,6 +59,15 @@ class FlinkSearchTest {
     }
     out.sort(null);
     assertEquals(List.of("+I[q1, east, e]", "+I[q2, north, south now]", "+I[q3, north, south now]"), out);
+    // with a prefilter: the nearest row whose text_payload is 'e', whatever the query
+    env.createTemporarySystemFunction("lc_vector_search_e", new VectorSearchFunction(options, "embedding", 1,
+        List.of("id", "text_payload")).withFilter(Predicate.compare("text_payload", Predicate.Op.EQ, "e")));
+    List<String> filtered = new ArrayList<>();
+    try (CloseableIterator<Row> it = env.executeSql("SELECT q.qid, s.id FROM (VALUES ('q3', ARRAY[CAST(0 AS FLOAT), "
+        + "CAST(-1 AS FLOAT)])) AS q(qid, v), LATERAL TABLE(lc_vector_search_e(q.v)) AS s").collect()) {
+      it.forEachRemaining(r -> filtered.add(r.toString()));
+    }
+    assertEquals(List.of("+I[q3, east]"), filtered);
     SchemaException e = assertThrows(SchemaException.class, () -> new VectorSearchFunction(options, "text_payload", 1));
     assertTrue(e.getMessage().contains("text_payload"), e.getMessage());
   }

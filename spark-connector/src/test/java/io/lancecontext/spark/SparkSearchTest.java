@@ -93,6 +93,13 @@ class SparkSearchTest extends SparkTest {
         .selectExpr("concat(qid, ':', rank, ':', hit.id)").collectAsList().stream().map(r -> r.getString(0)).sorted().toList();
     // west is deleted: never found, even by the query next to it
     assertEquals(List.of("q1:1:east", "q1:2:north", "q2:1:north", "q2:2:east", "q3:1:north", "q3:2:east"), hits);
+    // a condition chooses the rows searched before the k nearest are cut: north alone, even for q1 next to east
+    List<String> filtered = SparkSearch.nearestPerQuery(queries, "v", options, "embedding", 2, "id = 'north'")
+        .selectExpr("concat(qid, ':', rank, ':', hit.id)").collectAsList().stream().map(r -> r.getString(0)).sorted().toList();
+    assertEquals(List.of("q1:1:north", "q2:1:north", "q3:1:north"), filtered);
+    Exception bad = assertThrows(Exception.class,
+        () -> SparkSearch.nearestPerQuery(queries, "v", options, "embedding", 2, "no_such_column = 1"));
+    assertTrue(SparkWriteTest.messages(bad).contains("no_such_column"), SparkWriteTest.messages(bad));
   }
 
   @Test

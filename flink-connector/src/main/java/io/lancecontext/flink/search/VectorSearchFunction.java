@@ -3,6 +3,7 @@ package io.lancecontext.flink.search;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.SearchResult;
 import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.VectorQuery;
 import io.lancecontext.core.schema.ColumnType;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -39,6 +40,7 @@ public final class VectorSearchFunction extends TableFunction<RowData> {
   private final int k;
   private final List<String> columns;
   private final String specJson;
+  private final Predicate filter;
   private transient ContextStore store;
   private transient RowType rowType;
 
@@ -52,9 +54,15 @@ public final class VectorSearchFunction extends TableFunction<RowData> {
    * an unknown or non-vector {@code column} fails here, naming it.
    */
   public VectorSearchFunction(Map<String, String> options, String column, int k, List<String> columns) {
+    this(options, column, k, columns, null);
+  }
+
+  private VectorSearchFunction(Map<String, String> options, String column, int k, List<String> columns,
+      Predicate filter) {
     this.options = Map.copyOf(options);
     this.column = column;
     this.k = k;
+    this.filter = filter;
     SchemaSpec spec;
     try (ContextStore s = ContextStore.open(options)) {
       spec = s.spec();
@@ -64,6 +72,14 @@ public final class VectorSearchFunction extends TableFunction<RowData> {
     }
     this.columns = columns == null ? spec.columnNames() : List.copyOf(columns);
     this.specJson = spec.toJson();
+  }
+
+  /**
+   * This search restricted to the rows matching {@code filter} (a prefilter: the {@code k} nearest matching rows come
+   * back whenever {@code k} exist); its columns must be columns of the store.
+   */
+  public VectorSearchFunction withFilter(Predicate filter) {
+    return new VectorSearchFunction(options, column, k, columns, filter);
   }
 
   /** The rows this function emits: the chosen columns, then {@code _distance}. */
@@ -109,7 +125,8 @@ public final class VectorSearchFunction extends TableFunction<RowData> {
       }
       vector[i] = query[i];
     }
-    try (SearchResult result = store.search(VectorQuery.nearest(column, vector, k).withColumns(columns))) {
+    VectorQuery q = VectorQuery.nearest(column, vector, k).withColumns(columns);
+    try (SearchResult result = store.search(filter == null ? q : q.withFilter(filter))) {
       for (Map<String, Object> row : result.records()) {
         collect(RecordRows.toRow(row, rowType));
       }

@@ -78,10 +78,23 @@ public record SparkSearch(StructType schema, InternalRow[] rows) {
    */
   public static Dataset<Row> nearestPerQuery(Dataset<Row> queries, String vectorColumn, Map<String, String> options,
       String column, int k) {
+    return nearestPerQuery(queries, vectorColumn, options, column, k, null);
+  }
+
+  /**
+   * {@link #nearestPerQuery(Dataset, String, Map, String, int)} among the rows matching {@code condition}, a Spark
+   * SQL condition on the store's columns ({@code "role = 'tool'"}; null for all rows), applied before the {@code k}
+   * nearest are cut, as the table function's fifth argument is. A condition the store cannot evaluate fails here,
+   * on the driver, naming it.
+   */
+  public static Dataset<Row> nearestPerQuery(Dataset<Row> queries, String vectorColumn, Map<String, String> options,
+      String column, int k, String condition) {
     int vectorAt = queries.schema().fieldIndex(vectorColumn);
     StructType hit;
+    Predicate filter;
     try (ContextStore store = ContextStore.open(options)) {
       hit = SparkSchemas.toStruct(store.spec()).add(DataTypes.createStructField(DISTANCE, DataTypes.FloatType, false));
+      filter = condition == null ? null : filter(condition, store.spec());
     }
     StructType out = queries.schema().add(DataTypes.createStructField("rank", DataTypes.IntegerType, false))
         .add(DataTypes.createStructField("hit", hit, false));
@@ -100,7 +113,8 @@ public record SparkSearch(StructType schema, InternalRow[] rows) {
           for (int i = 0; i < vector.length; i++) {
             vector[i] = ((Number) values.get(i)).floatValue();
           }
-          SparkSearch result = run(store, VectorQuery.nearest(column, vector, k));
+          VectorQuery q = VectorQuery.nearest(column, vector, k);
+          SparkSearch result = run(store, filter == null ? q : q.withFilter(filter));
           for (int r = 0; r < result.rows().length; r++) {
             Object[] row = new Object[query.length() + 2];
             for (int i = 0; i < query.length(); i++) {
