@@ -43,6 +43,9 @@ public final class ChildJvm implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(java);
     cmd.add("-Xmx512m");
+    // a child lives seconds: C1 alone and one GC thread start it faster on 2 cores than the full JIT and G1
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-XX:+UseSerialGC");
     cmd.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
     cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
     cmd.add("-cp");
