@@ -66,8 +66,8 @@ public final class AddBenchmark {
     Bench.Latencies freshGets = new Bench.Latencies();
     double store1Rate;
     double store8Rate;
-    try (ContextStore store = ContextStore.open(Map.of("path", storeDir.toString(), "schema", "rollout",
-        "schema.embedding-dim", Integer.toString(DIM), "shards", shards))) {
+    try (ContextStore store = ContextStore.open(Bench.storeOptions(Map.of("path", storeDir.toString(), "schema", "rollout",
+        "schema.embedding-dim", Integer.toString(DIM), "shards", shards)))) {
       store1Rate = run("store, 1 caller", adds, 1, rows, store1,
           (random, caller, i) -> store.add(Bench.rolloutAdd(random, "a" + caller, i, rows, DIM)));
       store8Rate = run("store, " + callers + " callers", adds, callers, rows, store8,

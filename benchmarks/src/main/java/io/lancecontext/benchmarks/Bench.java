@@ -100,6 +100,20 @@ final class Bench {
     return sb.toString();
   }
 
+  /**
+   * {@code options} plus every store option given as a system property {@code bench.store.<key>} (e.g.
+   * {@code BENCH_JAVA_OPTS=-Dbench.store.search.index.min-rows=100000000}), which win.
+   */
+  static Map<String, String> storeOptions(Map<String, String> options) {
+    Map<String, String> out = new HashMap<>(options);
+    for (String name : System.getProperties().stringPropertyNames()) {
+      if (name.startsWith("bench.store.")) {
+        out.put(name.substring("bench.store.".length()), System.getProperty(name));
+      }
+    }
+    return out;
+  }
+
   static Path scratch(String name) throws IOException {
     Path root = Paths.get(System.getProperty("bench.dir", "benchmarks/target/bench-data")).toAbsolutePath();
     Path p = root.resolve(name + "-" + System.currentTimeMillis());
