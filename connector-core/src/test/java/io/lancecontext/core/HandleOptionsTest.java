@@ -57,7 +57,7 @@ class HandleOptionsTest extends StoreTest {
     differing.put("read.fresh-cache-bytes", "1MiB");
     differing.putAll(Map.of("merge.max-bytes", "1MiB", "merge.max-inputs", "7", "merge.flush-timeout", "7min",
         "merge.append-min-rows", "7", "search.index.min-rows", "7",
-        "search.index.check-interval", "7s"));
+        "search.index.check-interval", "7s", "search.index.rebuild-interval", "7s"));
     try (ContextStore first = ContextStore.open(options(dir, "s", SPEC))) {
       for (ConfigOption<?> o : StoreOptions.ALL) {
         if (o.scope() != ConfigOption.Scope.RESIDENT) {

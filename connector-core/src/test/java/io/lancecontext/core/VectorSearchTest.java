@@ -224,7 +224,8 @@ class VectorSearchTest extends StoreTest {
 
   @Test
   void backgroundMaintenanceBuildsTheIndexOnceTheBaseHoldsEnoughRowsAndRebuildsItWhenStale() throws Exception {
-    try (ContextStore store = ContextStore.open(storeOptions("search.index.check-interval", "500ms"))) {
+    try (ContextStore store = ContextStore.open(storeOptions("search.index.check-interval", "500ms",
+        "search.index.rebuild-interval", "3s"))) {
       put(store, 0, 400, "b");
       store.flush();
       Thread.sleep(2_500);  // more than two checks (maintenance ticks every second): 400 rows are below min-rows (500)
@@ -232,9 +233,13 @@ class VectorSearchTest extends StoreTest {
       put(store, 400, 1_000, "b");
       store.flush();
       awaitBuilds(store, 1);
+      long firstBuilt = System.nanoTime();
       put(store, 1_000, 1_300, "b");  // 300 of 1,300 rows outside the index: more than a tenth, stale
       store.flush();
+      Thread.sleep(1_000);
+      assertEquals(1, store.stats().maintenance().searchIndexBuilds(), "no rebuild within search.index.rebuild-interval");
       awaitBuilds(store, 2);
+      assertTrue(System.nanoTime() - firstBuilt >= 2_500_000_000L, "rebuilt once the interval had passed");
       assertEquals(List.of(), store.buildSearchIndexes(), "the background left a current index");
       float[] query = randomVector();
       try (SearchResult r = store.search(VectorQuery.nearest("embedding", query, 10))) {

@@ -88,6 +88,9 @@ public final class Maintenance implements AutoCloseable {
   private long lastIndexCheckNanos = System.nanoTime();
   /** Base rows below which the background does not look for a due vector index again. */
   private long indexRetryRows;
+  /** When this maintenance last built a vector index (valid once {@link #indexBuilt}). */
+  private long lastIndexBuildNanos;
+  private boolean indexBuilt;
   private final MaintenanceTasks tasks;
   private final MergeTriggers triggers;
   private final StoreFlush flush;
@@ -161,9 +164,17 @@ public final class Maintenance implements AutoCloseable {
         } finally {
           base.release();
         }
-        if (due && tasks.index(minRows).isEmpty()) {
-          // too few vectors (records without embeddings): counted again once the base has grown by minRows
-          indexRetryRows = rows + minRows;
+        // a build costs tens of seconds of both cores and merges wait for it: one at most every rebuild-interval
+        boolean throttled = indexBuilt
+            && now - lastIndexBuildNanos < config.get(StoreOptions.SEARCH_INDEX_REBUILD_INTERVAL).toNanos();
+        if (due && !throttled) {
+          if (tasks.index(minRows).isEmpty()) {
+            // too few vectors (records without embeddings): counted again once the base has grown by minRows
+            indexRetryRows = rows + minRows;
+          } else {
+            indexBuilt = true;
+            lastIndexBuildNanos = System.nanoTime();
+          }
         }
       }
       if (now - lastStatsLogNanos >= STATS_LOG_EVERY.toNanos()) {
