@@ -173,14 +173,20 @@ class SparkWriteTest extends SparkTest {
   void inImmediateModeAWrongVectorLengthFailsItsTaskNamingTheColumnAndTheRowsOfOtherTasksStay() {
     String path = store("veclen-immediate");
     append(rollouts(10, 0.0), path);
-    // k00250 is in partition 2 of 4; partitions 0 and 1 (keys 0..199) finish before it fails its two attempts
+    // k00250 is in partition 2 of 4. local[2] runs partitions 0 and 1 first, so partition 2 starts only once one of
+    // them finished; the other may still run when partition 2's second attempt fails the job, and is then killed
     Dataset<Row> bad = rollouts(400, 1.0).selectExpr("id", "rollout_id", "reward",
         "CASE WHEN id = 'k00250' THEN array_repeat(cast(1 AS float), 7) ELSE embedding END AS embedding");
     Exception e = assertThrows(Exception.class, () -> appendImmediately(bad, path));
     assertTrue(messages(e).contains("embedding"), messages(e));
     Map<String, Double> v = view(path);
-    assertTrue(v.keySet().containsAll(rewards(0, 200, 1.0).keySet()), "the finished tasks' rows stay: " + v.size());
-    assertEquals(rewards(0, 200, 1.0).get("k00001"), v.get("k00001"));
+    boolean first = v.keySet().containsAll(rewards(0, 100, 1.0).keySet());
+    boolean second = v.keySet().containsAll(rewards(100, 200, 1.0).keySet());
+    assertTrue(first || second, "a finished task's rows stay: " + v.size() + " rows");
+    Map<String, Double> written = rewards(0, 400, 1.0);
+    Map<String, Double> before = rewards(0, 10, 0.0);
+    v.forEach((key, reward) -> assertTrue(reward.equals(written.get(key)) || reward.equals(before.get(key)),
+        key + " holds the new write's row or the one before it: " + reward));
     assertFalse(v.containsKey("k00250"), "the refused row is not written");
   }
 
