@@ -1,7 +1,6 @@
 package io.lancecontext.benchmarks;
 
 import io.lancecontext.core.ContextStore;
-import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.schema.SchemaPresets;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -15,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
 
 /**
  * 10-row {@code rollout} adds, 10,000 of them with 1 caller and then with 8 concurrent callers, through the
@@ -38,7 +38,7 @@ public final class AddBenchmark {
     SchemaSpec spec = SchemaPresets.rollout(DIM);
     Bench.log("AddBenchmark: %d adds x %d rows, 1 and %d callers, rollout schema (dim %d), store with %s shards, %d cores",
         adds, rows, callers, DIM, shards, Runtime.getRuntime().availableProcessors());
-    BufferAllocator allocator = LanceRuntime.get().allocator().newChildAllocator("bench", 0, Long.MAX_VALUE);
+    BufferAllocator allocator = new RootAllocator();  // the baseline's
 
     // ------------------------------------------------------------------ baseline
     Path naiveDir = Bench.scratch("naive-1");

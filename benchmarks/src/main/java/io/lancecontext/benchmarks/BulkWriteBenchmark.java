@@ -3,7 +3,6 @@ package io.lancecontext.benchmarks;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.StoreWriter;
 import io.lancecontext.core.WriterOptions;
-import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.schema.SchemaPresets;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -21,6 +20,7 @@ import java.util.concurrent.Future;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
 import org.lance.Fragment;
 import org.lance.FragmentMetadata;
@@ -36,7 +36,8 @@ import org.lance.WriteParams;
  * existing keys plus {@code rows/5} new keys into the atomic store (one transaction), against the baseline
  * appending as many rows (it cannot upsert). Each writer thread generates a pool of 4 batches of records once
  * and writes them over and over with new keys (so record generation is not timed; encoding into Arrow is, in
- * every mode). Peak RSS is the process's high-water mark.
+ * every mode: the baseline encodes with {@link ArrowBatches} and writes with lance-core directly, as a lance-core
+ * user would). Peak RSS is the process's high-water mark.
  *
  * <p>Final line: {@code RESULT bulk atomic_vs_fragments=<x> immediate_vs_fragments=<y>
  * upsert_vs_fragments=<z> peak_rss_mb=<m>}.
@@ -180,18 +181,19 @@ public final class BulkWriteBenchmark {
   /** Seconds for THREADS threads to write Lance fragments of {@code count} rows and commit one append. */
   static double fragments(Path path, int from, int count, int create) throws Exception {
     SchemaSpec spec = SchemaPresets.rollout(DIM);
-    RecordCodec codec = new RecordCodec(spec);
+    Schema schema = spec.toArrowSchema();
     try (BufferAllocator allocator = new RootAllocator()) {
       String uri = path.toString();
       if (create > 0) {
-        Dataset.create(allocator, uri, spec.toArrowSchema(), new WriteParams.Builder().build()).close();
+        Dataset.create(allocator, uri, schema, new WriteParams.Builder().build()).close();
       }
       long t = System.nanoTime();
       List<FragmentMetadata> all = Collections.synchronizedList(new ArrayList<>());
       run(count, (start, n, thread) -> {
         Random random = new Random(start);
         for (int b = 0; b < n; b += BATCH) {
-          try (VectorSchemaRoot root = codec.encode(batch(random, from + start + b, Math.min(BATCH, n - b)), allocator)) {
+          try (VectorSchemaRoot root = ArrowBatches.encode(schema, batch(random, from + start + b, Math.min(BATCH, n - b)),
+              allocator)) {
             all.addAll(Fragment.create(uri, allocator, root, new WriteParams.Builder().build()));
           }
         }

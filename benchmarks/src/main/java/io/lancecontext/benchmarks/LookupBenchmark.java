@@ -1,13 +1,10 @@
 package io.lancecontext.benchmarks;
 
 import io.lancecontext.core.ContextStore;
-import io.lancecontext.core.internal.io.StoreFiles;
-import io.lancecontext.core.internal.lance.MergedWatermarks;
-import io.lancecontext.core.internal.lance.ShardManifest;
-import io.lancecontext.core.internal.lance.ShardManifests;
-import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.result.StoreStats;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,6 +12,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
+import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
@@ -29,7 +28,9 @@ import org.lance.memwal.ShardSnapshot;
 /**
  * Point lookups on a store holding 1,000,000 merged rows plus 20 unmerged generations (each 25 updates
  * of base rows and 25 new rows): the store's {@code get} against lance-core's {@code LsmPointLookupPlanner}
- * on the same data, every answer checked against a model of the newest version of each key.
+ * on the same data, every answer checked against a model of the newest version of each key. The planner gets
+ * the base table and, for each shard ({@code stats().shards()}: its id and merged watermark), the generations
+ * above the watermark: the directories lance-core 7.0.0 writes for them, {@code _mem_wal/<shard>/<hash>_gen_<n>}.
  *
  * <p>Usage: {@code LookupBenchmark [baseRows=1000000] [generations=20] [lookups=1000]}. Last line:
  * {@code RESULT lookup p50_ms=.. speedup_vs_planner=.. wrong=..}.
@@ -127,14 +128,18 @@ public final class LookupBenchmark {
       try (BufferAllocator allocator = new RootAllocator();
           Dataset base = Dataset.open().allocator(allocator).uri(store.uri()).build()) {
         List<ShardSnapshot> snapshots = new ArrayList<>();
-        for (String shard : ShardIds.forBucket(0)) {
-          long watermark = MergedWatermarks.read(base).getOrDefault(shard, 0L);
-          ShardManifest m = ShardManifests.latest(StoreFiles.forUri(store.uri()), shard);
-          ShardSnapshot snapshot = new ShardSnapshot(shard).withCurrentGeneration(m.currentGeneration());
-          for (ShardManifest.FlushedGeneration g : m.flushed()) {
-            if (g.generation() > watermark) {
-              snapshot = snapshot.withFlushedGeneration(g.generation(), g.path());
-            }
+        for (StoreStats.Shard shard : stats.shards()) {
+          TreeMap<Long, String> sealed = generations(dir, shard.shardId());
+          ShardSnapshot snapshot = new ShardSnapshot(shard.shardId())
+              .withCurrentGeneration(sealed.isEmpty() ? 0 : sealed.lastKey() + 1);
+          int unmerged = 0;
+          for (var g : sealed.tailMap(shard.mergedWatermark(), false).entrySet()) {
+            snapshot = snapshot.withFlushedGeneration(g.getKey(), g.getValue());
+            unmerged++;
+          }
+          if (unmerged != shard.unmergedGenerations()) {
+            throw new AssertionError("shard " + shard.shardId() + ": " + unmerged + " generation directories above "
+                + "the merged watermark " + shard.mergedWatermark() + ", the store counts " + shard.unmergedGenerations());
           }
           snapshots.add(snapshot);
         }
@@ -160,6 +165,19 @@ public final class LookupBenchmark {
     if (!Boolean.getBoolean("bench.keep")) {
       Bench.delete(dir);
     }
+  }
+
+  /** The shard's sealed generations on disk: number → directory name ({@code <hash>_gen_<n>}). */
+  private static TreeMap<Long, String> generations(Path store, String shardId) throws IOException {
+    TreeMap<Long, String> out = new TreeMap<>();
+    Path shard = store.resolve("_mem_wal").resolve(shardId);
+    if (Files.isDirectory(shard)) {
+      try (Stream<Path> dirs = Files.list(shard)) {
+        dirs.map(p -> p.getFileName().toString()).filter(n -> n.matches("[0-9a-f]+_gen_[0-9]+"))
+            .forEach(n -> out.put(Long.parseLong(n.substring(n.indexOf("_gen_") + 5)), n));
+      }
+    }
+    return out;
   }
 
   private static Long lookup(LsmPointLookupPlanner planner, BufferAllocator allocator, String key) throws Exception {

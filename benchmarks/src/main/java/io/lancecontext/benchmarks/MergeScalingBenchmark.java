@@ -1,10 +1,6 @@
 package io.lancecontext.benchmarks;
 
 import io.lancecontext.core.ContextStore;
-import io.lancecontext.core.internal.codec.RecordCodec;
-import io.lancecontext.core.internal.lance.KeyIndex;
-import io.lancecontext.core.internal.lance.LanceDataset;
-import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.schema.SchemaPresets;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -17,10 +13,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.ArrowReader;
@@ -28,11 +24,16 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
 import org.lance.WriteParams;
+import org.lance.index.Index;
+import org.lance.index.IndexParams;
+import org.lance.index.IndexType;
+import org.lance.index.scalar.BTreeIndexParams;
 
 /**
  * Merge cost against base size: 50,000 fresh rows (half updates of existing keys spread over the whole base,
  * half new keys) merged into bases of 100,000, 1,000,000 and 3,000,000 {@code rollout} rows (64-dim vectors,
- * ~300-character text). Bases are written with lance-core directly (one append per base, then the key index),
+ * ~300-character text). Bases are written with lance-core directly (one append per base, then the key index
+ * rebuilt over it: the store's BTREE index on {@code id}, pages of 16,384 keys as option {@code index.key} says),
  * not through adds. {@code -Dsizes=100000,1000000} (or that list as the first argument) runs other sizes; the ratio is between the largest and the
  * smallest size run. Peak RSS is the process's high-water mark during the merge (reset before it through
  * {@code /proc/self/clear_refs}).
@@ -45,10 +46,9 @@ public final class MergeScalingBenchmark {
   static final int BATCH = 10_000;
 
   public static void main(String[] args) throws Exception {
-    // the merger's phase timings (look-up, write, delete, commits, key index) go to the console
-    Class.forName("org.apache.logging.log4j.core.config.Configurator").getMethod("setLevel", String.class,
-        org.apache.logging.log4j.Level.class).invoke(null, "io.lancecontext.core.internal.maintenance.Merger",
-        org.apache.logging.log4j.Level.DEBUG);
+    // each merge's phase timings (look-up, write, delete, commits, key index) go to the console: the level of
+    // their logger in log4j2.properties, read when logging starts (after this line)
+    System.setProperty("bench.merge-phases.level", System.getProperty("bench.merge-phases.level", "debug"));
     String sizesText = args.length > 0 ? args[0] : System.getProperty("sizes", "100000,1000000,3000000");
     List<Integer> sizes = new ArrayList<>();
     for (String s : sizesText.split(",")) {
@@ -169,19 +169,24 @@ public final class MergeScalingBenchmark {
     }
   }
 
-  /** Appends {@code rows} rows (keys base-0 ...) to the store's base table with lance-core, then builds the key index. */
+  /**
+   * Appends {@code rows} rows (keys base-0 ...) to the store's base table with lance-core, then rebuilds the key
+   * index the store created (the one BTREE index of the new store) so that it covers them.
+   */
   static void writeBase(String uri, SchemaSpec spec, int rows) throws Exception {
-    RecordCodec codec = new RecordCodec(spec);
     try (BufferAllocator allocator = new RootAllocator()) {
       Schema schema;
       try (Dataset ds = Dataset.open(uri, allocator)) {
         schema = ds.getSchema();
       }
-      try (ArrowReader reader = new GeneratedBase(allocator, schema, codec, rows)) {
+      try (ArrowReader reader = new GeneratedBase(allocator, schema, rows)) {
         Dataset.write().uri(uri).allocator(allocator).reader(reader).mode(WriteParams.WriteMode.APPEND).execute().close();
       }
       try (Dataset ds = Dataset.open(uri, allocator)) {
-        KeyIndex.ensure(LanceDataset.wrap(ds), spec, StoreConfig.of(Map.of("path", uri)), true);
+        String name = ds.getIndexes().stream().filter(i -> i.indexType() == IndexType.BTREE).map(Index::name)
+            .findFirst().orElseThrow(() -> new IllegalStateException("the store at " + uri + " has no key index"));
+        ds.createIndex(List.of(spec.key()), IndexType.BTREE, Optional.of(name), IndexParams.builder()
+            .setScalarIndexParams(new BTreeIndexParams.Builder().zoneSize(16_384).build()).build(), true);
       }
     }
   }
@@ -189,17 +194,15 @@ public final class MergeScalingBenchmark {
   /** Base rows generated batch by batch, in the dataset schema, with write sequence 1. */
   private static final class GeneratedBase extends ArrowReader {
     private final Schema schema;
-    private final RecordCodec codec;
     private final int rows;
     private final BufferAllocator allocator;
     private final Random random = new Random(1);
     private int written;
 
-    GeneratedBase(BufferAllocator allocator, Schema schema, RecordCodec codec, int rows) {
+    GeneratedBase(BufferAllocator allocator, Schema schema, int rows) {
       super(allocator);
       this.allocator = allocator;
       this.schema = schema;
-      this.codec = codec;
       this.rows = rows;
     }
 
@@ -210,15 +213,12 @@ public final class MergeScalingBenchmark {
       }
       List<Map<String, Object>> records = new ArrayList<>();
       for (int i = written; i < Math.min(rows, written + BATCH); i++) {
-        records.add(row(random, "base-" + i, i));
+        Map<String, Object> r = row(random, "base-" + i, i);
+        r.put(SystemColumns.SEQUENCE, 1L);
+        records.add(r);
       }
       written += records.size();
-      try (VectorSchemaRoot batch = codec.encode(records, allocator)) {
-        BigIntVector seq = (BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
-        for (int i = 0; i < batch.getRowCount(); i++) {
-          seq.setSafe(i, 1);
-        }
-        seq.setValueCount(batch.getRowCount());
+      try (VectorSchemaRoot batch = ArrowBatches.encode(schema, records, allocator)) {
         try (ArrowRecordBatch b = new VectorUnloader(batch).getRecordBatch()) {
           loadRecordBatch(b);
         }

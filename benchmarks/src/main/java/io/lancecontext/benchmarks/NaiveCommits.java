@@ -1,8 +1,5 @@
 package io.lancecontext.benchmarks;
 
-import io.lancecontext.core.internal.codec.RecordCodec;
-import io.lancecontext.core.internal.lance.RowCopier;
-import io.lancecontext.core.internal.lance.BatchesReader;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,17 +9,20 @@ import java.util.concurrent.LinkedBlockingQueue;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
 import org.lance.WriteParams;
 
 /**
  * The baseline: one Lance commit per add (an APPEND of a new fragment, visible to every process when it
  * returns), as shared/reference/baselines measured it. With several callers, a committer thread groups
- * whatever adds are waiting into one commit (group commit, the baseline's best case).
+ * whatever adds are waiting into one commit (group commit, the baseline's best case). Written with lance-core
+ * and Arrow directly, as a lance-core user would: a dataset in the store's Arrow schema, records encoded by
+ * {@link ArrowBatches}.
  */
 final class NaiveCommits implements AutoCloseable {
   private final String uri;
-  private final RecordCodec codec;
+  private final Schema schema;
   private final BufferAllocator allocator;
   private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
   private Thread committer;
@@ -32,10 +32,10 @@ final class NaiveCommits implements AutoCloseable {
 
   NaiveCommits(String uri, SchemaSpec spec, BufferAllocator allocator) {
     this.uri = uri;
-    this.codec = new RecordCodec(spec);
+    this.schema = spec.toArrowSchema();
     this.allocator = allocator;
-    try (VectorSchemaRoot empty = VectorSchemaRoot.create(spec.toArrowSchema(), allocator);
-        ArrowReader r = new BatchesReader(empty, allocator);
+    try (VectorSchemaRoot empty = VectorSchemaRoot.create(schema, allocator);
+        ArrowReader r = ArrowBatches.reader(List.of(empty), allocator);
         Dataset ignored = Dataset.write().allocator(allocator).reader(r).uri(uri).mode(WriteParams.WriteMode.CREATE)
             .execute()) {
       // created empty
@@ -46,13 +46,14 @@ final class NaiveCommits implements AutoCloseable {
 
   /** One commit per call. */
   void add(List<Map<String, Object>> records) {
-    try (VectorSchemaRoot batch = codec.encode(records, allocator)) {
-      append(batch);
+    try (VectorSchemaRoot batch = ArrowBatches.encode(schema, records, allocator)) {
+      append(List.of(batch));
     }
   }
 
-  private void append(VectorSchemaRoot batch) {
-    try (ArrowReader r = new BatchesReader(batch, allocator);
+  /** One APPEND commit of {@code batches}. */
+  private void append(List<VectorSchemaRoot> batches) {
+    try (ArrowReader r = ArrowBatches.reader(batches, allocator);
         Dataset ignored = Dataset.write().allocator(allocator).reader(r).uri(uri).mode(WriteParams.WriteMode.APPEND)
             .execute()) {
       // committed
@@ -65,7 +66,7 @@ final class NaiveCommits implements AutoCloseable {
   void addGrouped(List<Map<String, Object>> records) {
     startCommitter();
     CompletableFuture<Void> done = new CompletableFuture<>();
-    queue.add(new Pending(codec.encode(records, allocator), done));
+    queue.add(new Pending(ArrowBatches.encode(schema, records, allocator), done));
     done.join();
   }
 
@@ -85,9 +86,7 @@ final class NaiveCommits implements AutoCloseable {
           queue.drainTo(group);
           List<VectorSchemaRoot> batches = new ArrayList<>();
           group.forEach(p -> batches.add(p.batch()));
-          try (VectorSchemaRoot all = RowCopier.concat(batches, allocator)) {
-            append(all);
-          }
+          append(batches);  // the group's batches in one write: one commit
           group.forEach(p -> p.done().complete(null));
         } catch (InterruptedException e) {
           return;

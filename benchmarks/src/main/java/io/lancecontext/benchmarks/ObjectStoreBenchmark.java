@@ -1,47 +1,66 @@
 package io.lancecontext.benchmarks;
 
-import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.ContextStore;
-import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.StoreReader;
+import io.lancecontext.core.read.ScanSpec;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.gaul.s3proxy.AccessGrant;
 import org.gaul.s3proxy.S3Proxy;
 import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.nio2blob.TransientNio2BlobStore;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
+import software.amazon.awssdk.services.s3.model.S3Exception;
 
 /**
  * Object storage against a local path, in one run (issue 10). Two parts:
  *
  * <ol>
- *   <li>{@code StoreFiles}: the latency of each file operation the store relies on, on a local directory and on
- *       s3proxy 4.1.0 in this JVM (in-memory backend, 127.0.0.1), with the ratio S3 / local;</li>
+ *   <li>the latency of each object operation the store relies on (create-if-absent, overwrite, read, ranged read,
+ *       existence probe, listing), on a local directory with {@code java.nio} (a create is a hard link of a written
+ *       temporary file, an overwrite an atomic move) and on s3proxy 4.1.0 in this JVM (in-memory backend,
+ *       127.0.0.1) with an AWS SDK client set up as lancecontext's own (apache5, path style, checksums only where
+ *       required; one request per operation), with the ratio S3 / local. These are the operations themselves,
+ *       as a user of those APIs sends them, not lancecontext's code around them;</li>
  *   <li>the store: the same {@code adds} 10-row {@code rollout} adds (1 caller), {@code gets} gets of acknowledged
  *       keys and {@code scans} full scans on a store on a local path and on a store on that s3proxy, in a child
  *       JVM (lance-core 7.0.0's MemWAL takes the endpoint and credentials from the process environment, see
  *       {@code docs/object-storage.md}). Requests are counted twice: at the server (every authenticated request
  *       s3proxy serves, lance-core's own included: a counting {@code BlobStoreLocator}, which s3proxy consults
- *       once per request) and in lancecontext's S3 client (an SDK {@code ExecutionInterceptor}); the difference
- *       is lance-core's. Background maintenance of the writing JVM runs meanwhile and is counted too.</li>
+ *       once per request) and in lancecontext's S3 client (the AWS SDK's requests in that JVM, counted by a
+ *       global SDK interceptor, {@link SdkRequests}); the difference is lance-core's. Background maintenance of
+ *       the writing JVM runs meanwhile and is counted too.</li>
  * </ol>
  *
  * <p>Usage: {@code ObjectStoreBenchmark [adds=2000] [gets=100] [scans=10] [shards=4] [fileOps=500]} ({@code fileOps=0}
@@ -86,26 +105,25 @@ public final class ObjectStoreBenchmark {
       Thread.sleep(5);
     }
     String endpoint = "http://127.0.0.1:" + proxy.getPort();
-    try (S3Client admin = S3Client.builder().httpClient(Apache5HttpClient.create())
+    // set up as lancecontext's own client (docs/object-storage.md): checksums only where S3 demands them
+    try (S3Client s3 = S3Client.builder().httpClient(Apache5HttpClient.create())
         .endpointOverride(URI.create(endpoint)).region(Region.US_EAST_1).forcePathStyle(true)
-        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS, secret))).build()) {
-      admin.createBucket(b -> b.bucket(BUCKET));
-    }
-    Map<String, String> storage = Map.of("aws_endpoint", endpoint, "aws_region", "us-east-1",
-        "aws_access_key_id", ACCESS, "aws_secret_access_key", secret, "allow_http", "true");
-    try {
-      StoreFiles probe = StoreFiles.forUri("s3://" + BUCKET + "/calibration", storage);
-      long client0 = total(probe.requestCounts());
+        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS, secret)))
+        .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+        .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED).build()) {
+      s3.createBucket(b -> b.bucket(BUCKET));
+      ObjectOps probe = new S3Ops(s3, "calibration/");
+      long client0 = SdkRequests.total();
       long server0 = served.get();
       for (int i = 0; i < 20; i++) {
-        probe.objectExists("absent-" + i);
+        probe.exists("absent-" + i);
         probe.overwrite("o-" + i, new byte[1]);
         probe.read("o-" + i);
       }
       Bench.log("calibration: 60 client requests, server counted %d, client counted %d", served.get() - server0,
-          total(probe.requestCounts()) - client0);
+          SdkRequests.total() - client0);
       if (fileOps > 0) {
-        storeFiles(fileOps, 100, endpoint, storage);
+        objectOps(fileOps, 100, endpoint, s3);
       }
       storeLevel(adds, gets, scans, shards, endpoint, secret, served, byKind);
     } finally {
@@ -130,10 +148,6 @@ public final class ObjectStoreBenchmark {
     }
     int slash = k.indexOf('/');
     return slash < 0 ? k : k.substring(0, slash);
-  }
-
-  private static long total(Map<String, Long> counts) {
-    return counts.values().stream().mapToLong(Long::longValue).sum();
   }
 
   // ------------------------------------------------------------------ part 2: the store
@@ -205,9 +219,9 @@ public final class ObjectStoreBenchmark {
     StoreRun local;
     StoreRun s3;
     try {
-      local = runStore(dir.toString(), Map.of(), adds, gets, scans, shards, null, parent);
+      local = runStore(dir.toString(), Map.of(), adds, gets, scans, shards, false, parent);
       String uri = "s3://" + BUCKET + "/store-" + UUID.randomUUID();
-      s3 = runStore(uri, storage, adds, gets, scans, shards, StoreFiles.forUri(uri, storage), parent);
+      s3 = runStore(uri, storage, adds, gets, scans, shards, true, parent);
     } finally {
       ContextStore.closeAllResident();
       Bench.delete(dir);
@@ -242,8 +256,8 @@ public final class ObjectStoreBenchmark {
   }
 
   /** {all requests the server served, lancecontext's own} so far; zeros for a local store. */
-  private static long[] requests(StoreFiles s3, BufferedReader parent) throws Exception {
-    if (s3 == null) {
+  private static long[] requests(boolean s3, BufferedReader parent) throws Exception {
+    if (!s3) {
       return new long[2];
     }
     System.out.println(ASK);
@@ -251,8 +265,8 @@ public final class ObjectStoreBenchmark {
     String answer = parent.readLine().trim();
     int sp = answer.indexOf(' ');
     Bench.log("    server requests by key so far: %s; lancecontext's by operation: %s", answer.substring(sp + 1),
-        s3.requestCounts());
-    return new long[] {Long.parseLong(answer.substring(0, sp)), total(s3.requestCounts())};
+        SdkRequests.counts());
+    return new long[] {Long.parseLong(answer.substring(0, sp)), SdkRequests.total()};
   }
 
   private static long[] since(long[] before, long[] after) {
@@ -260,8 +274,8 @@ public final class ObjectStoreBenchmark {
   }
 
   private static StoreRun runStore(String uri, Map<String, String> storage, int adds, int gets, int scans, int shards,
-      StoreFiles s3, BufferedReader parent) throws Exception {
-    String where = s3 == null ? "local" : "s3";
+      boolean s3, BufferedReader parent) throws Exception {
+    String where = s3 ? "s3" : "local";
     Map<String, String> options = new LinkedHashMap<>();
     options.put("path", uri);
     options.put("schema", "rollout");
@@ -327,8 +341,8 @@ public final class ObjectStoreBenchmark {
       long idleMillis = (System.nanoTime() - idleStart) / 1_000_000;
       Bench.log("  %s: adds %s; gets %s; scans %s", where, addLatency.summary(), getLatency.summary(),
           scanLatency.summary());
-      if (s3 != null) {
-        Bench.log("  s3 client requests by operation: %s; store at the end: %s", s3.requestCounts(),
+      if (s3) {
+        Bench.log("  s3 client requests by operation: %s; store at the end: %s", SdkRequests.counts(),
             store.stats().summary());
       }
       return new StoreRun(addLatency, getLatency, scanLatency, since(r0, r1), since(r1, r2), since(r2, r3),
@@ -336,39 +350,39 @@ public final class ObjectStoreBenchmark {
     }
   }
 
-  // ------------------------------------------------------------------ part 1: StoreFiles
+  // ------------------------------------------------------------------ part 1: the object operations
 
-  private static void storeFiles(int ops, int entries, String endpoint, Map<String, String> storage) throws Exception {
+  private static void objectOps(int ops, int entries, String endpoint, S3Client client) throws Exception {
     Path dir = Bench.scratch("objectstore");
-    Bench.log("ObjectStoreBenchmark (StoreFiles): %d operations each, listings of %d objects; s3proxy at %s",
+    Bench.log("ObjectStoreBenchmark (object operations): %d operations each, listings of %d objects; s3proxy at %s",
         ops, entries, endpoint);
     try {
-      StoreFiles local = StoreFiles.forUri(dir.toString());
-      StoreFiles s3 = StoreFiles.forUri("s3://" + BUCKET + "/store", storage);
+      ObjectOps local = new LocalOps(dir);
+      ObjectOps s3 = new S3Ops(client, "store/");
       Map<String, double[]> p50 = new LinkedHashMap<>();
       for (int round = 0; round < 2; round++) {  // the first round warms up both (JIT, connections)
         boolean report = round == 1;
         String r = "r" + round + "/";
         Map<String, Bench.Latencies[]> results = new LinkedHashMap<>();
-        StoreFiles[] both = {local, s3};
+        ObjectOps[] both = {local, s3};
         byte[] lease = new byte[120];
         byte[] walEntry = new byte[16 * 1024];
         new Random(1).nextBytes(walEntry);
         for (int f = 0; f < 2; f++) {
-          StoreFiles files = both[f];
-          Map<String, Long> before = files.requestCounts();
+          ObjectOps files = both[f];
+          Map<String, Long> before = SdkRequests.counts();
           measure(results, "createIfAbsent", f, ops, i -> files.createIfAbsent(r + "_lc/lease/" + i, lease));
           measure(results, "overwrite 16 KiB", f, ops, i -> files.overwrite(r + "_mem_wal/s/wal/" + i + ".arrow", walEntry));
           measure(results, "read 16 KiB", f, ops, i -> files.read(r + "_mem_wal/s/wal/" + i + ".arrow"));
           measure(results, "readRange 1 KiB", f, ops, i -> files.readRange(r + "_mem_wal/s/wal/" + i + ".arrow", 4096, 1024));
-          measure(results, "objectExists (absent)", f, ops, i -> files.objectExists(r + "_mem_wal/s/wal/x" + i + ".arrow"));
+          measure(results, "objectExists (absent)", f, ops, i -> files.exists(r + "_mem_wal/s/wal/x" + i + ".arrow"));
           for (int i = 0; i < entries; i++) {
             files.createIfAbsent(r + "_mem_wal/t/wal/" + i + ".arrow", lease);
           }
           int lists = Math.max(10, ops / 10);
-          measure(results, "list " + entries, f, lists, i -> files.listPrefix(r + "_mem_wal/t/wal/"));
+          measure(results, "list " + entries, f, lists, i -> files.list(r + "_mem_wal/t/wal/"));
           if (report && f == 1) {
-            Map<String, Long> after = files.requestCounts();
+            Map<String, Long> after = SdkRequests.counts();
             Map<String, Long> delta = new LinkedHashMap<>();
             after.forEach((k, v) -> delta.put(k, v - before.getOrDefault(k, 0L)));
             Bench.log("S3 requests for this round: %s (%d operations of each kind, %d listings)", delta, ops, lists);
@@ -383,11 +397,146 @@ public final class ObjectStoreBenchmark {
           });
         }
       }
-      Bench.log("storefiles create_p50_ratio=%.1f read_p50_ratio=%.1f probe_p50_ratio=%.1f list_p50_ratio=%.1f",
+      Bench.log("objectops create_p50_ratio=%.1f read_p50_ratio=%.1f probe_p50_ratio=%.1f list_p50_ratio=%.1f",
           p50.get("createIfAbsent")[2], p50.get("read 16 KiB")[2], p50.get("objectExists (absent)")[2],
           p50.get("list " + entries)[2]);
     } finally {
       Bench.delete(dir);
+    }
+  }
+
+  /** The object operations part 1 times, on one kind of storage; paths are relative to a root. */
+  private interface ObjectOps {
+    /** Creates the object unless it exists (then leaves it as it is). */
+    void createIfAbsent(String path, byte[] content) throws IOException;
+
+    void overwrite(String path, byte[] content) throws IOException;
+
+    byte[] read(String path) throws IOException;
+
+    byte[] readRange(String path, long offset, int length) throws IOException;
+
+    boolean exists(String path) throws IOException;
+
+    /** The objects whose path starts with {@code prefix} (ending in '/'), at any depth. */
+    List<String> list(String prefix) throws IOException;
+  }
+
+  /** A local directory, through {@code java.nio}. */
+  private record LocalOps(Path root) implements ObjectOps {
+    private Path temporary(Path target, byte[] content) throws IOException {
+      Files.createDirectories(target.getParent());
+      Path tmp = target.resolveSibling("." + target.getFileName() + "." + UUID.randomUUID() + ".tmp");
+      Files.write(tmp, content, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+      return tmp;
+    }
+
+    @Override
+    public void createIfAbsent(String path, byte[] content) throws IOException {
+      Path target = root.resolve(path);
+      Path tmp = temporary(target, content);
+      try {
+        Files.createLink(target, tmp);  // fails if the target exists
+      } catch (FileAlreadyExistsException e) {
+        // exists: left as it is
+      } finally {
+        Files.deleteIfExists(tmp);
+      }
+    }
+
+    @Override
+    public void overwrite(String path, byte[] content) throws IOException {
+      Path target = root.resolve(path);
+      Files.move(temporary(target, content), target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    @Override
+    public byte[] read(String path) throws IOException {
+      return Files.readAllBytes(root.resolve(path));
+    }
+
+    @Override
+    public byte[] readRange(String path, long offset, int length) throws IOException {
+      try (SeekableByteChannel ch = Files.newByteChannel(root.resolve(path), StandardOpenOption.READ)) {
+        ch.position(offset);
+        ByteBuffer b = ByteBuffer.allocate(length);
+        while (b.hasRemaining() && ch.read(b) >= 0) {
+          // until full or at the end
+        }
+        return Arrays.copyOf(b.array(), b.position());
+      }
+    }
+
+    @Override
+    public boolean exists(String path) {
+      return Files.isRegularFile(root.resolve(path));
+    }
+
+    @Override
+    public List<String> list(String prefix) throws IOException {
+      List<String> out = new ArrayList<>();
+      try (Stream<Path> files = Files.walk(root.resolve(prefix))) {
+        for (Path p : (Iterable<Path>) files::iterator) {
+          BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);  // size and time, as S3 lists
+          if (a.isRegularFile() && !p.getFileName().toString().startsWith(".")) {
+            out.add(root.relativize(p).toString());
+          }
+        }
+      }
+      out.sort(null);
+      return out;
+    }
+  }
+
+  /** The benchmark's bucket on s3proxy, one SDK request per operation. */
+  private record S3Ops(S3Client s3, String root) implements ObjectOps {
+    @Override
+    public void createIfAbsent(String path, byte[] content) {
+      try {
+        s3.putObject(r -> r.bucket(BUCKET).key(root + path).ifNoneMatch("*"), RequestBody.fromBytes(content));
+      } catch (S3Exception e) {
+        if (e.statusCode() != 412) {  // 412: it exists
+          throw e;
+        }
+      }
+    }
+
+    @Override
+    public void overwrite(String path, byte[] content) {
+      s3.putObject(r -> r.bucket(BUCKET).key(root + path), RequestBody.fromBytes(content));
+    }
+
+    @Override
+    public byte[] read(String path) {
+      return s3.getObjectAsBytes(r -> r.bucket(BUCKET).key(root + path)).asByteArray();
+    }
+
+    @Override
+    public byte[] readRange(String path, long offset, int length) {
+      return s3.getObjectAsBytes(r -> r.bucket(BUCKET).key(root + path)
+          .range("bytes=" + offset + "-" + (offset + length - 1))).asByteArray();
+    }
+
+    @Override
+    public boolean exists(String path) {
+      try {
+        s3.headObject(r -> r.bucket(BUCKET).key(root + path));
+        return true;
+      } catch (S3Exception e) {
+        if (e.statusCode() == 404) {
+          return false;
+        }
+        throw e;
+      }
+    }
+
+    @Override
+    public List<String> list(String prefix) {
+      List<String> out = new ArrayList<>();
+      for (ListObjectsV2Response page : s3.listObjectsV2Paginator(r -> r.bucket(BUCKET).prefix(root + prefix).maxKeys(1000))) {
+        page.contents().forEach(o -> out.add(o.key().substring(root.length())));
+      }
+      return out;
     }
   }
 
