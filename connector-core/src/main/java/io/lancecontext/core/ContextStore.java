@@ -1,23 +1,15 @@
 package io.lancecontext.core;
 
 import io.lancecontext.core.error.StoreClosedException;
-import io.lancecontext.core.internal.io.ReadLeases;
-import io.lancecontext.core.internal.read.LsmSnapshot;
-import io.lancecontext.core.internal.read.ReadPlanner;
-import io.lancecontext.core.internal.read.StoreScan;
-import io.lancecontext.core.internal.read.VectorSearch;
+import io.lancecontext.core.internal.store.HandleReads;
 import io.lancecontext.core.internal.store.HandleWrites;
-import io.lancecontext.core.internal.store.IncrementalReads;
 import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.store.SplitOptions;
 import io.lancecontext.core.internal.store.StoreDrop;
 import io.lancecontext.core.internal.txn.ReplacePublish;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.store.StoreRegistry;
-import io.lancecontext.core.internal.store.StoreSnapshots;
 import io.lancecontext.core.internal.write.Buckets;
-import io.lancecontext.core.internal.write.StagingBuffer;
-import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ReadLease;
@@ -69,6 +61,7 @@ public final class ContextStore implements AutoCloseable {
   private final ResidentStore store;
   private final StoreConfig config;
   private final HandleWrites writes;
+  private final HandleReads reads;
   private volatile boolean closed;
 
   ContextStore(StoreRegistry registry, ResidentStore store, StoreConfig config) {
@@ -76,6 +69,7 @@ public final class ContextStore implements AutoCloseable {
     this.store = store;
     this.config = config;
     this.writes = new HandleWrites(store, config);
+    this.reads = new HandleReads(store, config);
   }
 
   /** Opens the store at option {@code path}, creating it when option {@code schema} is given and none exists. */
@@ -88,10 +82,9 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * Deletes the store at option {@code path}: closed in this JVM first (its writers sealed; handles to it then
-   * fail with a retryable {@link StoreClosedException}, other stores stay open), then every object of it
-   * deleted. Processes that still write it are not stopped. Returns false, deleting nothing, when no store is
-   * there (a location without a Lance table is never deleted).
+   * Deletes the store at option {@code path}: closed in this JVM first (handles to it then fail with a retryable
+   * {@link StoreClosedException}), then every object of it deleted. Processes that still write it are not
+   * stopped. Returns false, deleting nothing, when no store is there.
    */
   public static boolean drop(Map<String, String> options) {
     return StoreDrop.drop(StoreConfig.of(options));
@@ -125,9 +118,8 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * The bucket of {@code key} in a store of {@code shards} buckets, without opening it: what
-   * {@link #bucketOf(String)} returns ({@code (murmur3_x86_32(utf8(key)) & Integer.MAX_VALUE) % shards},
-   * Iceberg's bucket transform). Engines key rows by it before writing so one task writes one bucket.
+   * The bucket of {@code key} in a store of {@code shards} buckets, without opening it (Iceberg's bucket
+   * transform: {@code (murmur3_x86_32(utf8(key)) & Integer.MAX_VALUE) % shards}).
    */
   public static int bucketOf(String key, int shards) {
     return Buckets.of(key, shards);
@@ -137,27 +129,22 @@ public final class ContextStore implements AutoCloseable {
 
   /** Adds (upserts) records; see the class contract. Returns the rows written (after dedupe by key). */
   public int add(List<? extends Map<String, ?>> records) {
-    check();
-    return writes.add(records);
+    return writes().add(records);
   }
 
   /**
-   * Adds (upserts) an Arrow batch: either in the store's dataset schema ({@link SchemaSpec#toArrowSchema()},
-   * system columns included; their values are stamped by the store, except {@code _lc_tombstone}, which
-   * deletes its key), validated by the same rules as records, or in the user schema
-   * ({@link SchemaSpec#toUserArrowSchema()}, no system column), conformed by column name as a write
-   * handle does ({@link StoreWriter#write(VectorSchemaRoot)}; keyless rows get random UUIDv7 keys). The
-   * batch is not closed. Returns the rows written (after dedupe by key).
+   * Adds (upserts) an Arrow batch, in the store's dataset schema ({@link SchemaSpec#toArrowSchema()}; system
+   * column values are stamped, but {@code _lc_tombstone} deletes its key) or in the user schema
+   * ({@link SchemaSpec#toUserArrowSchema()}, conformed by column name as {@link StoreWriter#write(VectorSchemaRoot)}
+   * does). The batch is not closed. Returns the rows written (after dedupe by key).
    */
   public int add(VectorSchemaRoot batch) {
-    check();
-    return writes.add(batch);
+    return writes().add(batch);
   }
 
   /** Deletes keys (writes tombstones); needs capability {@code tombstones}. Durable and visible on return. */
   public int delete(Collection<String> keys) {
-    check();
-    return writes.delete(keys);
+    return writes().delete(keys);
   }
 
   /** A write handle for one task, keyless rows getting random UUIDv7 keys (see {@link StoreWriter}). */
@@ -171,62 +158,48 @@ public final class ContextStore implements AutoCloseable {
     return new StoreWriter(this, options);
   }
 
-  /** The attempt of transaction {@code txid} an atomic handle opened now stages under (see TxnIds.attempt). */
-  String currentAttempt(String txid) {
+  /** The handle's writes (for its write handles too), once the handle is checked open. */
+  HandleWrites writes() {
     check();
-    return writes.currentAttempt(txid);
+    return writes;
   }
 
-  /** The staging buffer of an atomic write handle (see {@link HandleWrites#stagingBuffer}). */
-  StagingBuffer stagingBuffer(String txid, String partId) {
+  private HandleReads reads() {
     check();
-    return writes.stagingBuffer(txid, partId);
+    return reads;
   }
 
-  /** Stages a batch in the dataset schema through an atomic handle's buffer (null batch: flush it). */
-  StoreWrites.Staged stage(StagingBuffer buffer, VectorSchemaRoot batch, boolean owned) {
+  /** The resident store, once the handle is checked open. */
+  private ResidentStore live() {
     check();
-    return writes.stage(buffer, batch, owned);
+    return store;
   }
 
   // ---------------------------------------------------------------- transactions
 
   /**
-   * Publishes transaction {@code transactionId} (a Spark driver's job commit, a Flink committer): exactly
-   * the parts the atomic handles' summaries name become visible together, to every reader in every
-   * process; parts staged under the transaction but not named (failed attempts, speculative losers) never
-   * do. The transaction is ordered after every write acknowledged before this call began and before every
-   * write acknowledged after it returned; within it the last row of a key wins (see
-   * {@link WriterOptions.Builder#transaction}). Publishing a transaction published before changes nothing
-   * and says so ({@link PublishResult#alreadyPublished()}), whatever summaries are passed: a replay after
-   * failover is safe. A publish that fails (or a process killed during it) published nothing or
-   * everything: call it again to know which.
-   *
-   * <p>Cost: each bucket the transaction touches is claimed by this JVM (fencing the writers of other
-   * processes there, which claim it back after {@code write.fence-backoff}), then one small record is
-   * written.
+   * Publishes transaction {@code transactionId} (a Spark driver's job commit, a Flink committer): exactly the
+   * parts the summaries name become visible together, to every reader in every process. A replay is safe
+   * ({@link PublishResult#alreadyPublished()}); a failed publish published nothing or everything. See
+   * docs/architecture.md, "Transactions", for ordering and cost.
    *
    * @throws io.lancecontext.core.error.TransactionAbortedException if the transaction was aborted
    * @throws IllegalArgumentException if a summary is not of this transaction
    */
   public PublishResult publish(String transactionId, Collection<WriteSummary> summaries) {
-    check();
-    return store.operation("publish a transaction", () -> store.publisher().publish(transactionId, summaries));
+    return live().operation("publish a transaction", () -> store.publisher().publish(transactionId, summaries));
   }
 
   /** As {@link #publish}, running {@code whileHeld} once every touched bucket is held (it may refuse by throwing). */
   PublishResult publish(String transactionId, Collection<WriteSummary> summaries, Runnable whileHeld) {
-    check();
-    return store.operation("publish a transaction",
+    return live().operation("publish a transaction",
         () -> store.publisher().publish(transactionId, summaries, whileHeld));
   }
 
   /**
-   * Deletes every key whose newest row matches {@code filter}, in one transaction: all of them disappear together
-   * for every reader, and a failure leaves the store unchanged. The keys are read from one snapshot; if another
-   * writer changes one of them before the delete is published so that it no longer matches, nothing is deleted
-   * and a {@link io.lancecontext.core.error.CommitConflictException} (retryable) names the key. Keys that start
-   * to match after the read (written by others meanwhile) are not deleted. Needs capability {@code tombstones}.
+   * Deletes every key whose newest row matches {@code filter}, in one transaction; if another writer changes one
+   * of them before the publish so that it no longer matches, nothing is deleted and a retryable
+   * {@link io.lancecontext.core.error.CommitConflictException} names the key. Needs capability {@code tombstones}.
    *
    * @return the publish, whose {@code keysDeleted} counts the keys deleted
    */
@@ -242,33 +215,20 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * Publishes a transaction of deletions whose keys a read taken at {@code readAt} chose (a Spark {@code DELETE}
-   * whose condition Spark evaluates itself, {@link ReadPlan#plannedAt()} of its scan), only if none of those keys
-   * changed since: while the publish holds every bucket it touches, a key whose newest row was written (or
-   * deleted) by another writer after {@code readAt} fails it with a retryable
-   * {@link io.lancecontext.core.error.CommitConflictException} naming the key, and nothing is deleted. Replays
-   * are safe as for {@link #publish}.
+   * Publishes a transaction of deletions whose keys a read taken at {@code readAt} chose, only if none of those
+   * keys changed since (else a retryable {@link io.lancecontext.core.error.CommitConflictException} naming the
+   * key, and nothing deleted). Replays are safe as for {@link #publish}.
    */
   public PublishResult publishDeletes(String transactionId, Collection<WriteSummary> summaries, Instant readAt) {
-    check();
-    return store.operation("publish a delete",
+    return live().operation("publish a delete",
         () -> DeleteConflicts.publish(this, store, transactionId, summaries, java.util.Objects.requireNonNull(readAt)));
   }
 
   /**
-   * Publishes transaction {@code transactionId} as {@link #publish} does, and in the same publish deletes
-   * every key it does not write (superseded, retired and expired ones included, so none reappears):
-   * afterwards the store holds exactly the transaction's rows. Works on every store: on one without capability
-   * {@code tombstones} the deletions live in the transaction's parts until a merge deletes the base rows they
-   * hide. Readers in every process see the contents before or after, never a mix and never an empty store; a
-   * failed call changed nothing or everything, as {@link #publish}. Replays are safe: a transaction published
-   * before changes nothing. It costs a read of the view's keys and one staged tombstone per key, before the one
-   * record is written.
-   *
-   * <p>Rows other writers add while the call runs: the keys deleted are those visible when the call reads
-   * them, at its start. A key among them is deleted even if another writer rewrote it since (the publish is
-   * ordered after every row acknowledged before it); a key first written after that read keeps its row; rows
-   * acknowledged after the call returns are ordinary writes after the replace.
+   * Publishes transaction {@code transactionId} as {@link #publish} does and in the same publish deletes every
+   * key it does not write: afterwards the store holds exactly the transaction's rows (an overwrite, on every
+   * store). Readers see the contents before or after, never a mix; keys first written by others after the call
+   * read the view keep their rows. See docs/architecture.md, "Transactions".
    *
    * @throws io.lancecontext.core.error.TransactionAbortedException if the transaction was aborted
    */
@@ -278,21 +238,18 @@ public final class ContextStore implements AutoCloseable {
 
   /** {@link #publishReplacing(String, Collection)} running {@code afterRead} between its key read and its publish (tests). */
   PublishResult publishReplacing(String transactionId, Collection<WriteSummary> summaries, Runnable afterRead) {
-    check();
-    return store.operation("publish a replacing transaction",
+    return live().operation("publish a replacing transaction",
         () -> ReplacePublish.publish(new ReplacingStore(this, store, afterRead), transactionId, summaries));
   }
 
   /**
-   * Keeps transaction {@code transactionId} alive until the lease is closed (see {@link TransactionLease}): for
-   * a job's coordinator (a Spark driver from the start of a write to its commit), so that garbage collection
-   * never aborts a transaction whose job still runs, however long its tasks take between two staged parts.
-   * Atomic write handles hold their transaction so while they are open. Costs one small object write per
-   * quarter of {@code txn.timeout}.
+   * Keeps transaction {@code transactionId} alive until the lease is closed, so that garbage collection never
+   * aborts a transaction whose job still runs (a Spark driver holds it from the start of a write to its commit;
+   * atomic write handles hold theirs while open).
    */
   public TransactionLease holdTransaction(String transactionId) {
     TxnIds.requireValid(transactionId);
-    return holdAttempt(currentAttempt(transactionId));
+    return holdAttempt(writes().currentAttempt(transactionId));
   }
 
   /** Holds one attempt of a transaction alive (an atomic handle's, see TxnIds.attempt). */
@@ -309,23 +266,13 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * Aborts transaction {@code transactionId}: nothing it staged will be visible, and garbage collection
-   * deletes its parts after {@code gc.grace}. Never publishing has the same effect once {@code txn.timeout}
-   * has passed since its owner last renewed it (see {@link #holdTransaction}); aborting decides it now, so that
-   * a late publish fails.
+   * Aborts transaction {@code transactionId}: nothing it staged will be visible, and a late publish fails.
    *
    * @return false if it was aborted before
    * @throws io.lancecontext.core.error.TransactionAbortedException if it was published
    */
   public boolean abort(String transactionId) {
-    check();
-    return store.operation("abort a transaction", () -> store.publisher().abort(transactionId));
-  }
-
-  /** Puts a batch in the dataset schema for a write handle (see {@link StoreWrites#write}). */
-  StoreWrites.Outcome put(VectorSchemaRoot batch, boolean owned) {
-    check();
-    return writes.put(batch, owned);
+    return live().operation("abort a transaction", () -> store.publisher().abort(transactionId));
   }
 
   // ---------------------------------------------------------------- reads
@@ -343,207 +290,21 @@ public final class ContextStore implements AutoCloseable {
 
   /** Looks keys up, returning {@code columns}; {@code includeExpired} also returns retired/expired records. */
   public List<Map<String, Object>> lookup(Collection<String> keys, List<String> columns, boolean includeExpired) {
-    check();
-    return store.lookup(new ArrayList<>(keys), columns, includeExpired, Instant.now());
+    return live().lookup(new ArrayList<>(keys), columns, includeExpired, Instant.now());
   }
 
   /**
-   * Reads the LSM view as Arrow batches: as it is now, or at the snapshot {@code spec} names
-   * ({@link ScanSpec#atSnapshot}). Close the reader.
+   * Reads the LSM view as Arrow batches: as it is now, at the snapshot {@code spec} names
+   * ({@link ScanSpec#atSnapshot}), or what changed between two ({@link ScanSpec#between}). Close the reader.
    *
    * @throws io.lancecontext.core.error.SnapshotNotFoundException if the snapshot is not kept (any more)
    */
   public StoreReader scan(ScanSpec spec) {
-    check();
-    ReadSplit.Snapshot at = spec.snapshot() == null ? null : snapshots().resolve(spec.snapshot());
-    if (spec.incremental()) {
-      IncrementalReads.Opened read = IncrementalReads.open(store, snapshots(), spec, at);
-      return StoreReader.over(read.to(), read::scan, store.codec());
-    }
-    LsmSnapshot snapshot = openSnapshot(at);
-    ScanSpec read = at != null && spec.now() == null ? spec.withNow(at.plannedAt()) : spec;
-    return StoreReader.over(snapshot,
-        () -> new StoreScan(store.spec(), snapshot, read, store.allocator(), ReadSplit.Part.ALL, null), store.codec());
+    return reader(reads().scan(spec));
   }
 
-  /** The LSM view as it is now ({@code at} null) or at the snapshot {@code at}; the caller closes it. */
-  private LsmSnapshot openSnapshot(ReadSplit.Snapshot at) {
-    return at == null ? store.snapshot(null)
-        : store.pinnedSnapshot(new ReadSplit(config, at, ScanSpec.all(), ReadSplit.Part.ALL, null));
-  }
-
-  /**
-   * The {@code k} rows of the LSM view nearest to the query vector, nearest first, each with its
-   * {@code _distance}: every acknowledged add is searchable as soon as it returns, a key's newest row is the only
-   * one that can match, deleted rows never do. The base table is searched through the column's vector index
-   * (see option {@code search.index.min-rows}), the fresh tier exactly. See docs/search.md.
-   *
-   * @throws io.lancecontext.core.error.SchemaException if the column is not a vector column or the query vector
-   *     has another dimension
-   * @throws io.lancecontext.core.error.SnapshotNotFoundException if the query names a snapshot no longer kept
-   */
-  public SearchResult search(VectorQuery query) {
-    check();
-    ReadSplit.Snapshot at = query.snapshot() == null ? null : snapshots().resolve(query.snapshot());
-    try (LsmSnapshot snapshot = openSnapshot(at)) {
-      return new SearchResult(VectorSearch.run(store.spec(), snapshot, query, at == null ? Instant.now() : at.plannedAt(),
-          new VectorSearch.Tuning(config.get(StoreOptions.SEARCH_NPROBES), config.get(StoreOptions.SEARCH_REFINE_FACTOR)),
-          store.allocator()), store.codec());
-    }
-  }
-
-  /**
-   * Builds (or rebuilds, when stale) the vector index of each vector column now, whatever
-   * {@code search.index.min-rows} says, where the base table holds rows; maintenance otherwise does so in the
-   * background. Returns the columns whose index was built.
-   */
-  public List<String> buildSearchIndexes() {
-    check();
-    return store.maintenance().buildSearchIndexes();
-  }
-
-  /**
-   * The keys a read of a {@code spec} store with {@code scan}'s filter is confined to and reads by key
-   * (point lookups in both tiers instead of a scan: {@code key = 'a'}, {@code key IN (...)}, conjunctions
-   * and disjunctions of them, at most 10,000 keys); empty when it scans. Engines show it in their plans.
-   */
-  public static Optional<java.util.Set<String>> keysReadByKey(SchemaSpec spec, ScanSpec scan) {
-    return Optional.ofNullable(io.lancecontext.core.internal.read.Predicates.keysReadByKey(spec, scan.filter()));
-  }
-
-  /**
-   * Splits a read into independent parts that return, together, exactly the LSM view of one snapshot:
-   * groups of base-table fragments, and groups of whole buckets of the fresh tier, with a row and byte
-   * estimate for each (see {@link ReadPlan}). About {@code maxSplits} parts, shared between the tiers in
-   * proportion to their estimated rows; a tier that holds anything gets at least one. Engines read the
-   * parts in parallel, in any process ({@link #read(ReadSplit)}, {@link #openForSplit}). The scan may not
-   * have an offset; a limit applies to each part. Expiry is judged at planning time.
-   */
-  public ReadPlan planRead(ScanSpec scan, int maxSplits) {
-    check();
-    ReadSplit.Snapshot at = scan.snapshot() == null ? null : snapshots().resolve(scan.snapshot());
-    if (scan.incremental()) {
-      return IncrementalReads.plan(store, snapshots(), scan, at);
-    }
-    return store.planRead(ReadPlanner.scanToPlan(store.spec(), scan, at == null ? null : at.plannedAt()), maxSplits,
-        at);
-  }
-
-  // ---------------------------------------------------------------- snapshots
-
-  /**
-   * Takes a snapshot of the LSM view as it is now, readable by its token
-   * ({@code ScanSpec.all().atSnapshot(token)}, in any process) for {@code snapshot.retention}: such a read
-   * returns exactly the rows a read now would, whatever merges, compactions and garbage collections run
-   * meanwhile. Costs one small object write.
-   */
-  public StoreSnapshot snapshot() {
-    check();
-    try (LsmSnapshot now = store.snapshot(null)) {
-      return snapshots().retain(now.pin(), config.get(StoreOptions.SNAPSHOT_RETENTION));
-    }
-  }
-
-  /**
-   * Takes a snapshot as {@link #snapshot()} does if the view changed since the snapshot {@code tokenOrTag} names
-   * (another base version or other fresh-tier positions: a merge or a compaction counts, though it changes no row);
-   * empty, writing nothing, if it did not. For readers polling for what arrived since their last snapshot.
-   *
-   * @throws io.lancecontext.core.error.SnapshotNotFoundException if that snapshot is not kept (any more)
-   */
-  public Optional<StoreSnapshot> snapshotIfChanged(String tokenOrTag) {
-    check();
-    ReadSplit.Snapshot then = snapshots().resolve(tokenOrTag);
-    try (LsmSnapshot now = store.snapshot(null)) {
-      return snapshots().retainIfChanged(then, now.pin(), config.get(StoreOptions.SNAPSHOT_RETENTION));
-    }
-  }
-
-  /**
-   * Takes a snapshot of the LSM view as it is now and tags it {@code name}: readable by the tag or its token
-   * until {@link #dropTag} (garbage collection keeps what it reads, and so everything written after it).
-   *
-   * @throws IllegalArgumentException if {@code name} is not a tag name or the tag exists
-   */
-  public StoreSnapshot tag(String name) {
-    check();
-    try (LsmSnapshot now = store.snapshot(null)) {
-      return snapshots().tag(name, now.pin());
-    }
-  }
-
-  /**
-   * Tags the snapshot {@code snapshot} names (a token, or another tag) as {@code name}, if it is still kept.
-   *
-   * @throws io.lancecontext.core.error.SnapshotNotFoundException if it is not kept any more
-   * @throws IllegalArgumentException if {@code name} is not a tag name or the tag exists
-   */
-  public StoreSnapshot tag(String name, String snapshot) {
-    check();
-    return snapshots().tag(name, snapshots().resolve(snapshot));
-  }
-
-  /** Drops the tag {@code name}; false if there is none. What only it kept is collected by a later {@link #gc()}. */
-  public boolean dropTag(String name) {
-    check();
-    return snapshots().dropTag(name);
-  }
-
-  /** The store's tags. */
-  public List<StoreSnapshot> tags() {
-    check();
-    return snapshots().tags();
-  }
-
-  private StoreSnapshots snapshots() {
-    return new StoreSnapshots(store.files(), uri(), shards(), store.config().get(StoreOptions.GC_GRACE));
-  }
-
-  /**
-   * Keeps {@code plan} readable until the lease is closed, and {@code read.lease-timeout} after that: garbage
-   * collection, in any process, deletes nothing its splits read. For a plan used longer than {@code gc.grace}
-   * (a cached DataFrame's second action, a long scan, a stage retry, a Flink job restoring its splits). Costs
-   * one small object write now and per quarter of {@code read.lease-timeout}.
-   */
-  public ReadLease holdRead(ReadPlan plan) {
-    return holdRead(plan.plannedAt());
-  }
-
-  /**
-   * As {@link #holdRead(ReadPlan)}, for every split planned at {@code plannedAt} or later (what a Flink
-   * enumerator restored from a checkpoint holds: the planning time of splits its readers may still read).
-   */
-  public ReadLease holdRead(Instant plannedAt) {
-    check();
-    return ReadLeases.holdForHandle(store.files(), plannedAt.toEpochMilli(), config().get(StoreOptions.READ_LEASE_TIMEOUT));
-  }
-
-  /**
-   * Reads one part of a planned read (in this or any other process) with this handle's storage options.
-   * The cost is proportional to the part: a base part needs only the set of keys the fresh tier holds
-   * (computed once per plan and JVM), a fresh part only its buckets. Close the reader.
-   */
-  public StoreReader read(ReadSplit split) {
-    check();
-    if (split.scan().incremental()) {
-      IncrementalReads.Opened read = IncrementalReads.open(store, snapshots(), split.scan(), split.snapshot());
-      return StoreReader.over(read.to(), read::scan, store.codec());
-    }
-    LsmSnapshot snapshot = store.pinnedSnapshot(split);
-    return StoreReader.over(snapshot, () -> new StoreScan(store.spec(), snapshot, split.scan(), store.allocator(),
-        split.part(), split.fragments()), store.codec());
-  }
-
-  /**
-   * Opens the store a split names, for reading it in a process that did not plan it (a Spark executor, a
-   * Flink task manager), with the reading side's own credentials: the {@code storage.*} entries of
-   * {@code options} (a Spark data source option map or Flink table options may be passed whole; other keys
-   * are ignored). Every other option takes the value of the store already resident in this JVM, or its
-   * default, so the handle never conflicts with one this process opened to write. Close the handle; read
-   * with {@link #read(ReadSplit)}.
-   */
-  public static ContextStore openForSplit(ReadSplit split, Map<String, String> options) {
-    return open(SplitOptions.of(split, options));
+  private StoreReader reader(HandleReads.Read read) {
+    return StoreReader.over(read.snapshot(), read.scan(), store.codec());
   }
 
   /** Reads the LSM view as records. */
@@ -558,10 +319,7 @@ public final class ContextStore implements AutoCloseable {
     return count(Predicate.alwaysTrue());
   }
 
-  /**
-   * Visible records matching {@code filter}. Without a filter (and lifecycle rule or supersession), base fragments
-   * whose key hashes this JVM holds and the fresh tier are counted without reading their rows.
-   */
+  /** Visible records matching {@code filter} (without a filter, counted without reading rows where it can). */
   public long count(Predicate filter) {
     try (StoreReader reader = scan(ScanSpec.all().withColumns(List.of()).withFilter(filter))) {
       long n = 0;
@@ -572,23 +330,140 @@ public final class ContextStore implements AutoCloseable {
     }
   }
 
-  public StoreStats stats() {
+  /**
+   * The {@code k} rows of the LSM view nearest to the query vector, nearest first, each with its
+   * {@code _distance}: every acknowledged add is searchable as soon as it returns, only a key's newest row can
+   * match, deleted rows never do. See docs/search.md.
+   *
+   * @throws io.lancecontext.core.error.SchemaException if the column is not a vector column or the query vector
+   *     has another dimension
+   * @throws io.lancecontext.core.error.SnapshotNotFoundException if the query names a snapshot no longer kept
+   */
+  public SearchResult search(VectorQuery query) {
     check();
-    return store.stats(registry.residentStores(), registry.openWriters());
+    return new SearchResult(reads.search(query), store.codec());
+  }
+
+  /**
+   * Builds (or rebuilds, when stale) the vector index of each vector column now, whatever
+   * {@code search.index.min-rows} says; maintenance otherwise does so in the background. Returns the columns
+   * whose index was built.
+   */
+  public List<String> buildSearchIndexes() {
+    return live().maintenance().buildSearchIndexes();
+  }
+
+  /**
+   * The keys a read of a {@code spec} store with {@code scan}'s filter is confined to and reads by key (point
+   * lookups instead of a scan); empty when it scans. Engines show it in their plans.
+   */
+  public static Optional<java.util.Set<String>> keysReadByKey(SchemaSpec spec, ScanSpec scan) {
+    return Optional.ofNullable(io.lancecontext.core.internal.read.Predicates.keysReadByKey(spec, scan.filter()));
+  }
+
+  // ---------------------------------------------------------------- split reads (engines)
+
+  /**
+   * Splits a read into about {@code maxSplits} independent parts that return, together, exactly the LSM view
+   * of one snapshot, each with a row and byte estimate (see {@link ReadPlan}). Engines read the parts in
+   * parallel, in any process ({@link #read(ReadSplit)}, {@link #openForSplit}). The scan may not have an
+   * offset; a limit applies to each part. Expiry is judged at planning time.
+   */
+  public ReadPlan planRead(ScanSpec scan, int maxSplits) {
+    return reads().planRead(scan, maxSplits);
+  }
+
+  /** Reads one part of a planned read (in this or any other process) with this handle's storage options. */
+  public StoreReader read(ReadSplit split) {
+    return reader(reads().read(split));
+  }
+
+  /**
+   * Opens the store a split names in a process that did not plan it (a Spark executor, a Flink task manager),
+   * with the reading side's own credentials: the {@code storage.*} entries of {@code options} (other keys are
+   * ignored). Every other option takes the value of the store resident in this JVM, or its default.
+   */
+  public static ContextStore openForSplit(ReadSplit split, Map<String, String> options) {
+    return open(SplitOptions.of(split, options));
+  }
+
+  /**
+   * Keeps {@code plan} readable until the lease is closed, and {@code read.lease-timeout} after that: garbage
+   * collection, in any process, deletes nothing its splits read. For a plan used longer than {@code gc.grace}.
+   */
+  public ReadLease holdRead(ReadPlan plan) {
+    return holdRead(plan.plannedAt());
+  }
+
+  /** As {@link #holdRead(ReadPlan)}, for every split planned at {@code plannedAt} or later. */
+  public ReadLease holdRead(Instant plannedAt) {
+    return reads().holdRead(plannedAt);
+  }
+
+  // ---------------------------------------------------------------- snapshots (docs/snapshots.md)
+
+  /**
+   * Takes a snapshot of the LSM view as it is now, readable by its token in any process for
+   * {@code snapshot.retention}: such a read returns exactly the rows a read now would, whatever maintenance
+   * runs meanwhile.
+   */
+  public StoreSnapshot snapshot() {
+    return reads().snapshot();
+  }
+
+  /**
+   * Takes a snapshot as {@link #snapshot()} does if the view changed since the snapshot {@code tokenOrTag} names
+   * (a merge or a compaction counts); empty, writing nothing, if it did not.
+   *
+   * @throws io.lancecontext.core.error.SnapshotNotFoundException if that snapshot is not kept (any more)
+   */
+  public Optional<StoreSnapshot> snapshotIfChanged(String tokenOrTag) {
+    return reads().snapshotIfChanged(tokenOrTag);
+  }
+
+  /**
+   * Takes a snapshot of the LSM view as it is now and tags it {@code name}: readable by the tag or its token
+   * until {@link #dropTag}.
+   *
+   * @throws IllegalArgumentException if {@code name} is not a tag name or the tag exists
+   */
+  public StoreSnapshot tag(String name) {
+    return reads().tag(name);
+  }
+
+  /**
+   * Tags the snapshot {@code snapshot} names (a token, or another tag) as {@code name}, if it is still kept.
+   *
+   * @throws io.lancecontext.core.error.SnapshotNotFoundException if it is not kept any more
+   * @throws IllegalArgumentException if {@code name} is not a tag name or the tag exists
+   */
+  public StoreSnapshot tag(String name, String snapshot) {
+    return reads().tag(name, snapshot);
+  }
+
+  /** Drops the tag {@code name}; false if there is none. What only it kept is collected by a later {@link #gc()}. */
+  public boolean dropTag(String name) {
+    return reads().dropTag(name);
+  }
+
+  /** The store's tags. */
+  public List<StoreSnapshot> tags() {
+    return reads().tags();
+  }
+
+  public StoreStats stats() {
+    return live().stats(registry.residentStores(), registry.openWriters());
   }
 
   // ---------------------------------------------------------------- maintenance
 
   /**
-   * Seals the generations this JVM's writers hold open, then merges every flushed generation into the base
-   * table now (at most {@code merge.max-bytes} of them; the result says what is {@code remaining}). A shard
-   * whose writer lives in another process is left to that writer (it seals on its own triggers) or to
-   * {@link #flush()}, which claims it. Returns a skipped result when another process holds the maintenance
-   * lease.
+   * Seals the generations this JVM's writers hold open, then merges flushed generations into the base table now
+   * (at most {@code merge.max-bytes}; the result says what is {@code remaining}). Skipped when another process
+   * holds the maintenance lease.
    */
   public MergeResult merge() {
-    check();
-    return store.operation("merge", () -> {
+    return live().operation("merge", () -> {
       store.sealAll("merge requested");
       return store.maintenance().merge();
     });
@@ -603,35 +478,23 @@ public final class ContextStore implements AutoCloseable {
 
   /**
    * Flushes everything into the base table: when it returns {@link FlushResult#complete() complete}, every row
-   * acknowledged (by any process) before the call started is in the base table, and no deleted key is left
-   * there, so any Lance reader of the base table (lance-core {@code Dataset}, pylance, lance-spark, LanceDB
-   * with {@code useLsm(false)}) finds it. Call it when a batch job ends, or before reading with another reader.
-   *
-   * <p>It seals every shard's WAL tail: the writers of this JVM are sealed, and a shard whose unsealed tail
-   * was left by a writer in another process (or an abandoned one) is claimed, which fences that writer; the
-   * claim replays its tail (about 1 ms per WAL entry) and the fenced writer's next add waits
-   * {@code write.fence-backoff} and claims the shard back, so concurrent writers keep writing (their adds
-   * during the flush may land after it). Then it merges until every generation sealed so far is merged,
-   * waiting while another process holds the maintenance lease and retrying failed merges, and finally removes
-   * tombstone rows from the base table (one delete that scans the base's tombstone column). Progress is logged
-   * at INFO every few seconds. When {@code timeout} passes first, it returns an incomplete result saying what
-   * is left (nothing is undone; calling it again continues).
+   * acknowledged (by any process) before the call started is in the base table and no deleted key is left there,
+   * so any Lance reader of the base table finds it. It claims shards whose WAL tail another process left (which
+   * fences that writer until {@code write.fence-backoff} passes), logs progress at INFO, and past {@code timeout}
+   * returns an incomplete result saying what is left. See docs/architecture.md, "Maintenance".
    */
   public FlushResult flush(Duration timeout) {
-    check();
-    return store.operation("flush", () -> store.maintenance().flush(timeout));
+    return live().operation("flush", () -> store.maintenance().flush(timeout));
   }
 
   /** Compacts the base table now (deferred index remap; the key index is rebuilt). */
   public CompactionResult compact() {
-    check();
-    return store.operation("compact", () -> store.maintenance().compact());
+    return live().operation("compact", () -> store.maintenance().compact());
   }
 
   /** Deletes merged generations, sealed WAL entries and old versions older than {@code gc.grace}. */
   public GcResult gc() {
-    check();
-    return store.operation("collect garbage", () -> store.maintenance().gc());
+    return live().operation("collect garbage", () -> store.maintenance().gc());
   }
 
   /** Seals every shard's open generation now and waits (it then becomes mergeable). */
@@ -660,9 +523,8 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * Closes every resident store of this JVM now: writers sealed, caches freed (tests, shutdown). Calls in
-   * flight complete first; later calls through handles opened before fail with a retryable
-   * {@link StoreClosedException} (open the store again); an open of a store being closed waits for it.
+   * Closes every resident store of this JVM now (tests, shutdown): calls in flight complete first; later calls
+   * through handles opened before fail with a retryable {@link StoreClosedException}.
    */
   public static void closeAllResident() {
     StoreRegistry.INSTANCE.closeAll();

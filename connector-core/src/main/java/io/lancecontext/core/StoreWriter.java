@@ -86,6 +86,8 @@ public final class StoreWriter implements AutoCloseable {
   private final List<WriteSummary.StagedPart> staged = new ArrayList<>();
   /** Keeps an atomic handle's transaction alive while the handle is open (null: immediate). */
   private final TransactionLease lease;
+  /** Whether the handle writes a stream ({@link WriterOptions.Builder#continuous()}). */
+  private final boolean continuous;
 
   StoreWriter(ContextStore store, WriterOptions options) {
     this.store = store;
@@ -99,9 +101,9 @@ public final class StoreWriter implements AutoCloseable {
         store.uri());
     // a replay of a transaction that expired stages under its next attempt (TxnIds.attempt), which the
     // summaries name and the publish of the transaction resolves alike
-    this.transactionId = atomic ? store.currentAttempt(options.transactionId().get()) : null;
+    this.transactionId = atomic ? store.writes().currentAttempt(options.transactionId().get()) : null;
     this.partId = atomic ? options.partId().get() : null;
-    this.stager = atomic ? store.stagingBuffer(transactionId, partId) : null;
+    this.stager = atomic ? store.writes().stagingBuffer(transactionId, partId) : null;
     this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
     this.batchBytes = store.config().get(StoreOptions.BATCH_BYTES);
     KeyIds ids = KeyIds.seeded(options.idSeed().orElse(null));
@@ -109,6 +111,7 @@ public final class StoreWriter implements AutoCloseable {
     buffer.consumeKeyless(options.firstKeylessOrdinal());
     this.appender = new RowAppender(this, buffer);
     this.lease = atomic ? store.holdAttempt(transactionId) : null;
+    this.continuous = options.continuous();
   }
 
   /** Writes one record (a map by column name), encoded now; put with the buffer. */
@@ -256,7 +259,7 @@ public final class StoreWriter implements AutoCloseable {
     }
     StoreWrites.Outcome outcome;
     try {
-      outcome = store.put(rows, owned);
+      outcome = store.writes().put(rows, owned, continuous);
     } catch (RuntimeException e) {
       failure = e;
       buffer.close();
@@ -273,7 +276,7 @@ public final class StoreWriter implements AutoCloseable {
   private void stage(VectorSchemaRoot rows, boolean owned) {
     StoreWrites.Staged outcome;
     try {
-      outcome = store.stage(stager, rows, owned);
+      outcome = store.writes().stage(stager, rows, owned);
     } catch (RuntimeException e) {
       failure = e;
       buffer.close();

@@ -56,6 +56,32 @@ class BulkWriteTest extends StoreTest {
     }
   }
 
+  /** A continuous handle (a stream's) puts full buffers through the WAL, unless write.bulk-rows is set. */
+  @Test
+  void aContinuousHandleKeepsTheWalForFullBuffersUnlessBulkRowsIsSet() throws Exception {
+    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "s", "context", "shards", "2",
+        "write.batch-rows", "100", "merge.trigger.generations", "1000", "merge.trigger.interval", "1h"))) {
+      try (StoreWriter w = store.newWriter(WriterOptions.builder().continuous().build())) {
+        for (int i = 0; i < 500; i++) {
+          w.write(row("c" + i, 1));
+        }
+        w.commit();
+      }
+      assertEquals(500, store.count());
+      assertEquals(0, store.resident().writes().bulkWrites(), "a continuous handle's full buffers take the WAL");
+    }
+    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "s", "context", "shards", "2",
+        "write.batch-rows", "100", "write.bulk-rows", "100"));
+        StoreWriter w = store.newWriter(WriterOptions.builder().continuous().build())) {
+      for (int i = 0; i < 500; i++) {
+        w.write(row("d" + i, 1));
+      }
+      w.commit();
+      assertTrue(store.resident().writes().bulkWrites() > 0, "an explicit write.bulk-rows applies to it too");
+      assertEquals(1_000, store.count());
+    }
+  }
+
   @Test
   void aLargeAddTakesTheBulkPathAndKeepsTheOrderOfAddsOnTheSameKeys() throws Exception {
     try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "s", "context", "write.bulk-rows", "100",

@@ -30,7 +30,7 @@ import org.apache.flink.types.RowKind;
  *
  * <p><b>At-least-once</b>: rows are copied into one {@code immediate} core write handle as they arrive and
  * put every {@code write.batch-rows} rows or {@code write.batch-bytes} bytes, each put durable and visible to
- * every reader when it returns (through the MemWAL, never the bulk path, unless {@code write.bulk-rows} is set); {@code sink.buffer-flush.interval} also puts what is buffered, and a
+ * every reader when it returns (a {@link WriterOptions.Builder#continuous() continuous} handle: through the MemWAL, not the bulk path); {@code sink.buffer-flush.interval} also puts what is buffered, and a
  * checkpoint or the end of input ({@link #flush}) waits until every row is durable. It emits no committable.
  * Rows without a key get keys derived from a seed and their ordinal among this writer's keyless rows
  * ({@link WriterOptions.Builder#idSeed(String, long)}); both are in the writer state, so a restored writer
@@ -127,13 +127,13 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     this.transactionsStaged = metrics.counter("transactionsStaged");
     this.fencedPuts = metrics.counter("fencedPuts");
     this.failedPuts = metrics.counter("failedPuts");
-    this.store = ContextStore.open(exactlyOnce ? options : atLeastOnceOptions(options));
+    this.store = ContextStore.open(options);
     try {
       this.tombstones = store.spec().has(Capability.TOMBSTONES);
       this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
       if (!exactlyOnce) {
         // at-least-once: every put is visible on return, whatever the store's write.commit default
-        open(WriterOptions.builder().commitMode(WriterOptions.CommitMode.IMMEDIATE).idSeed(idSeed, firstKeyless)
+        open(WriterOptions.builder().commitMode(WriterOptions.CommitMode.IMMEDIATE).continuous().idSeed(idSeed, firstKeyless)
             .build());
       }
     } catch (RuntimeException e) {
@@ -145,22 +145,6 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     if (intervalMillis > 0) {
       schedule();
     }
-  }
-
-  /**
-   * At-least-once: the store's options, with {@code write.bulk-rows} above any buffer unless the user set it,
-   * so that full buffers are put through the MemWAL like partial ones. The bulk path writes every bucket's
-   * rows of a buffer as a Lance dataset and publishes a transaction (claiming the buckets, writing a record)
-   * for each buffer: measured in {@code FlinkIngestBenchmark}, that made this sink 1.4× (1 M rows) to 3.5×
-   * (300 k rows) slower than WAL puts of the same buffers (docs/performance.md, Flink ingest).
-   */
-  static Map<String, String> atLeastOnceOptions(Map<String, String> options) {
-    if (options.containsKey(StoreOptions.BULK_ROWS.key())) {
-      return options;
-    }
-    Map<String, String> out = new java.util.HashMap<>(options);
-    out.put(StoreOptions.BULK_ROWS.key(), Integer.toString(Integer.MAX_VALUE));
-    return out;
   }
 
   /** Publish order of transaction ids: by their checkpoint number {@code n}, then by name. */

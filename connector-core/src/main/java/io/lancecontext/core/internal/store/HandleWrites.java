@@ -95,12 +95,17 @@ public final class HandleWrites {
     return store.operation("stage rows", () -> batch == null ? buffer.flush() : buffer.add(batch, owned));
   }
 
-  /** Puts a batch in the dataset schema for a write handle (see {@link StoreWrites#write}). */
-  public StoreWrites.Outcome put(VectorSchemaRoot batch, boolean owned) {
-    return store.operation("add rows", () -> store.writes().write(batch, owned, bulkRows()));
+  /**
+   * Puts a batch in the dataset schema for a write handle (see {@link StoreWrites#write}); a {@code continuous}
+   * handle's (see {@code WriterOptions.Builder#continuous}) takes the bulk path only when {@code write.bulk-rows}
+   * is set.
+   */
+  public StoreWrites.Outcome put(VectorSchemaRoot batch, boolean owned, boolean continuous) {
+    int bulkRows = continuous ? config.getOptional(StoreOptions.BULK_ROWS).orElse(0) : bulkRows();
+    return store.operation("add rows", () -> store.writes().write(batch, owned, bulkRows));
   }
 
-  /** The handle's bulk-path threshold ({@code write.bulk-rows}, else {@code write.batch-rows}). */
+  /** The bulk-path threshold of a handle's calls ({@code write.bulk-rows}, else {@code write.batch-rows}). */
   private int bulkRows() {
     return config.getOptional(StoreOptions.BULK_ROWS).orElse(config.get(StoreOptions.BATCH_ROWS));
   }
