@@ -75,7 +75,7 @@ public final class IncrementalScan implements RowScan {
   private final List<LsmSnapshot.Winner> changedFresh = new ArrayList<>();
   /** Keys {@code to}'s fresh tier deletes (reported if {@code from} showed them). */
   private final List<String> deletedInFresh = new ArrayList<>();
-  /** Keys with a live row in the base fragments of {@code to} this scan read. */
+  /** Keys with a live row in the base fragments of {@code to} this scan read, of those {@code from} held elsewhere. */
   private final Set<String> laterBaseLive = new HashSet<>();
   /** Keys with a tombstone row in the base fragments of {@code to} this scan read. */
   private final Set<String> laterBaseDeleted = new HashSet<>();
@@ -259,23 +259,25 @@ public final class IncrementalScan implements RowScan {
       PredicateEvaluator eval = new PredicateEvaluator(rules.baseFilter, in);
       int[] rows = new int[in.getRowCount()];
       int count = 0;
+      // a live row's key is decoded only where a set or an earlier version may know it (often none does: the
+      // earlier snapshot's fresh tier was empty, the later one's too, nothing superseded)
+      boolean byKey = !laterFresh.isEmpty() || !rules.superseded.isEmpty() || prior.knowsBaseKeys();
       for (int r = 0; r < in.getRowCount(); r++) {
-        String k = new String(key.get(r), StandardCharsets.UTF_8);
-        if (laterFresh.contains(k)) {
+        boolean deleted = tomb instanceof BitVector t && !t.isNull(r) && t.get(r) != 0;
+        String k = byKey || deleted ? new String(key.get(r), StandardCharsets.UTF_8) : null;
+        if (k != null && laterFresh.contains(k)) {
           continue;  // not the newest row of its key at to
         }
-        if (tomb instanceof BitVector t && !t.isNull(r) && t.get(r) != 0) {
+        if (deleted) {
           laterBaseDeleted.add(k);
           continue;
         }
-        laterBaseLive.add(k);
-        int row = r;
-        Long sequence = seq.isNull(r) ? null : seq.get(r);
-        if (PriorVersions.same(prior.outsideLaterFresh(k), sequence, RowIds.get(address, r), () -> digest.of(row))
-            || rules.superseded.contains(k) || !eval.matches(r)) {
+        if (k != null && (unchanged(k, in, r, seq, address, digest) || rules.superseded.contains(k))) {
           continue;
         }
-        rows[count++] = r;
+        if (eval.matches(r)) {
+          rows[count++] = r;
+        }
       }
       VectorSchemaRoot out = output.emit(in, rows, count, dataset, true);
       if (out != null) {
@@ -283,6 +285,22 @@ public final class IncrementalScan implements RowScan {
       }
     }
     return null;
+  }
+
+  /**
+   * Whether the live base row {@code r} of key {@code k} (of {@code to}) is the version {@code from} showed;
+   * records the key's live row where {@link #deletedKeys} will ask (keys {@code from} held outside {@code to}'s
+   * fresh tier).
+   */
+  private boolean unchanged(String k, VectorSchemaRoot in, int r, BigIntVector seq, FieldVector address,
+      RowDigest digest) {
+    PriorVersions.Version before = prior.outsideLaterFresh(k);
+    if (before == null) {
+      return false;
+    }
+    laterBaseLive.add(k);
+    Long sequence = seq.isNull(r) ? null : seq.get(r);
+    return PriorVersions.same(before, sequence, RowIds.get(address, r), () -> digest.of(r));
   }
 
   /**

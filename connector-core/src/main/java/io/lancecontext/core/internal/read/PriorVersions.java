@@ -146,6 +146,11 @@ final class PriorVersions {
     }
   }
 
+  /** Whether {@code from} held any key outside {@code to}'s fresh tier (else {@link #outsideLaterFresh} is always null). */
+  boolean knowsBaseKeys() {
+    return !moved.isEmpty() || !base.isEmpty();
+  }
+
   /** The version {@code from} held of a key {@code to} holds in its base only (null: none in either place). */
   Version outsideLaterFresh(String key) {
     Version v = moved.get(key);

@@ -50,6 +50,12 @@ public final class Snapshots implements AutoCloseable {
   private final io.lancecontext.core.internal.txn.Transactions transactions;
   private final Function<String, Integer> txnBucket;
   private final AtomicReference<BaseTable> latest = new AtomicReference<>();
+  /**
+   * The base table of the last read pinned to an older version than the latest, kept for the next such read: a
+   * stream's incremental reads start at the same or the previous snapshot again and again (opening a version
+   * costs about 1.5 ms locally, a few requests on object storage).
+   */
+  private final AtomicReference<BaseTable> lastPinned = new AtomicReference<>();
   private final Object opening = new Object();
   private final SingleFlight<PinKey, HashedKeys> pinnedFreshKeys = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
   /**
@@ -196,7 +202,27 @@ public final class Snapshots implements AutoCloseable {
     if (b != null && b.version() == version && b.retain()) {
       return b;
     }
-    return BaseTable.of(StoreDatasets.open(config.uri(), config, allocator, version), keyHashes);
+    BaseTable kept = lastPinned.get();
+    if (kept != null && kept.version() == version && kept.retain()) {
+      return kept;
+    }
+    BaseTable opened = BaseTable.of(StoreDatasets.open(config.uri(), config, allocator, version), keyHashes);
+    opened.retain();  // the cache's reference
+    BaseTable replaced = lastPinned.getAndSet(opened);
+    if (replaced != null) {
+      replaced.release();
+    }
+    if (closed) {
+      releasePinned();  // closed meanwhile: close() may have missed it
+    }
+    return opened;
+  }
+
+  private void releasePinned() {
+    BaseTable b = lastPinned.getAndSet(null);
+    if (b != null) {
+      b.release();
+    }
   }
 
   /** A live snapshot over the given shards (all when null). */
@@ -394,5 +420,6 @@ public final class Snapshots implements AutoCloseable {
     if (b != null) {
       b.release();
     }
+    releasePinned();
   }
 }
