@@ -1,6 +1,9 @@
 package io.lancecontext.benchmarks;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.internal.lance.LanceSession;
+import io.lancecontext.core.internal.session.LanceRuntime;
+import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
 import java.io.BufferedReader;
@@ -14,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -29,17 +33,16 @@ import org.lance.Session;
  * {@code -Xmx}, {@code -XX:+AlwaysPreTouch}) and {@code MALLOC_ARENA_MAX=2} (system property
  * {@code soak.malloc-arenas}), so that its RSS moves with the native memory it retains:
  * <ul>
- *   <li>{@code baseline}: the predecessor's layout, Lance sessions of lance-core's default capacity (6 GiB
- *       index + 1 GiB metadata), which the stores' caches never fill, kept for the stores' life: the JVM's one
- *       session with {@code cache.bytes} = that capacity (7 GiB, which the store splits 6:1). The predecessor
- *       had one such session per store; its caches held the same entries (each keyed by its dataset), so they
- *       retained what this one session retains;
+ *   <li>{@code baseline}: the predecessor's layout, one Lance session of lance-core's default capacity
+ *       (6 GiB index + 1 GiB metadata) per store, shared by that store's base table and every generation
+ *       it opens, kept for the store's life (built through {@link LanceRuntime#overrideSessions});
  *   <li>{@code shared}: the JVM's one session with the default budget (2 GiB);
  *   <li>{@code small}: the JVM's one session with a 64 MiB budget;
- *   <li>{@code unshared}: {@code cache.bytes=0}, a session of lance-core's own per dataset.
+ *   <li>{@code unshared}: {@code cache.bytes=0}, a session of lance-core's own per dataset;
+ *   <li>{@code shared_base_only} (only when asked for): the shared default session for base tables, a
+ *       session of their own for generations (a diagnostic: what generations add to the shared cache).
  * </ul>
- * RSS and the session's size ({@code stats().sessionBytes()}, measured within the last second) are sampled every
- * 500 adds; slopes are least-squares fits over the last half.
+ * RSS and session size are sampled every 500 adds; slopes are least-squares fits over the last half.
  *
  * <p>Usage: {@code SessionSoakBenchmark [adds=20000] [stores=8] [heap=1g] [modes=baseline,shared,small,unshared]}.
  * With the four default modes the last line is:
@@ -52,13 +55,9 @@ public final class SessionSoakBenchmark {
   private static final long SMALL_BUDGET = 64L << 20;
   private static final int SAMPLE_EVERY = 500;
 
-  /** lance-core's default session capacity, index and metadata caches. */
-  private static final long LANCE_DEFAULT_CAPACITY = Session.DEFAULT_INDEX_CACHE_SIZE_BYTES
-      + Session.DEFAULT_METADATA_CACHE_SIZE_BYTES;
-
   /** A mode and the {@code cache.bytes} its stores are opened with (null: not set, the default). */
   private enum Mode {
-    BASELINE(Long.toString(LANCE_DEFAULT_CAPACITY)), SHARED(null), SMALL(Long.toString(SMALL_BUDGET)), UNSHARED("0");
+    BASELINE(null), SHARED(null), SMALL(Long.toString(SMALL_BUDGET)), UNSHARED("0"), SHARED_BASE_ONLY(null);
 
     final String cacheBytes;
 
@@ -70,9 +69,9 @@ public final class SessionSoakBenchmark {
       return name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /** The session budget in bytes, or -1 where no one session has one (the baseline's is its capacity). */
+    /** The session budget in bytes, or -1 where no one session has one. */
     long budget() {
-      return this == SHARED ? 2L << 30 : this == SMALL ? SMALL_BUDGET : -1;
+      return this == SHARED || this == SHARED_BASE_ONLY ? 2L << 30 : this == SMALL ? SMALL_BUDGET : -1;
     }
   }
 
@@ -253,6 +252,20 @@ public final class SessionSoakBenchmark {
   }
 
   private static void child(Mode mode, String dir, int adds, int stores) {
+    Map<String, Session> perStore = new ConcurrentHashMap<>();
+    if (mode == Mode.BASELINE) {
+      LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) -> LanceSession.wrap(
+          perStore.computeIfAbsent(config.uri(), uri -> Session.builder().indexCacheSizeBytes(
+              Session.DEFAULT_INDEX_CACHE_SIZE_BYTES).metadataCacheSizeBytes(Session.DEFAULT_METADATA_CACHE_SIZE_BYTES)
+              .build())));
+    } else if (mode == Mode.SHARED_BASE_ONLY) {
+      Session shared = Session.builder().indexCacheSizeBytes(new io.lancecontext.core.internal.session.CacheBudget(2L << 30, "soak")
+          .indexCacheBytes()).metadataCacheSizeBytes(new io.lancecontext.core.internal.session.CacheBudget(2L << 30, "soak")
+          .metadataCacheBytes()).build();
+      perStore.put("shared", shared);
+      LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) ->
+          stripSlash(dataset).equals(stripSlash(config.uri())) ? LanceSession.wrap(shared) : null);
+    }
     List<ContextStore> open = new ArrayList<>();
     for (int s = 0; s < stores; s++) {
       Map<String, String> options = new HashMap<>(Map.of("path", dir + "/store-" + s, "schema", "context",
@@ -264,7 +277,7 @@ public final class SessionSoakBenchmark {
     }
     Runtime rt = Runtime.getRuntime();
     System.out.println("heap " + rt.totalMemory());
-    sample(0, open.get(0));
+    sample(0, mode, perStore);
     Random random = new Random(1);
     for (int i = 1; i <= adds; i++) {
       ContextStore store = open.get(i % stores);
@@ -296,15 +309,23 @@ public final class SessionSoakBenchmark {
       }
       store.stats();
       if (i % SAMPLE_EVERY == 0) {
-        sample(i, open.get(0));
+        sample(i, mode, perStore);
       }
     }
     open.forEach(ContextStore::close);
     ContextStore.closeAllResident();
+    LanceRuntime.get().overrideSessions(null);
+    perStore.values().forEach(Session::close);
   }
 
-  /** One line: adds, RSS in KB, bytes held by the JVM's one session (0 when each dataset has its own). */
-  private static void sample(int adds, ContextStore any) {
-    System.out.println("sample " + adds + " " + Bench.rssKb() + " " + any.stats().sessionBytes());
+  private static String stripSlash(String uri) {
+    return uri.endsWith("/") ? uri.substring(0, uri.length() - 1) : uri;
+  }
+
+  /** One line: adds, RSS in KB, bytes held by the mode's session(s) (0 when each dataset has its own). */
+  private static void sample(int adds, Mode mode, Map<String, Session> perStore) {
+    long session = mode == Mode.BASELINE || mode == Mode.SHARED_BASE_ONLY ? perStore.values().stream().mapToLong(Session::sizeBytes).sum()
+        : LanceRuntime.get().sessionSizeBytes();
+    System.out.println("sample " + adds + " " + Bench.rssKb() + " " + session);
   }
 }

@@ -128,8 +128,14 @@ class ArchitectureTest {
    */
   @Test
   void benchmarksUseOnlyCoresPublicApi() throws IOException {
-    assertEquals(List.of(), mainSourcesNaming(CORE + ".internal", "benchmarks", "benchmarks/spark", "benchmarks/flink"),
-        "benchmark sources that use core's internals");
+    List<String> offending = new ArrayList<>(
+        mainSourcesNaming(CORE + ".internal", "benchmarks", "benchmarks/spark", "benchmarks/flink"));
+    // the one exception: SessionSoakBenchmark's baseline is the predecessor's layout, a Lance session per store,
+    // which the product replaced by one bounded session per JVM and offers no option for; it is set up through
+    // LanceRuntime.overrideSessions (issue 31 asks that baseline to be measured)
+    assertTrue(offending.remove("benchmarks/src/main/java/io/lancecontext/benchmarks/SessionSoakBenchmark.java"),
+        "SessionSoakBenchmark no longer uses core's internals: remove its exception here");
+    assertEquals(List.of(), offending, "benchmark sources that use core's internals");
   }
 
   /** The main Java sources of these modules (paths from the repository root) whose text contains {@code text}. */
