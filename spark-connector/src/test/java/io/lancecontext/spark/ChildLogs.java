@@ -12,6 +12,24 @@ import java.util.List;
 final class ChildLogs {
   private ChildLogs() {}
 
+  /**
+   * A driver JVM running {@code main} with {@code args} on this JVM's class path, its stderr going to {@code log}.
+   * It lives seconds: C1 alone and the serial GC start it faster on 2 cores.
+   */
+  static ProcessBuilder driver(Path log, Class<?> main, String... args) {
+    List<String> cmd = new java.util.ArrayList<>(List.of(
+        System.getProperty("lancecontext.test.java",
+            java.nio.file.Paths.get(System.getProperty("java.home"), "bin", "java").toString()),
+        "-Xmx768m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED",
+        "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
+        "-cp", System.getProperty("java.class.path"), main.getName()));
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
+    pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+    return pb;
+  }
+
   /** Waits up to 120 s until {@code executors} executors (besides the driver) have registered with {@code spark}. */
   static void awaitExecutors(org.apache.spark.sql.SparkSession spark, int executors) throws InterruptedException {
     long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(120);

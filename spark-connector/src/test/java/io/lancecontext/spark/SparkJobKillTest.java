@@ -11,7 +11,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -187,14 +186,7 @@ class SparkJobKillTest extends SparkTest {
     ContextStore.closeAllResident();  // the child JVM writes the store; this JVM only reads it from here on
 
     Path log = dir.resolve("killed-driver.log");
-    List<String> cmd = new ArrayList<>(List.of(
-        System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString()),
-        "-Xmx768m", "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-        "--add-opens=java.base/java.util=ALL-UNNAMED", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-        "-cp", System.getProperty("java.class.path"), Driver.class.getName(), path));
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
-    pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
-    Process driver = pb.start();
+    Process driver = ChildLogs.driver(log, Driver.class, path).start();
     List<String> said = new ArrayList<>();
     try (BufferedReader out = new BufferedReader(new InputStreamReader(driver.getInputStream(), StandardCharsets.UTF_8))) {
       while (said.stream().filter(l -> l.startsWith("blocked")).count() < 2) {  // local[2]: two tasks block

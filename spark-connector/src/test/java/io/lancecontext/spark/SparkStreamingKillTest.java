@@ -13,7 +13,6 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -172,14 +171,7 @@ class SparkStreamingKillTest extends SparkTest {
     }
 
     static Driver start(String path, Path checkpoint, Path out, Path log) throws IOException {
-      List<String> cmd = List.of(
-          System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString()),
-          "-Xmx768m", "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-          "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-          "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"), "-cp", System.getProperty("java.class.path"),
-          Main.class.getName(), path, checkpoint.toString(), out.toString());
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
-      pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+      ProcessBuilder pb = ChildLogs.driver(log, Main.class, path, checkpoint.toString(), out.toString());
       return new Driver(pb.start(), log);
     }
 

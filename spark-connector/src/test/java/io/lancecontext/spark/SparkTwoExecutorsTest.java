@@ -10,7 +10,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -51,14 +50,8 @@ class SparkTwoExecutorsTest {
   void eachExecutorHoldsOneBoundedSessionAndBothExecutorsRowsArePublished() throws Exception {
     String classPath = System.getProperty("java.class.path");
     Path log = dir.resolve("driver.log");
-    List<String> cmd = new ArrayList<>(List.of(
-        System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString()),
-        "-Xmx768m", "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-        "--add-opens=java.base/java.util=ALL-UNNAMED", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-        "-cp", classPath, Driver.class.getName(), dir.resolve("store").toString(), dir.resolve("other").toString(),
-        classPath));
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
-    pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+    ProcessBuilder pb = ChildLogs.driver(log, Driver.class, dir.resolve("store").toString(),
+        dir.resolve("other").toString(), classPath);
     // the Worker keeps its executors' work directories (logs, fetched files) under SPARK_HOME/work
     pb.environment().put("SPARK_HOME", Files.createDirectories(dir.resolve("spark-home")).toString());
     Process driver = pb.start();
