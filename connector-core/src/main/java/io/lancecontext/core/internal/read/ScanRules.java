@@ -56,10 +56,14 @@ final class ScanRules {
     if (scan.columns() == null) {
       return spec.columnNames();
     }
+    java.util.Set<String> seen = new java.util.HashSet<>();
     for (String c : scan.columns()) {
       Predicates.resolve(spec, c);
       if (c.contains(".")) {
         throw new SchemaException(c, "project top-level columns only");
+      }
+      if (!seen.add(c)) {
+        throw new SchemaException(c, "is asked for twice; name each column once");
       }
     }
     return scan.columns();

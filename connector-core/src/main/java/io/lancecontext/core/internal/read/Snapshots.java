@@ -66,6 +66,13 @@ public final class Snapshots implements AutoCloseable {
   private final com.github.benmanes.caffeine.cache.Cache<List<String>, HashedKeys> liveFreshKeys =
       com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(2).executor(Runnable::run).build();
   private final SingleFlight<PinKey, Set<String>> pinnedSuperseded = new SingleFlight<>(PINNED_SNAPSHOTS_KEPT);
+  /**
+   * The superseded keys of the latest live snapshots of every shard that computed them, by base version and the
+   * views' signatures: searches and scans of an unchanged store skip the pass over every fresh row (20 ms of a
+   * 50 ms search with 20,000 fresh rows).
+   */
+  private final com.github.benmanes.caffeine.cache.Cache<List<String>, Set<String>> liveSuperseded =
+      com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(2).executor(Runnable::run).build();
   private volatile boolean closed;
   private final BaseVersions versions;
   /** How long an opened base table is trusted with next-version checks alone. */
@@ -159,6 +166,20 @@ public final class Snapshots implements AutoCloseable {
     }
   }
 
+  /** The superseded keys of a live snapshot of every shard: cached by its base version and views' signatures. */
+  private Function<LsmSnapshot, Set<String>> liveSuperseded(BaseTable b, List<String> signatures) {
+    List<String> key = new ArrayList<>(signatures);
+    key.add("base@" + b.version());
+    return snapshot -> {
+      Set<String> known = liveSuperseded.getIfPresent(key);
+      if (known == null) {
+        known = Set.copyOf(SupersededKeys.compute(spec, snapshot, allocator));
+        liveSuperseded.put(key, known);
+      }
+      return known;
+    };
+  }
+
   /** The parts of {@code bucket} above its transaction watermark at {@code b}. */
   private static List<io.lancecontext.core.internal.txn.PublishedPart> unmerged(
       List<io.lancecontext.core.internal.txn.PublishedPart> parts, BaseTable b, int bucket) {
@@ -240,7 +261,8 @@ public final class Snapshots implements AutoCloseable {
       });
       List<String> signatures = views.stream().map(v -> v.shardId() + "=" + v.signature()).toList();
       HashedKeys known = liveFreshKeys.getIfPresent(signatures);
-      LsmSnapshot snap = new LsmSnapshot(b, views, known, null, takenAt);
+      LsmSnapshot snap = new LsmSnapshot(b, views, known, shardIds == null ? liveSuperseded(b, signatures) : null,
+          takenAt);
       if (known == null) {
         snap.onFreshKeysComputed(k -> liveFreshKeys.put(signatures, k));
       }
@@ -416,6 +438,7 @@ public final class Snapshots implements AutoCloseable {
     pinnedFreshKeys.clear();
     pinnedSuperseded.clear();
     liveFreshKeys.invalidateAll();
+    liveSuperseded.invalidateAll();
     BaseTable b = latest.getAndSet(null);
     if (b != null) {
       b.release();
