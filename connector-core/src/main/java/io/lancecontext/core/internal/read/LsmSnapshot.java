@@ -24,6 +24,7 @@ public final class LsmSnapshot implements AutoCloseable {
   private final HashedKeys givenFreshKeys;
   private HashedKeys computedFreshKeys;
   private java.util.function.Consumer<HashedKeys> onFreshKeysComputed;
+  private java.util.function.Consumer<Map<String, Winner>> onWinnersComputed;
   private final Function<LsmSnapshot, Set<String>> supersededSource;
   private Map<String, Winner> winners;
   private Set<String> superseded;
@@ -101,9 +102,27 @@ public final class LsmSnapshot implements AutoCloseable {
           }
         }
       }
-      winners = m;
+      winners = java.util.Collections.unmodifiableMap(m);
+      if (onWinnersComputed != null) {
+        onWinnersComputed.accept(winners);
+      }
     }
     return winners;
+  }
+
+  /**
+   * Takes {@code known} as this snapshot's winners: those another snapshot computed over the very same view
+   * instances (a view is immutable, so the same instances hold the same rows). Read-only once shared.
+   */
+  synchronized void useWinners(Map<String, Winner> known) {
+    if (winners == null) {
+      winners = known;
+    }
+  }
+
+  /** Tells {@code listener} the winners this snapshot computes, if it computes them (to share them). */
+  synchronized void onWinnersComputed(java.util.function.Consumer<Map<String, Winner>> listener) {
+    this.onWinnersComputed = listener;
   }
 
   /** The newest fresh row of one key, or null if the fresh tier does not hold it. */

@@ -73,8 +73,28 @@ public final class Snapshots implements AutoCloseable {
    */
   private final com.github.benmanes.caffeine.cache.Cache<List<String>, Set<String>> liveSuperseded =
       com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(2).executor(Runnable::run).build();
+  /**
+   * The winners (newest fresh row of each key) of the latest live snapshot of every shard that computed them, with
+   * the view instances they point into: a snapshot over the same instances (nothing changed) takes them instead of
+   * going through every fresh row again (2-7 ms for 20,000 rows).
+   */
+  private final AtomicReference<SharedWinners> liveWinners = new AtomicReference<>();
   private volatile boolean closed;
   private final BaseVersions versions;
+
+  private record SharedWinners(List<FreshShard> views, Map<String, LsmSnapshot.Winner> winners) {
+    boolean over(List<FreshShard> others) {
+      if (others.size() != views.size()) {
+        return false;
+      }
+      for (int i = 0; i < views.size(); i++) {
+        if (others.get(i) != views.get(i)) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
   /** How long an opened base table is trusted with next-version checks alone. */
   private final long reopenNanos;
   private volatile long openedNanos;
@@ -266,6 +286,15 @@ public final class Snapshots implements AutoCloseable {
       if (known == null) {
         snap.onFreshKeysComputed(k -> liveFreshKeys.put(signatures, k));
       }
+      if (shardIds == null) {
+        SharedWinners shared = liveWinners.get();
+        if (shared != null && shared.over(views)) {
+          snap.useWinners(shared.winners());
+        } else {
+          List<FreshShard> instances = List.copyOf(views);
+          snap.onWinnersComputed(w -> liveWinners.set(new SharedWinners(instances, w)));
+        }
+      }
       return snap;
     } catch (RuntimeException e) {
       b.release();
@@ -439,6 +468,7 @@ public final class Snapshots implements AutoCloseable {
     pinnedSuperseded.clear();
     liveFreshKeys.invalidateAll();
     liveSuperseded.invalidateAll();
+    liveWinners.set(null);
     BaseTable b = latest.getAndSet(null);
     if (b != null) {
       b.release();
