@@ -98,18 +98,30 @@ final class ArrowBatches {
    * the caller's and must outlive the reader.
    */
   static ArrowReader reader(List<VectorSchemaRoot> batches, BufferAllocator allocator) {
-    Schema schema = batches.get(0).getSchema();
-    return new ArrowReader(allocator) {
-      private int next;
+    java.util.Iterator<VectorSchemaRoot> next = batches.iterator();
+    return reader(batches.get(0).getSchema(), () -> next.hasNext() ? next.next() : null, false, allocator);
+  }
 
+  /**
+   * A reader of the batches {@code next} supplies (null: no more) in {@code schema}; with {@code owned}, each is
+   * closed once loaded (generated batches).
+   */
+  static ArrowReader reader(Schema schema, java.util.function.Supplier<VectorSchemaRoot> next, boolean owned,
+      BufferAllocator allocator) {
+    return new ArrowReader(allocator) {
       @Override
       public boolean loadNextBatch() throws IOException {
         ensureInitialized();
-        if (next >= batches.size()) {
+        VectorSchemaRoot batch = next.get();
+        if (batch == null) {
           return false;
         }
-        try (ArrowRecordBatch batch = new VectorUnloader(batches.get(next++)).getRecordBatch()) {
-          loadRecordBatch(batch);
+        try (ArrowRecordBatch b = new VectorUnloader(batch).getRecordBatch()) {
+          loadRecordBatch(b);
+        } finally {
+          if (owned) {
+            batch.close();
+          }
         }
         return true;
       }

@@ -17,10 +17,7 @@ import java.util.Optional;
 import java.util.Random;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.ArrowReader;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.lance.Dataset;
 import org.lance.WriteParams;
@@ -179,7 +176,7 @@ public final class MergeScalingBenchmark {
       try (Dataset ds = Dataset.open(uri, allocator)) {
         schema = ds.getSchema();
       }
-      try (ArrowReader reader = new GeneratedBase(allocator, schema, rows)) {
+      try (ArrowReader reader = generatedBase(allocator, schema, rows)) {
         Dataset.write().uri(uri).allocator(allocator).reader(reader).mode(WriteParams.WriteMode.APPEND).execute().close();
       }
       try (Dataset ds = Dataset.open(uri, allocator)) {
@@ -192,52 +189,22 @@ public final class MergeScalingBenchmark {
   }
 
   /** Base rows generated batch by batch, in the dataset schema, with write sequence 1. */
-  private static final class GeneratedBase extends ArrowReader {
-    private final Schema schema;
-    private final int rows;
-    private final BufferAllocator allocator;
-    private final Random random = new Random(1);
-    private int written;
-
-    GeneratedBase(BufferAllocator allocator, Schema schema, int rows) {
-      super(allocator);
-      this.allocator = allocator;
-      this.schema = schema;
-      this.rows = rows;
-    }
-
-    @Override
-    public boolean loadNextBatch() throws IOException {
-      if (written >= rows) {
-        return false;
+  private static ArrowReader generatedBase(BufferAllocator allocator, Schema schema, int rows) {
+    Random random = new Random(1);
+    int[] written = {0};
+    return ArrowBatches.reader(schema, () -> {
+      if (written[0] >= rows) {
+        return null;
       }
       List<Map<String, Object>> records = new ArrayList<>();
-      for (int i = written; i < Math.min(rows, written + BATCH); i++) {
+      for (int i = written[0]; i < Math.min(rows, written[0] + BATCH); i++) {
         Map<String, Object> r = row(random, "base-" + i, i);
         r.put(SystemColumns.SEQUENCE, 1L);
         records.add(r);
       }
-      written += records.size();
-      try (VectorSchemaRoot batch = ArrowBatches.encode(schema, records, allocator)) {
-        try (ArrowRecordBatch b = new VectorUnloader(batch).getRecordBatch()) {
-          loadRecordBatch(b);
-        }
-      }
-      return true;
-    }
-
-    @Override
-    public long bytesRead() {
-      return 0;
-    }
-
-    @Override
-    protected void closeReadSource() {}
-
-    @Override
-    protected Schema readSchema() {
-      return schema;
-    }
+      written[0] += records.size();
+      return ArrowBatches.encode(schema, records, allocator);
+    }, true, allocator);
   }
 
   static double mib(Path dir) throws IOException {
