@@ -247,13 +247,16 @@ final class FreshScan implements AutoCloseable {
    */
   private int selectVisible(VectorSchemaRoot in, java.util.function.IntFunction<String> keyOf, int batch,
       IntUnaryOperator rowInSource, int[] rows) {
+    java.util.BitSet live = snapshot.liveWinners(shard, sourceIndex, batch);
+    if (live == null) {
+      return 0;  // every row of the batch is older than its key's newest row, or a tombstone
+    }
     PredicateEvaluator eval = new PredicateEvaluator(rules.freshFilter, in);
+    boolean superseding = !rules.superseded.isEmpty();
     int count = 0;
     for (int r = 0; r < in.getRowCount(); r++) {
-      String k = keyOf.apply(r);
-      LsmSnapshot.Winner win = snapshot.winner(k);
-      if (win.is(shard, sourceIndex, batch, rowInSource.applyAsInt(r)) && !win.ref().tombstone()
-          && !rules.superseded.contains(k) && eval.matches(r)) {
+      if (live.get(rowInSource.applyAsInt(r)) && !(superseding && rules.superseded.contains(keyOf.apply(r)))
+          && eval.matches(r)) {
         rows[count++] = r;
       }
     }

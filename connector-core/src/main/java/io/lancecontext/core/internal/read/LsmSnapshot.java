@@ -27,6 +27,8 @@ public final class LsmSnapshot implements AutoCloseable {
   private java.util.function.Consumer<Map<String, Winner>> onWinnersComputed;
   private final Function<LsmSnapshot, Set<String>> supersededSource;
   private Map<String, Winner> winners;
+  /** {@link #liveWinners}' index, made on first use. */
+  private Map<FreshShard, Map<Long, java.util.BitSet>> liveWinners;
   private Set<String> superseded;
   /** No later than the moment this snapshot's contents were read (see {@link #takenAt()}). */
   private final java.time.Instant takenAt;
@@ -123,6 +125,31 @@ public final class LsmSnapshot implements AutoCloseable {
   /** Tells {@code listener} the winners this snapshot computes, if it computes them (to share them). */
   synchronized void onWinnersComputed(java.util.function.Consumer<Map<String, Winner>> listener) {
     this.onWinnersComputed = listener;
+  }
+
+  /**
+   * The rows at {@code (source, batch)} of {@code shard} that are the newest rows of their keys and not tombstones,
+   * by row (for a generation: its row offset, batch 0); null if none. Made from {@link #winners()} once per
+   * snapshot: a scan then tells a row's visibility without decoding its key and looking it up.
+   */
+  public synchronized java.util.BitSet liveWinners(FreshShard shard, int source, int batch) {
+    if (liveWinners == null) {
+      Map<FreshShard, Map<Long, java.util.BitSet>> index = new java.util.IdentityHashMap<>();
+      for (Winner w : winners().values()) {
+        if (!w.ref().tombstone()) {
+          index.computeIfAbsent(w.shard(), s -> new HashMap<>())
+              .computeIfAbsent(place(w.ref().source(), w.ref().batch()), p -> new java.util.BitSet())
+              .set(w.ref().row());
+        }
+      }
+      liveWinners = index;
+    }
+    Map<Long, java.util.BitSet> of = liveWinners.get(shard);
+    return of == null ? null : of.get(place(source, batch));
+  }
+
+  private static long place(int source, int batch) {
+    return ((long) source << 32) | (batch & 0xffffffffL);
   }
 
   /** The newest fresh row of one key, or null if the fresh tier does not hold it. */
