@@ -83,8 +83,11 @@ final class SupersededKeys {
           VarCharVector key = FreshShard.keyVector(batch);
           VarCharVector sup = (VarCharVector) batch.getVector(COLUMN);
           for (int r = 0; r < batch.getRowCount(); r++) {
+            if (sup.isNull(r)) {
+              continue;  // most rows name no key: no key decoded, no winner looked up
+            }
             LsmSnapshot.Winner win = snapshot.winner(new String(key.get(r), StandardCharsets.UTF_8));
-            if (win.is(shard, s, b, r) && !win.ref().tombstone() && !sup.isNull(r)) {
+            if (win.is(shard, s, b, r) && !win.ref().tombstone()) {
               out.add(new String(sup.get(r), StandardCharsets.UTF_8));
             }
           }
