@@ -102,6 +102,21 @@ class VectorSearchTest extends StoreTest {
     return store;
   }
 
+  /** Every column of a search's row equals the key's row as {@code get} reads it (arrays by content). */
+  private static void assertRowEquals(Map<String, Object> expected, Map<String, Object> actual, String key) {
+    assertEquals(new java.util.TreeSet<>(expected.keySet()), new java.util.TreeSet<>(actual.keySet()), key);
+    for (Map.Entry<String, Object> e : expected.entrySet()) {
+      Object a = actual.get(e.getKey());
+      if (e.getValue() instanceof float[] f) {
+        assertTrue(java.util.Arrays.equals(f, (float[]) a), key + "." + e.getKey());
+      } else if (e.getValue() instanceof byte[] b) {
+        assertTrue(java.util.Arrays.equals(b, (byte[]) a), key + "." + e.getKey());
+      } else {
+        assertEquals(e.getValue(), a, key + "." + e.getKey());
+      }
+    }
+  }
+
   private static List<String> keysOf(String prefix, int from, int to) {
     List<String> keys = new ArrayList<>();
     for (int i = from; i < to; i++) {
@@ -130,6 +145,9 @@ class VectorSearchTest extends StoreTest {
                 "only the newest version of " + key + " is returned");
             float d = (Float) row.get("_distance");
             assertEquals(cosine(model.get(key), query), d, 1e-4, "distance of " + key);
+            Map<String, Object> whole = new java.util.HashMap<>(row);
+            whole.remove("_distance");
+            assertRowEquals(store.get(key).orElseThrow(), whole, key);
             assertTrue(d >= previous, "nearest first");
             previous = d;
           }

@@ -82,6 +82,21 @@ public final class VectorSearch {
         null);
     VectorDistance distance = new VectorDistance(column.metric(), query.vector());
     TopK top = new TopK(query.k());
+    List<String> read = new ArrayList<>(output);
+    if (!read.contains(spec.key())) {
+      read.add(spec.key());
+    }
+    // the base search returns the output columns of its candidates too (unless a blob column needs its own
+    // read), so the base hits are not read again by key (7-8 ms of a search)
+    BaseRows baseRows = read.stream().anyMatch(c -> spec.column(c).blob()) ? null : new BaseRows(read, allocator);
+    try (BaseRows kept = baseRows) {
+      return search(spec, snapshot, query, now, tuning, allocator, column, output, read, candidates, distance, top, kept);
+    }
+  }
+
+  private static VectorSchemaRoot search(SchemaSpec spec, LsmSnapshot snapshot, VectorQuery query, Instant now,
+      Tuning tuning, BufferAllocator allocator, ColumnSpec column, List<String> output, List<String> read,
+      ScanSpec candidates, VectorDistance distance, TopK top, BaseRows baseRows) {
     try {
       // the tiers are searched at once: the base mostly in lance-core's threads, the fresh tier in this JVM's
       CompletableFuture<TopK> fresh = CompletableFuture.supplyAsync(() -> {
@@ -92,7 +107,8 @@ public final class VectorSearch {
       }, FRESH_SEARCHES);
       RuntimeException failed = null;
       try {
-        searchBase(new ScanRules(spec, snapshot, candidates, allocator), snapshot, query, column, distance, tuning, top);
+        searchBase(new ScanRules(spec, snapshot, candidates, allocator), snapshot, query, column, distance, tuning, top,
+            baseRows);
       } catch (RuntimeException e) {
         failed = e;
       }
@@ -112,7 +128,7 @@ public final class VectorSearch {
     } catch (RuntimeException e) {
       throw LanceErrors.translate("search '" + column.name() + "'", e);
     }
-    return rows(spec, snapshot, top.nearestFirst(), output, now, allocator);
+    return rows(spec, snapshot, top.nearestFirst(), output, read, baseRows, now, allocator);
   }
 
   /** The fresh tier's result, its failure rethrown as it was. */
@@ -174,7 +190,7 @@ public final class VectorSearch {
    * more; offers them to {@code top}.
    */
   private static void searchBase(ScanRules rules, LsmSnapshot snapshot, VectorQuery query, ColumnSpec column,
-      VectorDistance distance, Tuning tuning, TopK top) {
+      VectorDistance distance, Tuning tuning, TopK top, BaseRows baseRows) {
     LanceDataset ds = snapshot.base().dataset();
     if (ds.fragments().isEmpty()) {
       return;
@@ -195,11 +211,17 @@ public final class VectorSearch {
     if (!rendered.exact()) {
       columns.addAll(Predicates.topLevelColumns(rules.baseFilter));
     }
+    if (baseRows != null) {
+      columns.addAll(baseRows.columns);
+    }
     int k = query.k();
     int wanted = exclusionsPushed && rendered.exact() && rules.superseded.isEmpty() ? k : Math.max(MIN_CANDIDATES, 2 * k);
     while (true) {
       TopK round = new TopK(k);
       int returned = 0;
+      if (baseRows != null) {
+        baseRows.clear();  // a larger round reads its candidates again
+      }
       ScanRequest request = ScanRequest.of(new ArrayList<>(columns))
           .nearest(column.name(), query.vector(), wanted, column.metric(), tuning.nprobes(), tuning.refineFactor(), prefilter);
       if (!filter.equals("true")) {
@@ -213,6 +235,8 @@ public final class VectorSearch {
           VarCharVector keys = (VarCharVector) in.getVector(spec.key());
           FixedSizeListVector vectors = (FixedSizeListVector) in.getVector(column.name());
           PredicateEvaluator eval = rendered.exact() ? null : new PredicateEvaluator(rules.baseFilter, in);
+          int[] offered = new int[in.getRowCount()];
+          List<String> offeredKeys = new ArrayList<>();
           for (int r = 0; r < in.getRowCount(); r++) {
             String key = new String(keys.get(r), StandardCharsets.UTF_8);
             if (freshKeys.contains(key) || rules.superseded.contains(key) || (eval != null && !eval.matches(r))) {
@@ -221,7 +245,12 @@ public final class VectorSearch {
             float d = distance.of(vectors, r);
             if (!Float.isNaN(d)) {
               round.offer(key, d);
+              offered[offeredKeys.size()] = r;
+              offeredKeys.add(key);
             }
+          }
+          if (baseRows != null) {
+            baseRows.keep(in, offered, offeredKeys);
           }
         }
       } catch (Exception e) {
@@ -237,18 +266,26 @@ public final class VectorSearch {
 
   /** Reads the rows of {@code hits} by key from {@code snapshot}, in the hits' order, with their distances. */
   private static VectorSchemaRoot rows(SchemaSpec spec, LsmSnapshot snapshot, List<TopK.Hit> hits, List<String> output,
-      Instant now, BufferAllocator allocator) {
-    List<String> read = new ArrayList<>(output);
-    if (!read.contains(spec.key())) {
-      read.add(spec.key());
-    }
-    ScanSpec byKey = new ScanSpec(read, Predicate.in(spec.key(), hits.stream().map(TopK.Hit::key).toList()), 0, -1,
-        false, false, now, null);
+      List<String> read, BaseRows baseRows, Instant now, BufferAllocator allocator) {
     List<VectorSchemaRoot> parts = new ArrayList<>();
+    List<String> byKeyHits = new ArrayList<>();
+    for (TopK.Hit h : hits) {
+      if (baseRows == null || !baseRows.holds(h.key())) {
+        byKeyHits.add(h.key());
+      }
+    }
     try {
-      try (StoreScan scan = new StoreScan(spec, snapshot, byKey, allocator, ReadSplit.Part.ALL, null)) {
-        while (scan.next()) {
-          parts.add(RowCopier.transfer(scan.batch(), read, allocator));
+      if (baseRows != null) {
+        baseRows.copyTo(parts, hits);
+      }
+      if (!byKeyHits.isEmpty()) {
+        // fresh hits (and every hit when the base rows were not kept) are read by key from the same snapshot
+        ScanSpec byKey = new ScanSpec(read, Predicate.in(spec.key(), byKeyHits), 0, -1, false, false, now, null);
+        try (StoreScan scan = new StoreScan(spec, snapshot, byKey, allocator,
+            baseRows == null ? ReadSplit.Part.ALL : ReadSplit.Part.FRESH, null)) {
+          while (scan.next()) {
+            parts.add(RowCopier.transfer(scan.batch(), read, allocator));
+          }
         }
       }
       if (parts.isEmpty()) {
@@ -275,6 +312,65 @@ public final class VectorSearch {
       }
     } finally {
       parts.forEach(VectorSchemaRoot::close);
+    }
+  }
+
+  /**
+   * The base candidates of the current search round: their output columns copied from the batches the base search
+   * returned (already checked to be the newest visible rows of their keys at the snapshot), by key.
+   */
+  private static final class BaseRows implements AutoCloseable {
+    private final List<String> columns;
+    private final BufferAllocator allocator;
+    private final List<VectorSchemaRoot> batches = new ArrayList<>();
+    /** Key -> {batch, row}. */
+    private final Map<String, int[]> at = new HashMap<>();
+
+    BaseRows(List<String> columns, BufferAllocator allocator) {
+      this.columns = columns;
+      this.allocator = allocator;
+    }
+
+    void keep(VectorSchemaRoot in, int[] rows, List<String> keys) {
+      if (keys.isEmpty()) {
+        return;
+      }
+      batches.add(RowCopier.copy(in, columns, rows, keys.size(), allocator));
+      for (int i = 0; i < keys.size(); i++) {
+        at.put(keys.get(i), new int[] {batches.size() - 1, i});
+      }
+    }
+
+    boolean holds(String key) {
+      return at.containsKey(key);
+    }
+
+    /** Adds to {@code parts} the kept rows of the base {@code hits} (one copy per kept batch). */
+    void copyTo(List<VectorSchemaRoot> parts, List<TopK.Hit> hits) {
+      for (int b = 0; b < batches.size(); b++) {
+        int[] rows = new int[hits.size()];
+        int n = 0;
+        for (TopK.Hit h : hits) {
+          int[] place = at.get(h.key());
+          if (place != null && place[0] == b) {
+            rows[n++] = place[1];
+          }
+        }
+        if (n > 0) {
+          parts.add(RowCopier.copy(batches.get(b), columns, rows, n, allocator));
+        }
+      }
+    }
+
+    void clear() {
+      batches.forEach(VectorSchemaRoot::close);
+      batches.clear();
+      at.clear();
+    }
+
+    @Override
+    public void close() {
+      clear();
     }
   }
 
