@@ -97,7 +97,10 @@ class SparkStreamingKillTest extends SparkTest {
       }
       assertEquals(List.of(), mismatched, "a batch re-run after a kill delivered other rows");
       Map<Long, List<String>> batches = batches(out);
-      assertTrue(batches.size() > KILLS + 2, "batches: " + batches.keySet());
+      // at least: two batches from the first driver, one new batch from each later killed driver (its first may
+      // re-run the batch its predecessor was killed in), and one from the last, which reads what the writer added
+      // while no driver ran
+      assertTrue(batches.size() >= KILLS + 2, "batches: " + batches.keySet());
       assertEquals(view(store), replay(batches));
     }
   }
