@@ -272,7 +272,7 @@ public final class IncrementalScan implements RowScan {
           laterBaseDeleted.add(k);
           continue;
         }
-        if (k != null && (unchanged(k, in, r, seq, address, digest) || rules.superseded.contains(k))) {
+        if (k != null && (unchanged(k, r, seq, address, digest) || rules.superseded.contains(k))) {
           continue;
         }
         if (eval.matches(r)) {
@@ -292,8 +292,7 @@ public final class IncrementalScan implements RowScan {
    * records the key's live row where {@link #deletedKeys} will ask (keys {@code from} held outside {@code to}'s
    * fresh tier).
    */
-  private boolean unchanged(String k, VectorSchemaRoot in, int r, BigIntVector seq, FieldVector address,
-      RowDigest digest) {
+  private boolean unchanged(String k, int r, BigIntVector seq, FieldVector address, RowDigest digest) {
     PriorVersions.Version before = prior.outsideLaterFresh(k);
     if (before == null) {
       return false;

@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -88,15 +89,16 @@ public final class VectorSearch {
     }
     // the base search returns the output columns of its candidates too (unless a blob column needs its own
     // read), so the base hits are not read again by key (7-8 ms of a search)
-    BaseRows baseRows = read.stream().anyMatch(c -> spec.column(c).blob()) ? null : new BaseRows(read, allocator);
-    try (BaseRows kept = baseRows) {
-      return search(spec, snapshot, query, now, tuning, allocator, column, output, read, candidates, distance, top, kept);
+    try (BaseRows baseRows = read.stream().anyMatch(c -> spec.column(c).blob()) ? null : new BaseRows(read, allocator)) {
+      search(spec, snapshot, query, tuning, allocator, column, candidates, distance, top, baseRows);
+      return rows(spec, snapshot, top.nearestFirst(), output, read, baseRows, now, allocator);
     }
   }
 
-  private static VectorSchemaRoot search(SchemaSpec spec, LsmSnapshot snapshot, VectorQuery query, Instant now,
-      Tuning tuning, BufferAllocator allocator, ColumnSpec column, List<String> output, List<String> read,
-      ScanSpec candidates, VectorDistance distance, TopK top, BaseRows baseRows) {
+  /** Searches both tiers at once into {@code top} (the base's candidates' rows kept in {@code baseRows}). */
+  private static void search(SchemaSpec spec, LsmSnapshot snapshot, VectorQuery query, Tuning tuning,
+      BufferAllocator allocator, ColumnSpec column, ScanSpec candidates, VectorDistance distance, TopK top,
+      BaseRows baseRows) {
     try {
       // the tiers are searched at once: the base mostly in lance-core's threads, the fresh tier in this JVM's
       CompletableFuture<TopK> fresh = CompletableFuture.supplyAsync(() -> {
@@ -128,7 +130,6 @@ public final class VectorSearch {
     } catch (RuntimeException e) {
       throw LanceErrors.translate("search '" + column.name() + "'", e);
     }
-    return rows(spec, snapshot, top.nearestFirst(), output, read, baseRows, now, allocator);
   }
 
   /** The fresh tier's result, its failure rethrown as it was. */
@@ -276,7 +277,7 @@ public final class VectorSearch {
     }
     try {
       if (baseRows != null) {
-        baseRows.copyTo(parts, hits);
+        baseRows.moveTo(parts);
       }
       if (!byKeyHits.isEmpty()) {
         // fresh hits (and every hit when the base rows were not kept) are read by key from the same snapshot
@@ -317,55 +318,40 @@ public final class VectorSearch {
 
   /**
    * The base candidates of the current search round: their output columns copied from the batches the base search
-   * returned (already checked to be the newest visible rows of their keys at the snapshot), by key.
+   * returned (already checked to be the newest visible rows of their keys at the snapshot).
    */
   private static final class BaseRows implements AutoCloseable {
     private final List<String> columns;
     private final BufferAllocator allocator;
     private final List<VectorSchemaRoot> batches = new ArrayList<>();
-    /** Key -> {batch, row}. */
-    private final Map<String, int[]> at = new HashMap<>();
+    private final Set<String> keys = new HashSet<>();
 
     BaseRows(List<String> columns, BufferAllocator allocator) {
       this.columns = columns;
       this.allocator = allocator;
     }
 
-    void keep(VectorSchemaRoot in, int[] rows, List<String> keys) {
-      if (keys.isEmpty()) {
-        return;
-      }
-      batches.add(RowCopier.copy(in, columns, rows, keys.size(), allocator));
-      for (int i = 0; i < keys.size(); i++) {
-        at.put(keys.get(i), new int[] {batches.size() - 1, i});
+    void keep(VectorSchemaRoot in, int[] rows, List<String> offered) {
+      if (!offered.isEmpty()) {
+        batches.add(RowCopier.copy(in, columns, rows, offered.size(), allocator));
+        keys.addAll(offered);
       }
     }
 
     boolean holds(String key) {
-      return at.containsKey(key);
+      return keys.contains(key);
     }
 
-    /** Adds to {@code parts} the kept rows of the base {@code hits} (one copy per kept batch). */
-    void copyTo(List<VectorSchemaRoot> parts, List<TopK.Hit> hits) {
-      for (int b = 0; b < batches.size(); b++) {
-        int[] rows = new int[hits.size()];
-        int n = 0;
-        for (TopK.Hit h : hits) {
-          int[] place = at.get(h.key());
-          if (place != null && place[0] == b) {
-            rows[n++] = place[1];
-          }
-        }
-        if (n > 0) {
-          parts.add(RowCopier.copy(batches.get(b), columns, rows, n, allocator));
-        }
-      }
+    /** Hands the kept batches to {@code parts} (rows that are no hit are left out when the hits are ordered). */
+    void moveTo(List<VectorSchemaRoot> parts) {
+      parts.addAll(batches);
+      batches.clear();
     }
 
     void clear() {
       batches.forEach(VectorSchemaRoot::close);
       batches.clear();
-      at.clear();
+      keys.clear();
     }
 
     @Override
