@@ -32,6 +32,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -376,6 +377,35 @@ class ContextStoreTest extends StoreTest {
     ContextStore.closeAllResident();
     try (ContextStore reopened = ContextStore.open(Map.of("path", dir.resolve("g").toString()))) {
       assertEquals(3, reopened.count());
+    }
+  }
+
+  /**
+   * A reader that last looked at a shard longer ago than {@code gc.grace} finds its newest manifest even once
+   * garbage collection removed the versions between (it used to look for the version after the one it knew only,
+   * found none, and kept reading the fresh tier as it was).
+   */
+  @Test
+  void aReadAfterAnIdleSpellLongerThanGcGraceSeesTheNewestShardManifest() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "idle", "rollout", "gc.grace", "1s", "shards", "1",
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
+      store.add(List.of(rec("id", "a", "reward", 0.0)));
+      assertEquals(Map.of("a", 0.0), view(store, "reward"));  // the read caches the shard's manifest
+      Map<String, Object> expected = new TreeMap<>();
+      expected.put("a", 0.0);
+      for (int i = 0; i < 12; i++) {  // more manifest versions than garbage collection always keeps
+        store.add(List.of(rec("id", "k" + i, "reward", (double) i)));
+        expected.put("k" + i, (double) i);
+        store.seal();
+      }
+      store.merge();
+      store.add(List.of(rec("id", "a", "reward", 9.0)));  // in the WAL tail
+      expected.put("a", 9.0);
+      for (int i = 0; i < 2; i++) {
+        Thread.sleep(1_600);
+        assertTrue(store.gc().ran());
+      }
+      assertEquals(expected, view(store, "reward"));
     }
   }
 

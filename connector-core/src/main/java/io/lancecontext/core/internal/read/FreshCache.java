@@ -122,7 +122,8 @@ public final class FreshCache implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("store closed");
     }
-    return shards.computeIfAbsent(shardId, k -> new ShardCache(k, config.uri(), files, sources, recheckNanos));
+    return shards.computeIfAbsent(shardId, k -> new ShardCache(k, config.uri(), files, sources, recheckNanos,
+        config.get(StoreOptions.GC_GRACE).toNanos()));
   }
 
   /** The current view of a shard whose merged watermark is {@code watermark}, retained for the caller. */

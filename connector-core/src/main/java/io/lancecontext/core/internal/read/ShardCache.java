@@ -49,13 +49,17 @@ final class ShardCache {
   /** The cache's loaded sources by {@code <shard>/<source id>}. */
   private final Cache<String, FreshSource> sources;
   private final long recheckNanos;
+  /** {@code gc.grace}: a manifest check older than this lists the versions instead of probing the next one. */
+  private final long graceNanos;
 
-  ShardCache(String shardId, String uri, StoreFiles files, Cache<String, FreshSource> sources, long recheckNanos) {
+  ShardCache(String shardId, String uri, StoreFiles files, Cache<String, FreshSource> sources, long recheckNanos,
+      long graceNanos) {
     this.shardId = shardId;
     this.uri = uri;
     this.files = files;
     this.sources = sources;
     this.recheckNanos = recheckNanos;
+    this.graceNanos = graceNanos;
   }
 
   /**
@@ -71,7 +75,11 @@ final class ShardCache {
    * folded a generation this view has not seen: its rows must leave the fresh tier with it), (c) the view
    * holds an incomplete WAL entry (the next writer moves it aside under a new manifest and may write a whole
    * entry at its position) or (d) {@link FreshCache#manifestRecheckNanos} passed, which also covers a reader idle for
-   * longer than that (entries it never saw may have been sealed and collected meanwhile). What a
+   * longer than that (entries it never saw may have been sealed and collected meanwhile). The next manifest
+   * version is probed when the last check is younger than {@code gc.grace}; an older one lists the manifest
+   * versions instead, since garbage collection may have removed the versions after the known one (it removes a
+   * version {@code gc.grace} after it saw it superseded, so one written after the last check is still there until
+   * that long after it). What a
    * view misses while it skips the check is only a seal without a new entry: the sealed rows are still read
    * from the WAL entries that hold them, which garbage collection keeps for {@code gc.grace} plus the
    * recheck interval after the seal. Called under this entry's monitor.
@@ -85,7 +93,7 @@ final class ShardCache {
       }
     }
     boolean changed;
-    if (manifest == null || manifest.version() == 0) {
+    if (manifest == null || manifest.version() == 0 || now - manifestCheckedNanos >= graceNanos) {
       ShardManifest m = ShardManifests.latest(files, shardId);
       changed = manifest == null || m.version() != manifest.version();
       manifest = m;
