@@ -17,6 +17,7 @@ import io.lancecontext.core.read.StoreSnapshot;
 import io.lancecontext.core.result.GcResult;
 import io.lancecontext.core.testing.ChildJvm;
 import io.lancecontext.core.testing.StoreTest;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -132,7 +133,7 @@ class SnapshotTest extends StoreTest {
         "snapshot.retention", "1s", "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
       fill(store, 1);
       String at = checksums(store, ScanSpec.all());
-      // taken first: a tag keeps what every later snapshot reads too
+      // taken first: the tag keeps only what its own snapshot reads
       StoreSnapshot untagged = store.snapshot();
       Thread.sleep(5);
       StoreSnapshot tagged = store.tag("step-1200");
@@ -168,6 +169,89 @@ class SnapshotTest extends StoreTest {
       assertTrue(noTag.getMessage().contains("no tag 'step-1200'"), noTag.getMessage());
       assertTrue(store.dropTag("copy"));
       assertEquals(List.of(), store.tags());
+    }
+  }
+
+  /**
+   * A tag keeps what its own snapshot reads, not what every later snapshot read: four rounds of upserts, merges,
+   * compactions and collections later the store holds the tag's base version and fresh tier next to the current
+   * ones only (a never-ending lease an earlier build's tag left changes nothing), and dropping the tag lets the
+   * next collection take those too.
+   */
+  @Test
+  void aTagKeepsWhatItsSnapshotReadsAndNothingLaterSnapshotsSuperseded() throws Exception {
+    try (ContextStore store = ContextStore.open(options(dir, "k", "context", "gc.grace", "1s",
+        "snapshot.retention", "1s", "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
+      Path root = Path.of(store.uri());
+      fill(store, 1);
+      // a published transaction the tag holds unmerged: its record and parts outlive the merge that folds it in
+      try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction("t1", "0/0").build())) {
+        for (int i = 0; i < 30; i++) {
+          w.write(rec("id", i % 2 == 0 ? "k" + i : "t" + i, "token_count", 500 + i));
+        }
+        store.publish("t1", List.of(w.commit()));
+      }
+      String at = checksums(store, ScanSpec.all());
+      StoreSnapshot tag = store.tag("step-1");
+      // the never-ending lease a tag of an earlier build wrote next to it: ignored now, deleted with the tag
+      String legacy = io.lancecontext.core.internal.io.ReadLeases.holdUntil(store.resident().files(),
+          tag.takenAt().toEpochMilli(), io.lancecontext.core.internal.io.ReadLeases.NEVER, "step-1".hashCode());
+      int generationsAtTag = count(root.resolve("_mem_wal"), 2, p -> p.getFileName().toString().contains("_gen_"));
+      int walAtTag = count(root.resolve("_mem_wal"), 3, p -> p.getParent().getFileName().toString().equals("wal"));
+      assertTrue(generationsAtTag > 0 && walAtTag > 0, generationsAtTag + " generations, " + walAtTag + " WAL entries");
+      StoreSnapshot after = null;
+      for (int round = 2; round <= 5; round++) {
+        fill(store, round);
+        if (round == 2) {
+          after = store.snapshot();  // untagged: kept for snapshot.retention only, not by the older tag
+        }
+        store.seal();
+        store.merge();
+        assertTrue(store.compact().ran());
+        Thread.sleep(1_100);
+        store.gc();
+        assertEquals(at, checksums(store, ScanSpec.all().atSnapshot("step-1")), "round " + round);
+      }
+      store.seal();
+      store.merge();
+      for (int i = 0; i < 2; i++) {  // WAL entries and manifests go gc.grace and half of it after a collection saw them go
+        Thread.sleep(1_600);
+        store.gc();
+      }
+      assertEquals(at, checksums(store, ScanSpec.all().atSnapshot("step-1")));
+      int withTag = baseVersions(root);
+      assertTrue(count(root.resolve("_mem_wal"), 2, p -> p.getFileName().toString().contains("_gen_")) <= generationsAtTag,
+          "only the tag's generations stay");
+      assertTrue(count(root.resolve("_mem_wal"), 3, p -> p.getParent().getFileName().toString().equals("wal"))
+          <= walAtTag, "only the tag's WAL entries stay");
+      String later = after.token();
+      SnapshotNotFoundException gone = assertThrows(SnapshotNotFoundException.class,
+          () -> store.scanRecords(ScanSpec.all().atSnapshot(later)));
+      assertTrue(gone.getMessage().contains("no longer kept"), gone.getMessage());
+
+      assertTrue(java.nio.file.Files.exists(root.resolve(legacy)));
+      assertTrue(store.dropTag("step-1"));
+      assertFalse(java.nio.file.Files.exists(root.resolve(legacy)));
+      Thread.sleep(1_100);
+      store.gc();
+      // what stays without the tag (the latest, and the versions lance-core's indexes refer to) does not grow with
+      // the rounds; the tag kept its own version and the one its indexes refer to, nothing of the 3 per round since
+      int withoutTag = baseVersions(root);
+      assertTrue(withoutTag <= 6, withoutTag + " base versions without the tag");
+      assertTrue(withTag > withoutTag && withTag - withoutTag <= 2, withTag + " base versions with the tag, "
+          + withoutTag + " without");
+      assertEquals(0, count(root.resolve("_mem_wal"), 2, p -> p.getFileName().toString().contains("_gen_")));
+      assertEquals(checksums(store, ScanSpec.all()), checksums(store, ScanSpec.all().atSnapshot(store.snapshot().token())));
+    }
+  }
+
+  private static int baseVersions(Path root) throws java.io.IOException {
+    return count(root.resolve("_versions"), 1, p -> p.getFileName().toString().endsWith(".manifest"));
+  }
+
+  private static int count(Path dir, int depth, java.util.function.Predicate<Path> which) throws java.io.IOException {
+    try (var s = java.nio.file.Files.walk(dir, depth)) {
+      return (int) s.filter(p -> !p.equals(dir) && which.test(p)).count();
     }
   }
 

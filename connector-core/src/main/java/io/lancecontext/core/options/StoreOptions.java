@@ -122,7 +122,7 @@ public final class StoreOptions {
       OptionParsers::positiveDuration, Scope.HANDLE, "How long an untagged snapshot (ContextStore.snapshot) stays "
           + "readable by its token: garbage collection keeps what it reads until this long after it was taken (a "
           + "tagged one until its tag is dropped). Each snapshot costs one small object write; while one is kept, "
-          + "so is everything written after it.");
+          + "so is everything written after it (a tag keeps its own snapshot's files only).");
 
   public static final ConfigOption<Boolean> COMPACTION_BACKGROUND = ConfigOption.of("compaction.background", "false",
       OptionParsers::bool, Scope.RESIDENT, "Compact the base table's fragments in a background task of the writing JVM.");

@@ -121,13 +121,16 @@ public final class ReadLeases {
     return lease;
   }
 
-  /** The expiry of a lease that never runs out (a tag's). */
+  /**
+   * The expiry of a lease that never runs out. Tags of earlier builds wrote one each; such leases are ignored
+   * ({@link #live}): a tag keeps exactly what its own snapshot reads, which garbage collection learns from the tag.
+   */
   public static final long NEVER = 9_999_999_999_999L;
 
   /**
    * Writes a lease that is never renewed: a read planned at {@code plannedAtMillis} stays readable until
-   * {@code untilMillis} ({@link #NEVER}: until the lease is deleted). {@code id} (8 hex digits) makes its name
-   * known to whoever deletes it ({@link #fixedName}).
+   * {@code untilMillis}, or until the lease is deleted. {@code id} (8 hex digits) makes its name known to whoever
+   * deletes it ({@link #fixedName}).
    */
   public static String holdUntil(StoreFiles files, long plannedAtMillis, long untilMillis, int id) throws IOException {
     String name = fixedName(plannedAtMillis, untilMillis, id);
@@ -184,7 +187,8 @@ public final class ReadLeases {
 
   /**
    * The planning times of the leases not run out at {@code nowMillis}, from one listing; the objects of those that
-   * ran out are added to {@code expired} (when not null).
+   * ran out are added to {@code expired} (when not null). Leases that never run out ({@link #NEVER}, left by tags
+   * of earlier builds) are not counted: their tags keep what they read.
    */
   private static List<Long> live(StoreFiles files, long nowMillis, List<String> expired) throws IOException {
     List<Long> plannedAt = new ArrayList<>();
@@ -193,7 +197,11 @@ public final class ReadLeases {
       if (!m.matches() || !e.path().equals(DIR + "/" + e.name())) {
         continue;
       }
-      if (Long.parseLong(m.group(2)) > nowMillis) {
+      long until = Long.parseLong(m.group(2));
+      if (until == NEVER) {
+        continue;
+      }
+      if (until > nowMillis) {
         plannedAt.add(Long.parseLong(m.group(1)));
       } else if (expired != null) {
         expired.add(e.path());

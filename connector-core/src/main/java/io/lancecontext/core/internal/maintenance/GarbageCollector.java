@@ -17,6 +17,7 @@ import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.txn.TxnRecord;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.GcResult;
 import java.io.IOException;
@@ -29,6 +30,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.arrow.memory.BufferAllocator;
@@ -53,7 +55,11 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * A read that holds a lease ({@link ReadLeases}) counts as planned now for
- * as long as the lease lasts: the cutoff is never later than the planning time of the oldest leased read.
+ * as long as the lease lasts: the cutoff is never later than the planning time of the oldest leased read. A tagged
+ * snapshot keeps exactly what it reads ({@link TaggedKeeps}), whatever its age: its base version (a lance-core tag,
+ * {@link VersionCleanup#removeBefore}), its shard-manifest versions, generations and WAL entries, and the records
+ * and parts of the transactions it holds. The leases are listed before the tags: a tag written after that was of a
+ * snapshot young or leased enough for this collection's cutoff to keep.
  *
  * <p>No file or directory modification time is used. Callers hold the {@link MaintenanceLock}; every
  * deletion is preceded by a check that they still do.
@@ -70,12 +76,7 @@ final class GarbageCollector {
   static final int KEEP_MANIFESTS = 8;
 
   static GcResult collect(StoreConfig config, int shards, StoreFiles files, BufferAllocator allocator, Duration grace,
-      MaintenanceLock lease) throws IOException {
-    return collect(config, shards, files, allocator, grace, lease, null);
-  }
-
-  static GcResult collect(StoreConfig config, int shards, StoreFiles files, BufferAllocator allocator, Duration grace,
-      MaintenanceLock lease, Transactions transactions) throws IOException {
+      MaintenanceLock lease, Transactions transactions, Supplier<List<ReadSplit.Snapshot>> tagged) throws IOException {
     long now = System.currentTimeMillis();
     // a leased read planned at t keeps everything it needs: collect as if it had been planned just now
     long leased = ReadLeases.oldestPlannedAt(files, now);
@@ -83,6 +84,7 @@ final class GarbageCollector {
     // a shard view may use a manifest this much older than the newest (ShardCache.refresh): WAL entries and
     // manifests stay that much longer, so a read planned at t still finds its files until t + gc.grace
     long logCutoff = cutoff - io.lancecontext.core.internal.read.FreshCache.manifestRecheckNanos(grace) / 1_000_000;
+    TaggedKeeps keeps = TaggedKeeps.of(tagged.get(), shards, files);
     int gens = 0;
     int wal = 0;
     int manifests = 0;
@@ -114,7 +116,7 @@ final class GarbageCollector {
             orphansSeen.add(shard + " " + name);
             delete = ledger.orphanedSince(shard, name, now) <= cutoff;
           }
-          if (delete) {
+          if (delete && !keeps.generation(shard, name)) {
             String dir = ShardLayout.generationDir(shard, name) + "/";
             bytes += bytes(files.listPrefix(dir));
             lease.ensureHeld();
@@ -129,7 +131,7 @@ final class GarbageCollector {
         for (StoreFiles.Entry e : files.listPrefix(ShardLayout.walDir(shard) + "/")) {
           long p = LogNames.number(e.name(), LogNames.WAL_SUFFIX);
           long since = p >= 0 && p <= manifest.replayAfter() ? ledger.walObsoleteSince(shard, p) : -1;
-          if (since >= 0 && since <= logCutoff && e.path().equals(WalEntry.path(shard, p))) {
+          if (since >= 0 && since <= logCutoff && e.path().equals(WalEntry.path(shard, p)) && !keeps.walEntry(shard, p)) {
             obsolete.add(e.path());
             bytes += e.size();
             wal++;
@@ -146,8 +148,9 @@ final class GarbageCollector {
         versionsStored.sort(Comparator.comparingLong(e -> LogNames.number(e.name(), LogNames.MANIFEST_SUFFIX)));
         for (int i = 0; i < versionsStored.size() - KEEP_MANIFESTS; i++) {
           StoreFiles.Entry e = versionsStored.get(i);
-          long since = ledger.manifestSupersededSince(shard, LogNames.number(e.name(), LogNames.MANIFEST_SUFFIX));
-          if (since >= 0 && since <= logCutoff) {
+          long version = LogNames.number(e.name(), LogNames.MANIFEST_SUFFIX);
+          long since = ledger.manifestSupersededSince(shard, version);
+          if (since >= 0 && since <= logCutoff && !keeps.manifest(shard, version)) {
             obsolete.add(e.path());
             bytes += e.size();
             manifests++;
@@ -159,8 +162,8 @@ final class GarbageCollector {
         }
       }
       if (transactions != null) {
-        long[] removed = collectTransactions(transactions, files, collectable, cutoff, now - grace.toMillis(), now,
-            config.get(StoreOptions.TXN_TIMEOUT), lease);
+        long[] removed = collectTransactions(transactions, files, collectable, keeps, cutoff, now - grace.toMillis(),
+            now, config.get(StoreOptions.TXN_TIMEOUT), lease);
         gens += (int) removed[0];
         bytes += removed[1];
       }
@@ -168,9 +171,9 @@ final class GarbageCollector {
       lease.ensureHeld();
       ledger.write(files);
 
-      // never a version an index still refers to (VersionCleanup.removeBefore)
+      // never a version an index still refers to, nor one a tag reads (VersionCleanup.removeBefore)
       VersionCleanup.Removed removed = VersionCleanup.removeBefore(base, firstVersionToKeep(history, cutoff), history,
-          lease::ensureHeld);
+          keeps.baseVersions(), lease::ensureHeld);
       versions = removed.versions();
       bytes += removed.bytes();
     }
@@ -221,7 +224,7 @@ final class GarbageCollector {
    *   <li>an aborted transaction's parts, once its record is older than {@code cutoff};</li>
    *   <li>a published transaction's parts it did not name, likewise; the parts it named once every bucket's
    *       transaction watermark at the newest base version committed by {@code cutoff} reaches its publish
-   *       sequence (merged at least {@code gc.grace} ago).</li>
+   *       sequence (merged at least {@code gc.grace} ago), unless a tag reads it.</li>
    * </ul>
    * A published transaction whose named parts are all deleted that way (merged, at least {@code gc.grace}
    * ago) and whose record is older than {@code cutoff} is folded into the compact {@link
@@ -233,7 +236,8 @@ final class GarbageCollector {
    * @return part directories deleted, bytes freed
    */
   private static long[] collectTransactions(Transactions transactions, StoreFiles files, Map<String, Long> collectable,
-      long cutoff, long graceCutoff, long now, Duration txnTimeout, MaintenanceLock lease) throws IOException {
+      TaggedKeeps keeps, long cutoff, long graceCutoff, long now, Duration txnTimeout, MaintenanceLock lease)
+      throws IOException {
     long parts = 0;
     long bytes = 0;
     List<TxnRecord> compactable = new ArrayList<>();
@@ -302,7 +306,7 @@ final class GarbageCollector {
       }
       TxnRecord r = record.get();
       Set<String> named = new HashSet<>();
-      boolean merged = true;
+      boolean merged = !keeps.transaction(r.sequences());  // a tag's transactions count as not merged yet
       for (var p : r.parts()) {
         named.add("b" + p.bucket() + "/" + p.name());
       }

@@ -74,6 +74,9 @@ public final class Maintenance implements AutoCloseable {
 
     /** Whether the store at its location is still this one, not dropped (and maybe created again) elsewhere. */
     boolean isStillAtItsLocation();
+
+    /** The snapshot of every tag: garbage collection keeps what they read. */
+    java.util.List<io.lancecontext.core.read.ReadSplit.Snapshot> taggedSnapshots();
   }
 
   private final Host host;

@@ -95,7 +95,7 @@ final class MaintenanceTasks {
   GcResult gc() {
     return withLease("garbage-collect", GcResult.skipped(), lease -> {
       GcResult r = GarbageCollector.collect(host.config(), host.shards(), host.files(), host.allocator(),
-          host.config().get(StoreOptions.GC_GRACE), lease, host.transactions());
+          host.config().get(StoreOptions.GC_GRACE), lease, host.transactions(), host::taggedSnapshots);
       gcRuns.incrementAndGet();
       if (r.generationDirs() + r.walEntries() + r.manifests() + r.baseVersionsRemoved() > 0) {
         LOG.info("{}: garbage collected {} generations, {} WAL entries, {} manifests, {} base versions ({} bytes)",

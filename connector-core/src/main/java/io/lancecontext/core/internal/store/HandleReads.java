@@ -133,6 +133,6 @@ public final class HandleReads {
   }
 
   private StoreSnapshots snapshots() {
-    return new StoreSnapshots(store.files(), store.config().uri(), store.shards(), store.config().get(StoreOptions.GC_GRACE));
+    return store.snapshots();
   }
 }

@@ -328,6 +328,16 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     return gate.isClosed();
   }
 
+  /** The store's snapshots and tags. */
+  public StoreSnapshots snapshots() {
+    return new StoreSnapshots(files, config.uri(), shards(), config.get(StoreOptions.GC_GRACE));
+  }
+
+  @Override
+  public java.util.List<ReadSplit.Snapshot> taggedSnapshots() {
+    return snapshots().taggedSnapshots();
+  }
+
   /**
    * Whether the store at this store's location is still this one: false once it was dropped, or dropped and
    * created again (another id), by any process. One small read. A store without an id (created before stores
