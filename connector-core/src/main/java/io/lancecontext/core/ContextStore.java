@@ -17,6 +17,7 @@ import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.read.StoreSnapshot;
+import io.lancecontext.core.read.TextQuery;
 import io.lancecontext.core.read.VectorQuery;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.CompactionResult;
@@ -345,7 +346,22 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
-   * Builds (or rebuilds, when stale) the vector index of each vector column now, whatever
+   * The {@code k} rows of the LSM view whose text column best matches the query's terms, best first, each with its
+   * {@code _score}: every acknowledged add is searchable as soon as it returns, only a key's newest row can match,
+   * deleted rows never do. See docs/search.md.
+   *
+   * @throws io.lancecontext.core.error.SchemaException if the column is not a string column
+   * @throws IllegalArgumentException if the text holds no term
+   * @throws io.lancecontext.core.error.SnapshotNotFoundException if the query names a snapshot no longer kept
+   */
+  public SearchResult search(TextQuery query) {
+    check();
+    return new SearchResult(reads.search(query), store.codec());
+  }
+
+  /**
+   * Builds (or rebuilds, when stale) the vector index of each vector column and the full-text index of each of
+   * {@code search.text-columns} now, whatever
    * {@code search.index.min-rows} says; maintenance otherwise does so in the background. Returns the columns
    * whose index was built.
    */

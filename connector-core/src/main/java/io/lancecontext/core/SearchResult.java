@@ -9,7 +9,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
  * The rows a search returned, nearest (or best scoring) first: the requested columns and the distance
- * ({@code _distance}, vector search) of each. One Arrow batch; close the result to release it.
+ * ({@code _distance}, vector search) or score ({@code _score}, text search) of each. One Arrow batch; close the
+ * result to release it.
  */
 public final class SearchResult implements AutoCloseable {
   private final VectorSchemaRoot batch;
@@ -25,7 +26,7 @@ public final class SearchResult implements AutoCloseable {
     return batch;
   }
 
-  /** The column names, in order (the distance last). */
+  /** The column names, in order (the distance or score last). */
   public List<String> columns() {
     List<String> out = new ArrayList<>();
     batch.getSchema().getFields().forEach(f -> out.add(f.getName()));
@@ -36,7 +37,7 @@ public final class SearchResult implements AutoCloseable {
     return batch.getRowCount();
   }
 
-  /** The rows as records, nearest first; the distance (the last column) as a {@code Float}. */
+  /** The rows as records, best first; the distance or score (the last column) as a {@code Float}. */
   public List<Map<String, Object>> records() {
     List<String> columns = columns();
     String score = columns.get(columns.size() - 1);

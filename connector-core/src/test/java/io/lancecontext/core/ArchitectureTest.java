@@ -172,6 +172,7 @@ class ArchitectureTest {
       "ContextStore", "RowAppender", "SearchResult", "StoreReader", "StoreWriter", "TransactionLease", "Warehouse",
       "WriterOptions",
       "read.Predicate", "read.ReadLease", "read.ReadPlan", "read.ReadSplit", "read.ScanSpec", "read.StoreSnapshot",
+      "read.TextQuery",
       "read.VectorQuery",
       "result.CompactionResult", "result.FlushResult", "result.GcResult", "result.MergeResult", "result.StoreStats",
       "result.PublishResult", "result.WriteSummary",

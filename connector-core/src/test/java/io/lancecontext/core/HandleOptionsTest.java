@@ -56,7 +56,7 @@ class HandleOptionsTest extends StoreTest {
         "compaction.target-rows-per-fragment", "1000", "index.key", "zonemap"));
     differing.put("read.fresh-cache-bytes", "1MiB");
     differing.putAll(Map.of("merge.max-bytes", "1MiB", "merge.max-inputs", "7", "merge.flush-timeout", "7min",
-        "merge.append-min-rows", "7", "search.index.min-rows", "7",
+        "merge.append-min-rows", "7", "search.index.min-rows", "7", "search.text-columns", "role",
         "search.index.check-interval", "7s", "search.index.rebuild-interval", "7s"));
     try (ContextStore first = ContextStore.open(options(dir, "s", SPEC))) {
       for (ConfigOption<?> o : StoreOptions.ALL) {

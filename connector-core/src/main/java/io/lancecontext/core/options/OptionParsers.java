@@ -62,6 +62,17 @@ public final class OptionParsers {
     };
   }
 
+  /** A comma-separated list of names, blanks around each trimmed, empty ones dropped ("" is the empty list). */
+  public static java.util.List<String> names(String text) {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (String part : text.split(",")) {
+      if (!part.isBlank()) {
+        out.add(part.trim());
+      }
+    }
+    return java.util.List.copyOf(out);
+  }
+
   public static Duration positiveDuration(String text) {
     Duration d = duration(text);
     if (d.isZero()) {

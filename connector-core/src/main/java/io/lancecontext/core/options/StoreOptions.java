@@ -135,6 +135,12 @@ public final class StoreOptions {
       "Scalar index on the key column: btree (pages of 16,384 keys), zonemap or none. Ensured on open and after "
           + "compaction.");
 
+  public static final ConfigOption<java.util.List<String>> SEARCH_TEXT_COLUMNS = ConfigOption.of("search.text-columns",
+      "text_payload", OptionParsers::names, Scope.RESIDENT, "The string columns maintenance keeps a full-text (inverted) "
+          + "index on, comma-separated, built and rebuilt as the vector indexes are (search.index.min-rows). Full-text "
+          + "search works on every string column; without an index it reads the column's base rows. The default names "
+          + "no column of a store without text_payload; an explicit name that is not a string column fails the open.");
+
   public static final ConfigOption<Integer> SEARCH_INDEX_MIN_ROWS = ConfigOption.of("search.index.min-rows", "50000",
       OptionParsers::positiveInt, Scope.RESIDENT, "Rows in the base table from which maintenance builds a vector index "
           + "(IVF-PQ) on each vector column; it rebuilds one when more than a tenth of the base is not covered (merges "
@@ -170,7 +176,7 @@ public final class StoreOptions {
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,
       PUT_TIMEOUT, FENCE_BACKOFF, IDLE_TIMEOUT, BATCH_ROWS, BATCH_BYTES, WRITE_COMMIT, BULK_ROWS, MERGE_GENERATIONS, MERGE_INTERVAL,
       MERGE_MAX_BYTES, MERGE_MAX_INPUTS, MERGE_APPEND_MIN_ROWS, FLUSH_TIMEOUT, GC_GRACE, TXN_TIMEOUT, READ_LEASE_TIMEOUT,
-      SNAPSHOT_RETENTION, COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, SEARCH_INDEX_MIN_ROWS,
+      SNAPSHOT_RETENTION, COMPACTION_BACKGROUND, COMPACTION_TARGET_ROWS, INDEX_KEY, SEARCH_TEXT_COLUMNS, SEARCH_INDEX_MIN_ROWS,
       SEARCH_INDEX_CHECK_INTERVAL, SEARCH_INDEX_REBUILD_INTERVAL, SEARCH_NPROBES,
       SEARCH_REFINE_FACTOR, FRESH_CACHE_BYTES);
 }

@@ -95,6 +95,7 @@ public final class LanceCompaction {
       // a vector index names rows of the fragments just replaced: dropped, so searches read the new fragments
       // exactly until maintenance builds it again (search.index.min-rows)
       VectorIndex.dropAll(dataset, spec);
+      TextIndex.dropAll(dataset, TextIndex.columns(spec, config));
     }
     if (ds.listIndexes().contains(FRAG_REUSE_INDEX)) {
       LanceErrors.run("drop the fragment-reuse index", () -> ds.dropIndex(FRAG_REUSE_INDEX));

@@ -2,6 +2,8 @@ package io.lancecontext.core.internal.lance;
 
 import io.lancecontext.core.schema.VectorMetric;
 import java.util.List;
+import java.util.Optional;
+import org.lance.ipc.FullTextQuery;
 import org.lance.ipc.Query;
 import org.lance.ipc.ScanOptions;
 
@@ -19,6 +21,7 @@ public final class ScanRequest {
   private Long limit;
   private Long offset;
   private Query nearest;
+  private FullTextQuery matching;
   private boolean prefilter;
 
   private ScanRequest(List<String> columns) {
@@ -81,6 +84,17 @@ public final class ScanRequest {
     return this;
   }
 
+  /**
+   * The rows whose {@code column} holds any of the terms of {@code text} as its inverted index tokenizes them (a
+   * {@code _score} column is added), through the column's inverted index ({@link TextIndex}); fragments it does not
+   * cover are searched without it. With {@code prefilter} a filter applies first.
+   */
+  public ScanRequest matching(String column, String text, boolean prefilter) {
+    this.prefilter = prefilter;
+    this.matching = FullTextQuery.match(text, column, 1.0f, Optional.of(0), 50, FullTextQuery.Operator.OR, 0);
+    return this;
+  }
+
   ScanOptions options() {
     ScanOptions.Builder b = new ScanOptions.Builder().columns(columns);
     if (filter != null) {
@@ -103,6 +117,9 @@ public final class ScanRequest {
     }
     if (nearest != null) {
       b.nearest(nearest).prefilter(prefilter);
+    }
+    if (matching != null) {
+      b.fullTextQuery(matching).prefilter(prefilter);
     }
     return b.build();
   }

@@ -1,6 +1,7 @@
 package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.TextIndex;
 import io.lancecontext.core.internal.lance.VectorIndex;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.session.LanceRuntime;
@@ -155,7 +156,7 @@ public final class Maintenance implements AutoCloseable {
         }
       }
       if (now - lastIndexCheckNanos >= config.get(StoreOptions.SEARCH_INDEX_CHECK_INTERVAL).toNanos()
-          && !VectorIndex.columns(host.spec()).isEmpty()) {
+          && !(VectorIndex.columns(host.spec()).isEmpty() && TextIndex.columns(host.spec(), config).isEmpty())) {
         lastIndexCheckNanos = now;
         long minRows = config.get(StoreOptions.SEARCH_INDEX_MIN_ROWS);
         BaseTable base = host.base();
@@ -163,7 +164,8 @@ public final class Maintenance implements AutoCloseable {
         long rows;
         try {
           rows = base.dataset().countRows();
-          due = rows >= indexRetryRows && VectorIndex.stale(base.dataset(), host.spec(), minRows);
+          due = rows >= indexRetryRows && (VectorIndex.stale(base.dataset(), host.spec(), minRows)
+              || TextIndex.stale(base.dataset(), TextIndex.columns(host.spec(), config), minRows));
         } finally {
           base.release();
         }

@@ -2,6 +2,7 @@ package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.TextIndex;
 import io.lancecontext.core.internal.lance.VectorIndex;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.options.StoreOptions;
@@ -113,10 +114,11 @@ final class MaintenanceTasks {
     return withLease("build the search indexes", List.of(), lease -> {
       long started = System.nanoTime();
       try (LanceDataset ds = StoreDatasets.open(host.config().uri(), host.config(), host.allocator())) {
-        List<String> built = VectorIndex.refreshIfStale(ds, host.spec(), minRows);
+        List<String> built = new java.util.ArrayList<>(VectorIndex.refreshIfStale(ds, host.spec(), minRows));
+        built.addAll(TextIndex.refreshIfStale(ds, TextIndex.columns(host.spec(), host.config()), minRows));
         indexBuilds.addAndGet(built.size());
         if (!built.isEmpty()) {
-          LOG.info("{}: built the vector index of {} ({} rows, base version {}) in {} ms", host.name(), built,
+          LOG.info("{}: built the search indexes of {} ({} rows, base version {}) in {} ms", host.name(), built,
               ds.countRows(), ds.version(), (System.nanoTime() - started) / 1_000_000);
         }
         return built;

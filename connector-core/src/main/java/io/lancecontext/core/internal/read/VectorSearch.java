@@ -91,7 +91,7 @@ public final class VectorSearch {
     // read), so the base hits are not read again by key (7-8 ms of a search)
     try (BaseRows baseRows = read.stream().anyMatch(c -> spec.column(c).blob()) ? null : new BaseRows(read, allocator)) {
       search(spec, snapshot, query, tuning, allocator, column, candidates, distance, top, baseRows);
-      return rows(spec, snapshot, top.nearestFirst(), output, read, baseRows, now, allocator);
+      return rows(spec, snapshot, top.nearestFirst(), output, read, baseRows, now, allocator, DISTANCE, false);
     }
   }
 
@@ -265,9 +265,13 @@ public final class VectorSearch {
     }
   }
 
-  /** Reads the rows of {@code hits} by key from {@code snapshot}, in the hits' order, with their distances. */
-  private static VectorSchemaRoot rows(SchemaSpec spec, LsmSnapshot snapshot, List<TopK.Hit> hits, List<String> output,
-      List<String> read, BaseRows baseRows, Instant now, BufferAllocator allocator) {
+  /**
+   * Reads the rows of {@code hits} by key from {@code snapshot}, in the hits' order, with their distances in column
+   * {@code scoreColumn} ({@code negated}: each distance's negation, a score).
+   */
+  static VectorSchemaRoot rows(SchemaSpec spec, LsmSnapshot snapshot, List<TopK.Hit> hits, List<String> output,
+      List<String> read, BaseRows baseRows, Instant now, BufferAllocator allocator, String scoreColumn,
+      boolean negated) {
     List<VectorSchemaRoot> parts = new ArrayList<>();
     List<String> byKeyHits = new ArrayList<>();
     for (TopK.Hit h : hits) {
@@ -290,7 +294,7 @@ public final class VectorSearch {
         }
       }
       if (parts.isEmpty()) {
-        return withDistances(empty(spec, output, allocator), new float[0], allocator);
+        return withScores(empty(spec, output, allocator), new float[0], scoreColumn, allocator);
       }
       try (VectorSchemaRoot all = parts.size() == 1 ? parts.remove(0) : RowCopier.concat(parts, allocator)) {
         Map<String, Integer> rowOf = new HashMap<>();
@@ -305,11 +309,11 @@ public final class VectorSearch {
           Integer row = rowOf.get(h.key());
           if (row != null) {
             order[n] = row;
-            distances[n++] = h.distance();
+            distances[n++] = negated ? -h.distance() : h.distance();
           }
         }
         float[] found = java.util.Arrays.copyOf(distances, n);
-        return withDistances(RowCopier.copy(all, output, order, n, allocator), found, allocator);
+        return withScores(RowCopier.copy(all, output, order, n, allocator), found, scoreColumn, allocator);
       }
     } finally {
       parts.forEach(VectorSchemaRoot::close);
@@ -320,7 +324,7 @@ public final class VectorSearch {
    * The base candidates of the current search round: their output columns copied from the batches the base search
    * returned (already checked to be the newest visible rows of their keys at the snapshot).
    */
-  private static final class BaseRows implements AutoCloseable {
+  static final class BaseRows implements AutoCloseable {
     private final List<String> columns;
     private final BufferAllocator allocator;
     private final List<VectorSchemaRoot> batches = new ArrayList<>();
@@ -371,9 +375,10 @@ public final class VectorSearch {
     return root;
   }
 
-  /** {@code rows} with a {@value #DISTANCE} column appended (takes ownership of {@code rows}). */
-  private static VectorSchemaRoot withDistances(VectorSchemaRoot rows, float[] distances, BufferAllocator allocator) {
-    Float4Vector d = new Float4Vector(new Field(DISTANCE,
+  /** {@code rows} with a float column {@code name} appended (takes ownership of {@code rows}). */
+  private static VectorSchemaRoot withScores(VectorSchemaRoot rows, float[] distances, String name,
+      BufferAllocator allocator) {
+    Float4Vector d = new Float4Vector(new Field(name,
         FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null), allocator);
     d.allocateNew(Math.max(1, distances.length));
     for (int i = 0; i < distances.length; i++) {

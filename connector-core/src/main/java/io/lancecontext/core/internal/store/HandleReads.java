@@ -5,6 +5,7 @@ import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.RowScan;
 import io.lancecontext.core.internal.read.StoreScan;
+import io.lancecontext.core.internal.read.TextSearch;
 import io.lancecontext.core.internal.read.VectorSearch;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
@@ -13,6 +14,7 @@ import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.read.StoreSnapshot;
+import io.lancecontext.core.read.TextQuery;
 import io.lancecontext.core.read.VectorQuery;
 import java.time.Instant;
 import java.util.List;
@@ -79,6 +81,14 @@ public final class HandleReads {
       return VectorSearch.run(store.spec(), snapshot, query, at == null ? Instant.now() : at.plannedAt(),
           new VectorSearch.Tuning(config.get(StoreOptions.SEARCH_NPROBES), config.get(StoreOptions.SEARCH_REFINE_FACTOR)),
           store.allocator());
+    }
+  }
+
+  /** The {@code k} best matching rows of the view (now or at the query's snapshot), best first; the caller closes it. */
+  public VectorSchemaRoot search(TextQuery query) {
+    ReadSplit.Snapshot at = resolve(query.snapshot());
+    try (LsmSnapshot snapshot = openSnapshot(at)) {
+      return TextSearch.run(store.spec(), snapshot, query, at == null ? Instant.now() : at.plannedAt(), store.allocator());
     }
   }
 

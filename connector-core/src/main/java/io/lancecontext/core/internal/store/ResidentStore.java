@@ -93,6 +93,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     }
     this.name = shortName(config.uri());
     this.codec = new RecordCodec(spec);
+    io.lancecontext.core.internal.lance.TextIndex.columns(spec, config);  // a bad search.text-columns fails the open
     this.writers = new BucketWriter[shards];
     for (int i = 0; i < shards; i++) {
       writers[i] = new BucketWriter(this, i, Maintenance.SEAL_ENTRIES, config.get(StoreOptions.BATCH_BYTES));

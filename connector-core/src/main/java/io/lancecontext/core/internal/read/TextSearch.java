@@ -1,0 +1,229 @@
+package io.lancecontext.core.internal.read;
+
+import io.lancecontext.core.error.SchemaException;
+import io.lancecontext.core.internal.lance.LanceDataset;
+import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceSql;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
+import io.lancecontext.core.internal.lance.StructNulls;
+import io.lancecontext.core.internal.lance.TextIndex;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.ReadSplit;
+import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.read.TextQuery;
+import io.lancecontext.core.read.VectorQuery;
+import io.lancecontext.core.schema.ColumnSpec;
+import io.lancecontext.core.schema.SchemaSpec;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * A full-text search over one {@link LsmSnapshot}: the k rows of the LSM view whose text column best matches the
+ * query's terms ({@link TextTerms}), scored with BM25 without length normalisation over the rows searched (the
+ * view's rows matching the filter):
+ *
+ * <pre>score = Σ over the query's terms t in the row  idf(t) · tf · (k1 + 1) / (tf + k1),   k1 = 1.2
+ * idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))</pre>
+ *
+ * with {@code tf} the times t occurs in the row's column, {@code N} the rows searched and {@code df(t)} those of
+ * them holding t. Every statistic is exact over the LSM view, so a row scores the same whichever tier holds it:
+ *
+ * <ol>
+ *   <li>The fresh tier's visible rows (newest of their key, not deleted, not superseded, matching the filter) are
+ *       read and their terms counted in Java.</li>
+ *   <li>The base table's rows holding any query term come from lance-core's full-text search through the column's
+ *       inverted index ({@link TextIndex}; fragments it does not cover, and a column without one, are searched
+ *       without it), the filter applied first; a base row whose key the fresh tier holds is stale and dropped.</li>
+ *   <li>Each row holding a query term is scored, the k best (ties by key) are read by key from the same snapshot
+ *       with the requested columns, plus {@value #SCORE}.</li>
+ * </ol>
+ *
+ * Its cost grows with the rows holding a query term, not with the store: a query of common words reads many rows.
+ */
+public final class TextSearch {
+  /** The column holding each row's score. */
+  public static final String SCORE = "_score";
+  static final double K1 = 1.2;
+
+  private TextSearch() {}
+
+  /** A row holding a query term: its key and how often it holds each term (in the query's term order). */
+  private record Match(String key, int[] counts) {}
+
+  /**
+   * Runs {@code query} over {@code snapshot}, judging expiry at {@code now}. Returns one batch, best row first,
+   * which the caller closes.
+   */
+  public static VectorSchemaRoot run(SchemaSpec spec, LsmSnapshot snapshot, TextQuery query, Instant now,
+      BufferAllocator allocator) {
+    ColumnSpec column = check(spec, query);
+    List<String> terms = new ArrayList<>(TextTerms.counts(query.text()).keySet());
+    if (terms.isEmpty()) {
+      throw new IllegalArgumentException("text query '" + query.text() + "' has no terms (runs of letters or digits)");
+    }
+    List<String> output = ScanRules.resolveColumns(spec, ScanSpec.all().withColumns(query.columns()));
+    ScanSpec candidates = new ScanSpec(List.of(spec.key(), column.name()), query.filter(), 0, -1, false, false, now,
+        null);
+    List<Match> matches = new ArrayList<>();
+    try {
+      searchFresh(spec, snapshot, candidates, column.name(), terms, matches, allocator);
+      searchBase(new ScanRules(spec, snapshot, candidates, allocator), snapshot, column, terms, matches);
+    } catch (RuntimeException e) {
+      throw LanceErrors.translate("search the text of '" + column.name() + "'", e);
+    }
+    long rows = count(spec, snapshot, query.filter(), now, allocator);
+    double[] idf = new double[terms.size()];
+    for (int t = 0; t < terms.size(); t++) {
+      int df = 0;
+      for (Match m : matches) {
+        df += m.counts()[t] > 0 ? 1 : 0;
+      }
+      idf[t] = Math.log(1 + (rows - df + 0.5) / (df + 0.5));
+    }
+    TopK top = new TopK(query.k());
+    for (Match m : matches) {
+      double score = 0;
+      for (int t = 0; t < terms.size(); t++) {
+        int tf = m.counts()[t];
+        if (tf > 0) {
+          score += idf[t] * tf * (K1 + 1) / (tf + K1);
+        }
+      }
+      top.offer(m.key(), (float) -score);  // TopK keeps the smallest: the best score first
+    }
+    List<String> read = new ArrayList<>(output);
+    if (!read.contains(spec.key())) {
+      read.add(spec.key());
+    }
+    return VectorSearch.rows(spec, snapshot, top.nearestFirst(), output, read, null, now, allocator, SCORE, true);
+  }
+
+  private static ColumnSpec check(SchemaSpec spec, TextQuery query) {
+    ColumnSpec column = query.column() == null ? null : spec.column(query.column());
+    if (column == null) {
+      throw new SchemaException(query.column(), "is not a column of the store; its columns are " + spec.columnNames());
+    }
+    if (!TextIndex.isText(column)) {
+      throw new SchemaException(column.name(), "is a " + column.type() + " column; a text search needs a string column");
+    }
+    if (query.text() == null) {
+      throw new IllegalArgumentException("a text search needs a text to match");
+    }
+    if (query.k() < 1 || query.k() > VectorQuery.MAX_K) {
+      throw new IllegalArgumentException("k must be 1 to " + VectorQuery.MAX_K + ", not " + query.k());
+    }
+    return column;
+  }
+
+  /** How often the text of row {@code row} holds each of {@code terms}; null if it holds none. */
+  private static int[] counts(FieldVector texts, int row, List<String> terms) {
+    if (texts.isNull(row)) {
+      return null;
+    }
+    Map<String, Integer> inRow = TextTerms.counts(texts.getObject(row).toString());
+    int[] counts = new int[terms.size()];
+    boolean any = false;
+    for (int t = 0; t < counts.length; t++) {
+      counts[t] = inRow.getOrDefault(terms.get(t), 0);
+      any |= counts[t] > 0;
+    }
+    return any ? counts : null;
+  }
+
+  /** Counts the terms of every visible fresh row, where it is (no copy of the fresh tier). */
+  private static void searchFresh(SchemaSpec spec, LsmSnapshot snapshot, ScanSpec candidates, String column,
+      List<String> terms, List<Match> matches, BufferAllocator allocator) {
+    ScanRules rules = new ScanRules(spec, snapshot, candidates, allocator);
+    FreshScan.Emitter match = (in, rows, count, blobSource, transferable) -> {
+      VarCharVector keys = (VarCharVector) in.getVector(spec.key());
+      FieldVector texts = in.getVector(column);
+      if (texts == null) {
+        return null;  // written before the column existed: no text, no match
+      }
+      for (int i = 0; i < count; i++) {
+        int[] c = counts(texts, rows[i], terms);
+        if (c != null) {
+          matches.add(new Match(new String(keys.get(rows[i]), StandardCharsets.UTF_8), c));
+        }
+      }
+      return null;
+    };
+    try (FreshScan scan = new FreshScan(rules, snapshot, allocator, match)) {
+      scan.next();  // counts every batch; nothing is handed out
+    }
+  }
+
+  /**
+   * The base rows holding a query term and matching the filter, those the fresh tier shadows (and those the filter
+   * rejects where Lance got a superset of it) dropped.
+   */
+  private static void searchBase(ScanRules rules, LsmSnapshot snapshot, ColumnSpec column, List<String> terms,
+      List<Match> matches) {
+    LanceDataset ds = snapshot.base().dataset();
+    if (ds.fragments().isEmpty()) {
+      return;
+    }
+    SchemaSpec spec = rules.spec;
+    Set<String> freshKeys = snapshot.freshKeys();
+    boolean prefilter = !(rules.filter instanceof Predicate.True);
+    LanceSql.Rendered rendered = prefilter ? LanceSql.renderSuperset(rules.baseFilter)
+        : new LanceSql.Rendered("true", false);
+    String filter = prefilter ? BaseScan.excluding(rendered.sql(), spec.key(), freshKeys) : rendered.sql();
+    Set<String> columns = new LinkedHashSet<>(List.of(spec.key(), column.name()));
+    if (!rendered.exact()) {
+      columns.addAll(Predicates.topLevelColumns(rules.baseFilter));
+    }
+    boolean indexed = ds.lance().listIndexes().contains(TextIndex.name(column.name()));
+    ScanRequest request = ScanRequest.of(new ArrayList<>(columns));
+    if (indexed) {
+      request.matching(column.name(), String.join(" ", terms), prefilter);
+    }
+    if (!filter.equals("true")) {
+      request.filter(filter);
+    }
+    try (ScanHandle scan = ds.scan(request)) {
+      while (scan.reader().loadNextBatch()) {
+        VectorSchemaRoot in = scan.reader().getVectorSchemaRoot();
+        StructNulls.repair(spec, ds, in);
+        VarCharVector keys = (VarCharVector) in.getVector(spec.key());
+        FieldVector texts = in.getVector(column.name());
+        PredicateEvaluator eval = rendered.exact() ? null : new PredicateEvaluator(rules.baseFilter, in);
+        for (int r = 0; r < in.getRowCount(); r++) {
+          int[] c = counts(texts, r, terms);
+          if (c == null) {
+            continue;
+          }
+          String key = new String(keys.get(r), StandardCharsets.UTF_8);
+          if (!freshKeys.contains(key) && !rules.superseded.contains(key) && (eval == null || eval.matches(r))) {
+            matches.add(new Match(key, c));
+          }
+        }
+      }
+    } catch (Exception e) {
+      throw LanceErrors.translate("search the base table's '" + column.name() + "'", e);
+    }
+  }
+
+  /** The rows searched: the view's rows matching {@code filter}. */
+  private static long count(SchemaSpec spec, LsmSnapshot snapshot, Predicate filter, Instant now,
+      BufferAllocator allocator) {
+    ScanSpec all = new ScanSpec(List.of(), filter, 0, -1, false, false, now, null);
+    long n = 0;
+    try (StoreScan scan = new StoreScan(spec, snapshot, all, allocator, ReadSplit.Part.ALL, null)) {
+      while (scan.next()) {
+        n += scan.batch().getRowCount();
+      }
+    }
+    return n;
+  }
+}
