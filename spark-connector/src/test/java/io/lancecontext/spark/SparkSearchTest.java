@@ -19,8 +19,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Vector search from Spark SQL: the {@code vector_search} procedure and table function return the nearest rows of
- * the LSM view (rows added a moment ago included, deleted and replaced ones never), nearest first.
+ * Search from Spark SQL: the {@code vector_search} and {@code text_search} procedures and table functions return the
+ * best rows of the LSM view (rows added a moment ago included, deleted and replaced ones never), best first.
  */
 class SparkSearchTest extends SparkTest {
 
@@ -100,6 +100,29 @@ class SparkSearchTest extends SparkTest {
     Exception bad = assertThrows(Exception.class,
         () -> SparkSearch.nearestPerQuery(queries, "v", options, "embedding", 2, "no_such_column = 1"));
     assertTrue(SparkWriteTest.messages(bad).contains("no_such_column"), SparkWriteTest.messages(bad));
+  }
+
+  @Test
+  void textSearchFindsTheBestMatchingRowsAddedAMomentAgoToo() {
+    spark.sql("CREATE TABLE lcv.db.notes USING lancecontext TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '2')");
+    spark.sql("INSERT INTO lcv.db.notes (id, role, text_payload) VALUES ('a', 'tool', 'tool error: retry'), "
+        + "('b', 'user', 'plan the next step'), ('c', 'tool', 'tool timeout'), ('d', 'user', 'error error error')");
+    spark.sql("CALL lcv.system.flush(table => 'db.notes')");
+    String path = dir.resolve("db").resolve("notes").toString();
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      store.add(List.of(Map.of("id", "e", "role", "tool", "text_payload", "Tool ERROR again"),
+          Map.of("id", "d", "role", "user", "text_payload", "all good now")));   // d no longer matches
+    }
+    assertEquals(List.of("a", "e", "c"),
+        ids("CALL lcv.system.text_search(table => 'db.notes', column => 'text_payload', text => 'tool error', k => 5)"));
+    assertEquals(List.of("a", "e"), ids("SELECT id, _score FROM text_search('lcv.db.notes', 'text_payload', "
+        + "'error', 10, 'role = ''tool''')"));
+    Row best = spark.sql("SELECT id, _score FROM text_search('" + path + "', 'text_payload', 'timeout', 1)").first();
+    assertEquals("c", best.getString(0));
+    assertTrue(best.getFloat(1) > 0, "a score");
+    Exception notText = assertThrows(Exception.class, () -> spark.sql("SELECT * FROM text_search('lcv.db.notes', "
+        + "'token_count', 'tool')").collect());
+    assertTrue(SparkSaveModeTest.causes(notText, SchemaException.class), SparkWriteTest.messages(notText));
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.lancecontext.spark.procedures;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.read.TextQuery;
 import io.lancecontext.core.read.VectorQuery;
 import io.lancecontext.spark.search.SparkSearch;
 import java.util.Iterator;
@@ -12,11 +13,13 @@ import org.apache.spark.sql.types.DataTypes;
 
 /**
  * {@code vector_search(table, column, vector, k)}: the k rows of the table nearest to {@code vector} in vector
- * column {@code column}, nearest first, with their {@code _distance} (core's {@code ContextStore.search}: rows
- * added a moment ago included, deleted and replaced rows never).
+ * column {@code column}, nearest first, with their {@code _distance}; {@code text_search(table, column, text, k)}: the
+ * k rows whose string column {@code column} best matches the terms of {@code text}, best first, with their
+ * {@code _score} (core's {@code ContextStore.search}: rows added a moment ago included, deleted and replaced rows
+ * never).
  */
 public final class SearchProcedure extends TableProcedure {
-  public static final List<String> NAMES = List.of("vector_search");
+  public static final List<String> NAMES = List.of("vector_search", "text_search");
 
   private SearchProcedure(String name, Stores stores) {
     super(name, stores);
@@ -29,7 +32,12 @@ public final class SearchProcedure extends TableProcedure {
 
   @Override
   public String description() {
-    return "returns the k rows nearest to a vector in a vector column, with their _distance";
+    return text() ? "returns the k rows whose string column best matches a text's terms, with their _score"
+        : "returns the k rows nearest to a vector in a vector column, with their _distance";
+  }
+
+  private boolean text() {
+    return name().equals("text_search");
   }
 
   @Override
@@ -37,7 +45,8 @@ public final class SearchProcedure extends TableProcedure {
     return new ProcedureParameter[] {
         ProcedureParameter.in("table", DataTypes.StringType).build(),
         ProcedureParameter.in("column", DataTypes.StringType).build(),
-        ProcedureParameter.in("vector", DataTypes.createArrayType(DataTypes.DoubleType)).build(),
+        text() ? ProcedureParameter.in("text", DataTypes.StringType).build()
+            : ProcedureParameter.in("vector", DataTypes.createArrayType(DataTypes.DoubleType)).build(),
         // required: Spark 4.1 fails to bind a call that omits a defaulted parameter while another argument is an
         // expression (the vector, array(...)), with "number of args and params must match after binding"
         ProcedureParameter.in("k", DataTypes.IntegerType).build()};
@@ -46,14 +55,14 @@ public final class SearchProcedure extends TableProcedure {
   @Override
   public Iterator<Scan> call(InternalRow input) {
     String column = argument(input, 1, "column");
-    float[] vector = SparkSearch.vector(input.isNullAt(2) ? null : input.getArray(2),
-        DataTypes.createArrayType(DataTypes.DoubleType), "vector");
     if (input.isNullAt(3)) {
       throw new IllegalArgumentException("procedure " + name() + ": argument 'k' is required");
     }
     int k = input.getInt(3);
     try (ContextStore store = openTable(input)) {
-      SparkSearch result = SparkSearch.run(store, VectorQuery.nearest(column, vector, k));
+      SparkSearch result = text() ? SparkSearch.run(store, TextQuery.matching(column, argument(input, 2, "text"), k))
+          : SparkSearch.run(store, VectorQuery.nearest(column, SparkSearch.vector(input.isNullAt(2) ? null
+              : input.getArray(2), DataTypes.createArrayType(DataTypes.DoubleType), "vector"), k));
       return List.<Scan>of(ResultRows.of(result.schema(), result.rows())).iterator();
     }
   }

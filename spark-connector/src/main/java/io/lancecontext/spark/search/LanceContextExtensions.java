@@ -1,6 +1,8 @@
 package io.lancecontext.spark.search;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.read.Predicate;
+import io.lancecontext.core.read.TextQuery;
 import io.lancecontext.core.read.VectorQuery;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -28,52 +30,61 @@ import scala.runtime.BoxedUnit;
 
 /**
  * Spark SQL extensions of lancecontext ({@code spark.sql.extensions=io.lancecontext.spark.search.LanceContextExtensions}):
- * the table function {@code vector_search(table, column, vector[, k[, filter]])} ({@code filter}: a SQL condition on
- * the table's columns, applied before the k nearest are chosen), usable wherever a table is
+ * the table functions {@code vector_search(table, column, vector[, k[, filter]])} and
+ * {@code text_search(table, column, text[, k[, filter]])} ({@code filter}: a SQL condition on the table's columns,
+ * applied before the k best are chosen), usable wherever a table is
  * ({@code SELECT ... FROM vector_search('lc.db.ctx', 'embedding', array(...), 10) JOIN ...}). {@code table} is a
  * table of a lancecontext catalog ({@code catalog.namespace.name}; without a catalog, the current one) or a store's
- * path. The search runs when the query is analysed, on the driver, like the {@code vector_search} procedure.
+ * path. The search runs when the query is analysed, on the driver, like the procedures of the same names.
  */
 public final class LanceContextExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   public static final String VECTOR_SEARCH = "vector_search";
+  public static final String TEXT_SEARCH = "text_search";
 
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
-    extensions.injectTableFunction(new Tuple3<>(FunctionIdentifier.apply(VECTOR_SEARCH),
-        new ExpressionInfo(LanceContextExtensions.class.getName(), null, VECTOR_SEARCH),
-        new AbstractFunction1<Seq<Expression>, LogicalPlan>() {
-          @Override
-          public LogicalPlan apply(Seq<Expression> arguments) {
-            return vectorSearch(CollectionConverters.asJava(arguments));
-          }
-        }));
+    for (String name : List.of(VECTOR_SEARCH, TEXT_SEARCH)) {
+      extensions.injectTableFunction(new Tuple3<>(FunctionIdentifier.apply(name),
+          new ExpressionInfo(LanceContextExtensions.class.getName(), null, name),
+          new AbstractFunction1<Seq<Expression>, LogicalPlan>() {
+            @Override
+            public LogicalPlan apply(Seq<Expression> arguments) {
+              return search(name, CollectionConverters.asJava(arguments));
+            }
+          }));
+    }
     return BoxedUnit.UNIT;
   }
 
-  static LogicalPlan vectorSearch(List<Expression> args) {
+  static LogicalPlan search(String function, List<Expression> args) {
+    boolean text = function.equals(TEXT_SEARCH);
+    String query = text ? "text" : "vector";
     if (args.size() < 3 || args.size() > 5) {
-      throw new IllegalArgumentException(VECTOR_SEARCH + " takes (table, column, vector[, k[, filter]]), not "
+      throw new IllegalArgumentException(function + " takes (table, column, " + query + "[, k[, filter]]), not "
           + args.size() + " arguments");
     }
-    String table = string(args.get(0), "table");
-    String column = string(args.get(1), "column");
-    float[] vector = SparkSearch.vector((ArrayData) constant(args.get(2), "vector"), args.get(2).dataType(), "vector");
+    String table = string(function, args.get(0), "table");
+    String column = string(function, args.get(1), "column");
     int k = 10;
     if (args.size() >= 4) {
-      Object v = constant(args.get(3), "k");
+      Object v = constant(function, args.get(3), "k");
       if (!(v instanceof Integer i)) {
-        throw new IllegalArgumentException(VECTOR_SEARCH + ": argument 'k' must be an integer");
+        throw new IllegalArgumentException(function + ": argument 'k' must be an integer");
       }
       k = i;
     }
-    String filter = args.size() == 5 ? string(args.get(4), "filter") : null;
+    String filter = args.size() == 5 ? string(function, args.get(4), "filter") : null;
     SparkSearch result;
-    try (ContextStore store = open(table)) {
-      VectorQuery query = VectorQuery.nearest(column, vector, k);
-      if (filter != null) {
-        query = query.withFilter(SparkSearch.filter(filter, store.spec()));
+    try (ContextStore store = open(function, table)) {
+      Predicate where = filter == null ? null : SparkSearch.filter(filter, store.spec());
+      if (text) {
+        result = SparkSearch.run(store, TextQuery.matching(column, string(function, args.get(2), "text"), k)
+            .withFilter(where));
+      } else {
+        float[] vector = SparkSearch.vector((ArrayData) constant(function, args.get(2), "vector"),
+            args.get(2).dataType(), "vector");
+        result = SparkSearch.run(store, VectorQuery.nearest(column, vector, k).withFilter(where));
       }
-      result = SparkSearch.run(store, query);
     }
     List<Attribute> output = new ArrayList<>(CollectionConverters.asJava(DataTypeUtils.toAttributes(result.schema())));
     Seq<Attribute> attributes = CollectionConverters.asScala(output).toList();
@@ -82,7 +93,7 @@ public final class LanceContextExtensions extends AbstractFunction1<SparkSession
   }
 
   /** The store of {@code table}: a path, or a table of a lancecontext catalog. */
-  static ContextStore open(String table) {
+  static ContextStore open(String function, String table) {
     if (table.contains("/") || table.contains(":")) {
       return ContextStore.open(Map.of("path", table));
     }
@@ -98,23 +109,23 @@ public final class LanceContextExtensions extends AbstractFunction1<SparkSession
       catalog = catalogs.currentCatalog();
     }
     if (!(catalog instanceof StoreCatalog lc)) {
-      throw new IllegalArgumentException(VECTOR_SEARCH + ": '" + table + "' is not a table of a lancecontext catalog "
+      throw new IllegalArgumentException(function + ": '" + table + "' is not a table of a lancecontext catalog "
           + "(catalog '" + catalog.name() + "' is a " + catalog.getClass().getSimpleName() + ") nor a store's path");
     }
     return lc.openTable(rest);
   }
 
-  private static String string(Expression e, String argument) {
-    Object v = constant(e, argument);
+  private static String string(String function, Expression e, String argument) {
+    Object v = constant(function, e, argument);
     if (!(v instanceof UTF8String s)) {
-      throw new IllegalArgumentException(VECTOR_SEARCH + ": argument '" + argument + "' must be a string");
+      throw new IllegalArgumentException(function + ": argument '" + argument + "' must be a string");
     }
     return s.toString();
   }
 
-  private static Object constant(Expression e, String argument) {
+  private static Object constant(String function, Expression e, String argument) {
     if (!e.foldable()) {
-      throw new IllegalArgumentException(VECTOR_SEARCH + ": argument '" + argument + "' must be a constant");
+      throw new IllegalArgumentException(function + ": argument '" + argument + "' must be a constant");
     }
     return e.eval(null);
   }

@@ -2,6 +2,7 @@ package io.lancecontext.spark.search;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.SearchResult;
+import io.lancecontext.core.read.TextQuery;
 import io.lancecontext.core.read.VectorQuery;
 import io.lancecontext.spark.SparkSchemas;
 import io.lancecontext.spark.read.SparkColumnarReader;
@@ -37,12 +38,12 @@ import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
- * A core search as Spark rows: what the {@code vector_search} procedure and table function return. The store
- * searches (core decides what is visible and how rows rank); this class only converts the query's arguments
- * and the result.
+ * A core search as Spark rows: what the {@code vector_search} and {@code text_search} procedures and table functions
+ * return. The store searches (core decides what is visible and how rows rank); this class only converts the query's
+ * arguments and the result.
  *
- * @param schema the rows' columns: the store's, then {@code _distance}
- * @param rows the rows, nearest first
+ * @param schema the rows' columns: the store's, then {@code _distance} (vector search) or {@code _score} (text search)
+ * @param rows the rows, best first
  */
 public record SparkSearch(StructType schema, InternalRow[] rows) {
   /** The distance column. */
@@ -51,22 +52,33 @@ public record SparkSearch(StructType schema, InternalRow[] rows) {
   /** Runs {@code query} on {@code store}. */
   public static SparkSearch run(ContextStore store, VectorQuery query) {
     try (SearchResult result = store.search(query)) {
-      List<String> columns = result.columns();
-      String distance = columns.get(columns.size() - 1);
-      StructType schema = SparkSchemas.toStruct(store.spec(), columns.subList(0, columns.size() - 1))
-          .add(DataTypes.createStructField(distance, DataTypes.FloatType, false));
-      VectorSchemaRoot root = result.batch();
-      ColumnVector[] vectors = new ColumnVector[columns.size()];
-      for (int i = 0; i < vectors.length; i++) {
-        vectors[i] = SparkColumnarReader.wrap(root.getVector(columns.get(i)));
-      }
-      InternalRow[] rows = new InternalRow[root.getRowCount()];
-      ColumnarBatch batch = new ColumnarBatch(vectors, root.getRowCount());
-      for (int r = 0; r < rows.length; r++) {
-        rows[r] = batch.getRow(r).copy();
-      }
-      return new SparkSearch(schema, rows);
+      return of(store, result);
     }
+  }
+
+  /** Runs {@code query} on {@code store}. */
+  public static SparkSearch run(ContextStore store, TextQuery query) {
+    try (SearchResult result = store.search(query)) {
+      return of(store, result);
+    }
+  }
+
+  private static SparkSearch of(ContextStore store, SearchResult result) {
+    List<String> columns = result.columns();
+    String score = columns.get(columns.size() - 1);
+    StructType schema = SparkSchemas.toStruct(store.spec(), columns.subList(0, columns.size() - 1))
+        .add(DataTypes.createStructField(score, DataTypes.FloatType, false));
+    VectorSchemaRoot root = result.batch();
+    ColumnVector[] vectors = new ColumnVector[columns.size()];
+    for (int i = 0; i < vectors.length; i++) {
+      vectors[i] = SparkColumnarReader.wrap(root.getVector(columns.get(i)));
+    }
+    InternalRow[] rows = new InternalRow[root.getRowCount()];
+    ColumnarBatch batch = new ColumnarBatch(vectors, root.getRowCount());
+    for (int r = 0; r < rows.length; r++) {
+      rows[r] = batch.getRow(r).copy();
+    }
+    return new SparkSearch(schema, rows);
   }
 
   /**
