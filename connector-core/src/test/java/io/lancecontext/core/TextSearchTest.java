@@ -11,6 +11,8 @@ import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.read.TextQuery;
+import io.lancecontext.core.internal.lance.TextIndex;
+import io.lancecontext.core.testing.ChildJvm;
 import io.lancecontext.core.testing.StoreTest;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -56,13 +58,45 @@ class TextSearchTest extends StoreTest {
     store.add(new ArrayList<>(byKey.values()));
   }
 
+  /**
+   * In this JVM: with the index where lance-core can build it ({@link TextIndex#buildable}), else without (a machine
+   * of 3 processors or fewer, such as CI's).
+   */
   @Test
   void resultsEqualAModelOfTheViewInEveryTier() {
-    try (ContextStore store = ContextStore.open(options(dir, "t", "context", "schema.embedding-dim", "4",
+    new TextSearchTest().scenario(dir.resolve("t").toString(), TextIndex.buildable());
+  }
+
+  /** In a JVM whose lance-core CPU pool has 2 threads: through the index. */
+  @Test
+  void resultsThroughTheIndexEqualTheModelToo() throws Exception {
+    try (ChildJvm child = ChildJvm.start(Indexed.class, dir.resolve("indexed.log"), Map.of("LANCE_CPU_THREADS", "2"),
+        dir.resolve("i").toString())) {
+      assertEquals("ok", child.readLine(), child.tail());
+      assertEquals(0, child.waitFor(120), child.tail());
+    }
+  }
+
+  /** Runs the scenario with the index, printing {@code ok} or what failed. */
+  public static final class Indexed {
+    public static void main(String[] args) {
+      try {
+        new TextSearchTest().scenario(args[0], true);
+        System.out.println("ok");
+      } catch (Throwable t) {
+        System.out.println("failed: " + t);
+        System.exit(1);
+      }
+      ContextStore.closeAllResident();
+    }
+  }
+
+  void scenario(String path, boolean indexed) {
+    try (ContextStore store = ContextStore.open(Map.of("path", path, "schema", "context", "schema.embedding-dim", "4",
         "search.index.min-rows", "1", "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d"))) {
       put(store, 600, 400);
       store.flush();
-      assertTrue(store.buildSearchIndexes().contains("text_payload"), "the full-text index is built");
+      assertEquals(indexed, store.buildSearchIndexes().contains("text_payload"), "the full-text index is built");
       put(store, 150, 500);  // upserts and new keys in a fragment the index does not cover
       store.flush();
       put(store, 80, 550);
@@ -81,6 +115,7 @@ class TextSearchTest extends StoreTest {
           check(store, TextQuery.matching("text_payload", q, k).withFilter(Predicate.eq("role", "tool")));
         }
       }
+      check(store, TextQuery.matching("role", "tool", 30));  // a column without an index
       // an earlier snapshot is searched as it was
       String token = store.snapshot().token();
       List<Map<String, Object>> before = model(store, TextQuery.matching("text_payload", "memory", 20), token);
@@ -117,13 +152,13 @@ class TextSearchTest extends StoreTest {
 
   private static void check(ContextStore store, TextQuery query, List<Map<String, Object>> expected) {
     List<Map<String, Object>> got;
-    try (SearchResult r = store.search(query.withColumns(List.of("id", "text_payload")))) {
+    try (SearchResult r = store.search(query.withColumns(List.of("id", query.column())))) {
       got = r.records();
     }
     assertEquals(expected.stream().map(m -> m.get("id")).toList(), got.stream().map(m -> m.get("id")).toList(),
         query.text() + " k=" + query.k() + " filter=" + query.filter());
     for (int i = 0; i < got.size(); i++) {
-      assertEquals(expected.get(i).get("text_payload"), got.get(i).get("text_payload"));
+      assertEquals(expected.get(i).get(query.column()), got.get(i).get(query.column()));
       float want = ((Number) expected.get(i).get("_score")).floatValue();
       float score = (Float) got.get(i).get("_score");
       assertEquals(want, score, Math.abs(want) * 1e-4, "score of " + got.get(i).get("id"));
@@ -132,13 +167,14 @@ class TextSearchTest extends StoreTest {
 
   /** The documented score over a full scan of the view: BM25 without length normalisation, k1 = 1.2. */
   private static List<Map<String, Object>> model(ContextStore store, TextQuery query, String snapshot) {
-    ScanSpec scan = ScanSpec.all().withColumns(List.of("id", "text_payload")).withFilter(query.filter());
+    String column = query.column();
+    ScanSpec scan = ScanSpec.all().withColumns(List.of("id", column)).withFilter(query.filter());
     List<Map<String, Object>> rows = store.scanRecords(snapshot == null ? scan : scan.atSnapshot(snapshot));
     List<String> terms = new ArrayList<>(terms(query.text()).keySet());
     Map<String, Integer> df = new HashMap<>();
     List<Map<String, Integer>> counts = new ArrayList<>();
     for (Map<String, Object> r : rows) {
-      Map<String, Integer> c = r.get("text_payload") == null ? Map.of() : terms((String) r.get("text_payload"));
+      Map<String, Integer> c = r.get(column) == null ? Map.of() : terms((String) r.get(column));
       counts.add(c);
       terms.forEach(t -> df.merge(t, c.containsKey(t) ? 1 : 0, Integer::sum));
     }

@@ -24,6 +24,11 @@ import org.slf4j.LoggerFactory;
  * ({@link VectorIndex}): once the base holds {@code search.index.min-rows} rows, when more than a tenth of them sit
  * in fragments it does not cover, and after a compaction. lance-core searches the fragments an index does not cover
  * without it, so a missing or stale index makes searches slower, never different.
+ *
+ * <p>lance-core 7.0.0's inverted-index build deadlocks (every thread parked, forever) once its posting lists span
+ * two batches when its CPU pool has one thread, which it has by default on a machine with 3 processors or fewer
+ * ({@code max(1, processors - LANCE_IO_CORE_RESERVATION)}, reservation 2). So the index is built only where the pool
+ * has at least 2 threads ({@link #buildable}): {@code LANCE_CPU_THREADS} of 2 or more, or enough processors.
  */
 public final class TextIndex {
   private static final Logger LOG = LoggerFactory.getLogger(TextIndex.class);
@@ -58,16 +63,57 @@ public final class TextIndex {
     return out;
   }
 
+  /** Whether the base table {@code dataset} has the full-text index of {@code column}. */
+  public static boolean exists(LanceDataset dataset, String column) {
+    return dataset.lance().listIndexes().contains(name(column));
+  }
+
   /** Whether full-text search can search {@code column}: a top-level string column. */
   public static boolean isText(ColumnSpec column) {
     return column.type() == ColumnType.STRING || column.type() == ColumnType.LARGE_STRING;
   }
 
   /**
+   * Whether lance-core's CPU pool has the 2 threads an index build needs not to deadlock: {@code LANCE_CPU_THREADS}
+   * when set, else the processors less {@code LANCE_IO_CORE_RESERVATION} (default 2).
+   */
+  public static boolean buildable() {
+    return buildable(System.getenv("LANCE_CPU_THREADS"), System.getenv("LANCE_IO_CORE_RESERVATION"),
+        Runtime.getRuntime().availableProcessors());
+  }
+
+  static boolean buildable(String cpuThreads, String reservation, int processors) {
+    if (cpuThreads != null && !cpuThreads.isBlank()) {
+      return parse(cpuThreads, 0) >= 2;
+    }
+    int reserved = reservation == null || reservation.isBlank() ? 2 : parse(reservation, 2);
+    return processors - reserved >= 2;
+  }
+
+  private static int parse(String text, int otherwise) {
+    try {
+      return Integer.parseInt(text.trim());
+    } catch (NumberFormatException e) {
+      return otherwise;
+    }
+  }
+
+  private static final java.util.concurrent.atomic.AtomicBoolean TOLD = new java.util.concurrent.atomic.AtomicBoolean();
+
+  /**
    * Whether an index is due: a text column without one while the base holds at least {@code minRows} rows, or
-   * with one that leaves more than a tenth of the rows uncovered.
+   * with one that leaves more than a tenth of the rows uncovered. Never where it cannot be built ({@link #buildable};
+   * said once per JVM).
    */
   public static boolean stale(LanceDataset dataset, List<ColumnSpec> columns, long minRows) {
+    if (columns.isEmpty() || !buildable()) {
+      if (!columns.isEmpty() && TOLD.compareAndSet(false, true)) {
+        LOG.info("full-text indexes are not built in this JVM: lance-core 7.0.0's index build deadlocks when its CPU "
+            + "pool has one thread, as it has with {} processors; set LANCE_CPU_THREADS=2 (or more) to build them. "
+            + "Text searches read the base rows without one (correct, slower)", Runtime.getRuntime().availableProcessors());
+      }
+      return false;
+    }
     for (ColumnSpec column : columns) {
       if (stale(KeyIndexCoverage.ofIndex(dataset, name(column.name())), minRows)) {
         return true;
@@ -84,6 +130,9 @@ public final class TextIndex {
   /** Builds the index of each of {@code columns} that {@link #stale} says is due; the columns built. */
   public static List<String> refreshIfStale(LanceDataset dataset, List<ColumnSpec> columns, long minRows) {
     List<String> built = new ArrayList<>();
+    if (!stale(dataset, columns, minRows)) {
+      return built;
+    }
     for (ColumnSpec column : columns) {
       KeyIndexCoverage coverage = KeyIndexCoverage.ofIndex(dataset, name(column.name()));
       if (stale(coverage, minRows)) {

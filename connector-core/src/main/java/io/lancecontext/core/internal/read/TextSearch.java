@@ -20,8 +20,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
@@ -74,14 +74,47 @@ public final class TextSearch {
     List<String> output = ScanRules.resolveColumns(spec, ScanSpec.all().withColumns(query.columns()));
     ScanSpec candidates = new ScanSpec(List.of(spec.key(), column.name()), query.filter(), 0, -1, false, false, now,
         null);
+    TextTerms.Matcher matcher = new TextTerms.Matcher(terms);
     List<Match> matches = new ArrayList<>();
+    long rows;
     try {
-      searchFresh(spec, snapshot, candidates, column.name(), terms, matches, allocator);
-      searchBase(new ScanRules(spec, snapshot, candidates, allocator), snapshot, column, terms, matches);
+      // the fresh tier (its visible rows counted on the way) and the base's row count beside the base search
+      CompletableFuture<Fresh> fresh = CompletableFuture.supplyAsync(
+          () -> searchFresh(spec, snapshot, candidates, column.name(), matcher, allocator), VectorSearch.FRESH_SEARCHES);
+      CompletableFuture<Long> baseRows = CompletableFuture.supplyAsync(
+          () -> countBase(spec, snapshot, query.filter(), now, allocator), VectorSearch.FRESH_SEARCHES);
+      RuntimeException failed = null;
+      try {
+        searchBase(new ScanRules(spec, snapshot, candidates, allocator), snapshot, column, terms, matcher, matches);
+      } catch (RuntimeException e) {
+        failed = e;
+      }
+      long counted = 0;
+      // both end before this returns, whatever happened: the caller closes the snapshot they read
+      for (CompletableFuture<?> f : List.of(fresh, baseRows)) {
+        try {
+          Object r = VectorSearch.joined(f);
+          if (r instanceof Fresh x) {
+            matches.addAll(x.matches());
+            counted += x.rows();
+          } else {
+            counted += (Long) r;
+          }
+        } catch (RuntimeException e) {
+          if (failed == null) {
+            failed = e;
+          } else {
+            failed.addSuppressed(e);
+          }
+        }
+      }
+      if (failed != null) {
+        throw failed;
+      }
+      rows = counted;
     } catch (RuntimeException e) {
       throw LanceErrors.translate("search the text of '" + column.name() + "'", e);
     }
-    long rows = count(spec, snapshot, query.filter(), now, allocator);
     double[] idf = new double[terms.size()];
     for (int t = 0; t < terms.size(); t++) {
       int df = 0;
@@ -125,33 +158,29 @@ public final class TextSearch {
     return column;
   }
 
-  /** How often the text of row {@code row} holds each of {@code terms}; null if it holds none. */
-  private static int[] counts(FieldVector texts, int row, List<String> terms) {
-    if (texts.isNull(row)) {
-      return null;
-    }
-    Map<String, Integer> inRow = TextTerms.counts(texts.getObject(row).toString());
-    int[] counts = new int[terms.size()];
-    boolean any = false;
-    for (int t = 0; t < counts.length; t++) {
-      counts[t] = inRow.getOrDefault(terms.get(t), 0);
-      any |= counts[t] > 0;
-    }
-    return any ? counts : null;
+  /** How often the text of row {@code row} holds each query term; null if it holds none. */
+  private static int[] counts(FieldVector texts, int row, TextTerms.Matcher matcher) {
+    return texts.isNull(row) ? null : matcher.counts(texts.getObject(row).toString());
   }
 
+  /** The fresh tier's matches and how many visible rows it holds. */
+  private record Fresh(List<Match> matches, long rows) {}
+
   /** Counts the terms of every visible fresh row, where it is (no copy of the fresh tier). */
-  private static void searchFresh(SchemaSpec spec, LsmSnapshot snapshot, ScanSpec candidates, String column,
-      List<String> terms, List<Match> matches, BufferAllocator allocator) {
+  private static Fresh searchFresh(SchemaSpec spec, LsmSnapshot snapshot, ScanSpec candidates, String column,
+      TextTerms.Matcher matcher, BufferAllocator allocator) {
     ScanRules rules = new ScanRules(spec, snapshot, candidates, allocator);
+    List<Match> matches = new ArrayList<>();
+    long[] visible = {0};
     FreshScan.Emitter match = (in, rows, count, blobSource, transferable) -> {
+      visible[0] += count;
       VarCharVector keys = (VarCharVector) in.getVector(spec.key());
       FieldVector texts = in.getVector(column);
       if (texts == null) {
         return null;  // written before the column existed: no text, no match
       }
       for (int i = 0; i < count; i++) {
-        int[] c = counts(texts, rows[i], terms);
+        int[] c = counts(texts, rows[i], matcher);
         if (c != null) {
           matches.add(new Match(new String(keys.get(rows[i]), StandardCharsets.UTF_8), c));
         }
@@ -161,6 +190,7 @@ public final class TextSearch {
     try (FreshScan scan = new FreshScan(rules, snapshot, allocator, match)) {
       scan.next();  // counts every batch; nothing is handed out
     }
+    return new Fresh(matches, visible[0]);
   }
 
   /**
@@ -168,7 +198,7 @@ public final class TextSearch {
    * rejects where Lance got a superset of it) dropped.
    */
   private static void searchBase(ScanRules rules, LsmSnapshot snapshot, ColumnSpec column, List<String> terms,
-      List<Match> matches) {
+      TextTerms.Matcher matcher, List<Match> matches) {
     LanceDataset ds = snapshot.base().dataset();
     if (ds.fragments().isEmpty()) {
       return;
@@ -183,7 +213,10 @@ public final class TextSearch {
     if (!rendered.exact()) {
       columns.addAll(Predicates.topLevelColumns(rules.baseFilter));
     }
-    boolean indexed = ds.lance().listIndexes().contains(TextIndex.name(column.name()));
+    boolean indexed = TextIndex.exists(ds, column.name());
+    if (indexed) {
+      columns.add(SCORE);  // lance-core 7.0.0 adds its own score whether asked or not, and warns unless it is asked for
+    }
     ScanRequest request = ScanRequest.of(new ArrayList<>(columns));
     if (indexed) {
       request.matching(column.name(), String.join(" ", terms), prefilter);
@@ -199,7 +232,7 @@ public final class TextSearch {
         FieldVector texts = in.getVector(column.name());
         PredicateEvaluator eval = rendered.exact() ? null : new PredicateEvaluator(rules.baseFilter, in);
         for (int r = 0; r < in.getRowCount(); r++) {
-          int[] c = counts(texts, r, terms);
+          int[] c = counts(texts, r, matcher);
           if (c == null) {
             continue;
           }
@@ -214,12 +247,12 @@ public final class TextSearch {
     }
   }
 
-  /** The rows searched: the view's rows matching {@code filter}. */
-  private static long count(SchemaSpec spec, LsmSnapshot snapshot, Predicate filter, Instant now,
+  /** The base rows searched: the view's base rows matching {@code filter} (the fresh ones are counted as searched). */
+  private static long countBase(SchemaSpec spec, LsmSnapshot snapshot, Predicate filter, Instant now,
       BufferAllocator allocator) {
     ScanSpec all = new ScanSpec(List.of(), filter, 0, -1, false, false, now, null);
     long n = 0;
-    try (StoreScan scan = new StoreScan(spec, snapshot, all, allocator, ReadSplit.Part.ALL, null)) {
+    try (StoreScan scan = new StoreScan(spec, snapshot, all, allocator, ReadSplit.Part.BASE, null)) {
       while (scan.next()) {
         n += scan.batch().getRowCount();
       }

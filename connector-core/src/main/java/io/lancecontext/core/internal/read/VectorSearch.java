@@ -60,7 +60,7 @@ public final class VectorSearch {
   static final int MIN_CANDIDATES = 32;
 
   /** Threads that search fresh tiers while the caller searches the base table (daemons, idle ones end). */
-  private static final ExecutorService FRESH_SEARCHES = Executors.newCachedThreadPool(r -> {
+  static final ExecutorService FRESH_SEARCHES = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "lancecontext-fresh-search");
     t.setDaemon(true);
     return t;
@@ -132,8 +132,8 @@ public final class VectorSearch {
     }
   }
 
-  /** The fresh tier's result, its failure rethrown as it was. */
-  private static TopK joined(CompletableFuture<TopK> fresh) {
+  /** A tier's result, its failure rethrown as it was. */
+  static <T> T joined(CompletableFuture<T> fresh) {
     try {
       return fresh.join();
     } catch (CompletionException e) {
