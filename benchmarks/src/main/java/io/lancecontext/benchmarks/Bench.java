@@ -104,6 +104,48 @@ final class Bench {
    * {@code options} plus every store option given as a system property {@code bench.store.<key>} (e.g.
    * {@code BENCH_JAVA_OPTS=-Dbench.store.search.index.min-rows=100000000}), which win.
    */
+  /**
+   * The fresh tier of a search benchmark, added to {@code store} over {@code baseRows} base rows {@code b<i>}: a fifth
+   * of {@code fresh} rows are newer versions of random base keys, a tenth deletes base keys, the rest are new keys
+   * {@code f<i>}; {@code row} makes a key's row.
+   *
+   * @param keys the keys whose newest version is in the fresh tier
+   * @param deleted the base keys deleted
+   */
+  record FreshTier(java.util.Set<String> keys, java.util.Set<String> deleted) {
+    static FreshTier add(io.lancecontext.core.ContextStore store, Random random, int baseRows, int fresh,
+        java.util.function.Function<String, Map<String, Object>> row) {
+      java.util.Set<String> keys = new java.util.HashSet<>();
+      java.util.Set<String> deleted = new java.util.HashSet<>();
+      int upserts = fresh / 5;
+      int deletes = fresh / 10;
+      List<Map<String, Object>> batch = new ArrayList<>();
+      for (int i = 0; i < fresh - deletes; i++) {
+        String key = i < upserts ? "b" + random.nextInt(baseRows) : "f" + i;
+        keys.add(key);
+        batch.add(row.apply(key));
+        if (batch.size() == 500) {
+          store.add(batch);
+          batch = new ArrayList<>();
+        }
+      }
+      store.add(batch);
+      List<String> toDelete = new ArrayList<>();
+      while (toDelete.size() < deletes) {
+        String key = "b" + random.nextInt(baseRows);
+        if (!keys.contains(key) && deleted.add(key)) {
+          toDelete.add(key);
+        }
+      }
+      for (int i = 0; i < toDelete.size(); i += 500) {
+        store.delete(toDelete.subList(i, Math.min(toDelete.size(), i + 500)));
+      }
+      log("fresh tier: %,d rows (%,d upserts of base keys), %,d deletions; %s", keys.size(), upserts, deletes,
+          store.stats().summary());
+      return new FreshTier(keys, deleted);
+    }
+  }
+
   static Map<String, String> storeOptions(Map<String, String> options) {
     Map<String, String> out = new HashMap<>(options);
     for (String name : System.getProperties().stringPropertyNames()) {

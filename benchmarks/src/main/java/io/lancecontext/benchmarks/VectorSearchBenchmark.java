@@ -81,37 +81,9 @@ public final class VectorSearchBenchmark {
       double indexSeconds = (System.nanoTime() - t) / 1e9;
       Bench.log("built the vector index of %s in %.1f s", built, indexSeconds);
 
-      // the fresh tier: a fifth upserts base keys, a tenth deletes base keys, the rest are new keys
-      Set<String> freshKeys = new HashSet<>();
-      Set<String> deleted = new HashSet<>();
-      int upserts = fresh / 5;
-      int deletes = fresh / 10;
-      List<Map<String, Object>> batch = new ArrayList<>();
-      for (int i = 0; i < fresh - deletes; i++) {
-        String key = i < upserts ? "b" + random.nextInt(baseRows) : "f" + i;
-        if (deleted.contains(key)) {
-          continue;
-        }
-        freshKeys.add(key);
-        batch.add(row(key, near(random, centers), -1));
-        if (batch.size() == 500) {
-          store.add(batch);
-          batch = new ArrayList<>();
-        }
-      }
-      store.add(batch);
-      List<String> toDelete = new ArrayList<>();
-      while (toDelete.size() < deletes) {
-        String key = "b" + random.nextInt(baseRows);
-        if (!freshKeys.contains(key) && deleted.add(key)) {
-          toDelete.add(key);
-        }
-      }
-      for (int i = 0; i < toDelete.size(); i += 500) {
-        store.delete(toDelete.subList(i, Math.min(toDelete.size(), i + 500)));
-      }
-      Bench.log("fresh tier: %,d rows (%,d upserts of base keys), %,d deletions; %s", freshKeys.size(), upserts,
-          deletes, store.stats().summary());
+      Bench.FreshTier tier = Bench.FreshTier.add(store, random, baseRows, fresh, key -> row(key, near(random, centers), -1));
+      Set<String> freshKeys = tier.keys();
+      Set<String> deleted = tier.deleted();
 
       // the LSM view, for the exact answers and the exact baseline's time
       t = System.nanoTime();

@@ -3,7 +3,6 @@ package io.lancecontext.core.internal.read;
 import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
-import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.internal.lance.StructNulls;
@@ -18,7 +17,6 @@ import io.lancecontext.core.schema.SchemaSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -89,29 +87,17 @@ public final class TextSearch {
       } catch (RuntimeException e) {
         failed = e;
       }
-      long counted = 0;
+      long[] counted = {0};
       // both end before this returns, whatever happened: the caller closes the snapshot they read
-      for (CompletableFuture<?> f : List.of(fresh, baseRows)) {
-        try {
-          Object r = VectorSearch.joined(f);
-          if (r instanceof Fresh x) {
-            matches.addAll(x.matches());
-            counted += x.rows();
-          } else {
-            counted += (Long) r;
-          }
-        } catch (RuntimeException e) {
-          if (failed == null) {
-            failed = e;
-          } else {
-            failed.addSuppressed(e);
-          }
-        }
-      }
+      failed = VectorSearch.join(fresh, x -> {
+        matches.addAll(x.matches());
+        counted[0] += x.rows();
+      }, failed);
+      failed = VectorSearch.join(baseRows, n -> counted[0] += n, failed);
       if (failed != null) {
         throw failed;
       }
-      rows = counted;
+      rows = counted[0];
     } catch (RuntimeException e) {
       throw LanceErrors.translate("search the text of '" + column.name() + "'", e);
     }
@@ -205,24 +191,18 @@ public final class TextSearch {
     }
     SchemaSpec spec = rules.spec;
     Set<String> freshKeys = snapshot.freshKeys();
-    boolean prefilter = !(rules.filter instanceof Predicate.True);
-    LanceSql.Rendered rendered = prefilter ? LanceSql.renderSuperset(rules.baseFilter)
-        : new LanceSql.Rendered("true", false);
-    String filter = prefilter ? BaseScan.excluding(rendered.sql(), spec.key(), freshKeys) : rendered.sql();
-    Set<String> columns = new LinkedHashSet<>(List.of(spec.key(), column.name()));
-    if (!rendered.exact()) {
-      columns.addAll(Predicates.topLevelColumns(rules.baseFilter));
-    }
+    SearchFilter filter = SearchFilter.of(rules, freshKeys, List.of(spec.key(), column.name()));
+    Set<String> columns = filter.columns();
     boolean indexed = TextIndex.exists(ds, column.name());
     if (indexed) {
       columns.add(SCORE);  // lance-core 7.0.0 adds its own score whether asked or not, and warns unless it is asked for
     }
     ScanRequest request = ScanRequest.of(new ArrayList<>(columns));
     if (indexed) {
-      request.matching(column.name(), String.join(" ", terms), prefilter);
+      request.matching(column.name(), String.join(" ", terms), filter.prefilter());
     }
-    if (!filter.equals("true")) {
-      request.filter(filter);
+    if (!filter.sql().equals("true")) {
+      request.filter(filter.sql());
     }
     try (ScanHandle scan = ds.scan(request)) {
       while (scan.reader().loadNextBatch()) {
@@ -230,7 +210,7 @@ public final class TextSearch {
         StructNulls.repair(spec, ds, in);
         VarCharVector keys = (VarCharVector) in.getVector(spec.key());
         FieldVector texts = in.getVector(column.name());
-        PredicateEvaluator eval = rendered.exact() ? null : new PredicateEvaluator(rules.baseFilter, in);
+        PredicateEvaluator eval = filter.evaluator(rules, in);
         for (int r = 0; r < in.getRowCount(); r++) {
           int[] c = counts(texts, r, matcher);
           if (c == null) {

@@ -20,7 +20,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -115,20 +114,30 @@ public final class VectorSearch {
         failed = e;
       }
       // the fresh search ends before this returns, whatever happened: the caller closes the snapshot it reads
-      try {
-        joined(fresh).nearestFirst().forEach(h -> top.offer(h.key(), h.distance()));
-      } catch (RuntimeException e) {
-        if (failed == null) {
-          failed = e;
-        } else {
-          failed.addSuppressed(e);
-        }
-      }
+      failed = join(fresh, t -> t.nearestFirst().forEach(h -> top.offer(h.key(), h.distance())), failed);
       if (failed != null) {
         throw failed;
       }
     } catch (RuntimeException e) {
       throw LanceErrors.translate("search '" + column.name() + "'", e);
+    }
+  }
+
+  /**
+   * Waits for {@code task} and hands its result to {@code use}; returns {@code failed}, or the task's failure (added
+   * to {@code failed} as suppressed when there is one already).
+   */
+  static <T> RuntimeException join(CompletableFuture<T> task, java.util.function.Consumer<T> use,
+      RuntimeException failed) {
+    try {
+      use.accept(joined(task));
+      return failed;
+    } catch (RuntimeException e) {
+      if (failed == null) {
+        return e;
+      }
+      failed.addSuppressed(e);
+      return failed;
     }
   }
 
@@ -198,25 +207,18 @@ public final class VectorSearch {
     }
     SchemaSpec spec = rules.spec;
     Set<String> freshKeys = snapshot.freshKeys();
-    // a filter of the user's goes to lance-core before the search (it may match few rows); the store's own rules
-    // (not deleted, not expired) pass nearly every row, and lance-core would evaluate them over the whole base
-    // first (17 of 35 ms per search of a 100,000-row base): those are checked here on the candidates instead
-    boolean prefilter = !(rules.filter instanceof Predicate.True);
-    LanceSql.Rendered rendered = prefilter ? LanceSql.renderSuperset(rules.baseFilter) : new LanceSql.Rendered("true", false);
-    String filter = prefilter ? BaseScan.excluding(rendered.sql(), spec.key(), freshKeys) : rendered.sql();
-    // whether Lance's filter already leaves out every shadowed base row (then k candidates are enough)
-    boolean exclusionsPushed = freshKeys.isEmpty() || (prefilter && freshKeys.size() <= BaseScan.MAX_PUSHED_EXCLUSIONS
-        && freshKeys.stream().allMatch(LanceSql::passable));
     // lance-core 7.0.0 adds the distance whether asked or not, and warns unless it is asked for
-    Set<String> columns = new LinkedHashSet<>(List.of(spec.key(), column.name(), DISTANCE));
-    if (!rendered.exact()) {
-      columns.addAll(Predicates.topLevelColumns(rules.baseFilter));
-    }
+    SearchFilter filter = SearchFilter.of(rules, freshKeys, List.of(spec.key(), column.name(), DISTANCE));
+    // whether Lance's filter already leaves out every shadowed base row (then k candidates are enough)
+    boolean exclusionsPushed = freshKeys.isEmpty() || (filter.prefilter()
+        && freshKeys.size() <= BaseScan.MAX_PUSHED_EXCLUSIONS && freshKeys.stream().allMatch(LanceSql::passable));
+    Set<String> columns = filter.columns();
     if (baseRows != null) {
       columns.addAll(baseRows.columns);
     }
     int k = query.k();
-    int wanted = exclusionsPushed && rendered.exact() && rules.superseded.isEmpty() ? k : Math.max(MIN_CANDIDATES, 2 * k);
+    int wanted = exclusionsPushed && filter.rendered().exact() && rules.superseded.isEmpty() ? k
+        : Math.max(MIN_CANDIDATES, 2 * k);
     while (true) {
       TopK round = new TopK(k);
       int returned = 0;
@@ -224,9 +226,10 @@ public final class VectorSearch {
         baseRows.clear();  // a larger round reads its candidates again
       }
       ScanRequest request = ScanRequest.of(new ArrayList<>(columns))
-          .nearest(column.name(), query.vector(), wanted, column.metric(), tuning.nprobes(), tuning.refineFactor(), prefilter);
-      if (!filter.equals("true")) {
-        request.filter(filter);
+          .nearest(column.name(), query.vector(), wanted, column.metric(), tuning.nprobes(), tuning.refineFactor(),
+              filter.prefilter());
+      if (!filter.sql().equals("true")) {
+        request.filter(filter.sql());
       }
       try (ScanHandle scan = ds.scan(request)) {
         while (scan.reader().loadNextBatch()) {
@@ -235,7 +238,7 @@ public final class VectorSearch {
           returned += in.getRowCount();
           VarCharVector keys = (VarCharVector) in.getVector(spec.key());
           FixedSizeListVector vectors = (FixedSizeListVector) in.getVector(column.name());
-          PredicateEvaluator eval = rendered.exact() ? null : new PredicateEvaluator(rules.baseFilter, in);
+          PredicateEvaluator eval = filter.evaluator(rules, in);
           int[] offered = new int[in.getRowCount()];
           List<String> offeredKeys = new ArrayList<>();
           for (int r = 0; r < in.getRowCount(); r++) {
