@@ -48,6 +48,42 @@ class FencedWriterTest extends StoreTest {
     }
   }
 
+  /**
+   * A writer idle for longer than {@code gc.grace} while another claimed its shard and garbage collection removed the
+   * claim's manifest versions still finds out it was fenced (it used to look for the version after the one it knew
+   * only, find none, and put to a fenced shard).
+   */
+  @Test
+  void aWriterIdleForLongerThanGcGraceFindsTheClaimGarbageCollectionHid() throws Exception {
+    Map<String, String> o = options(dir, "idle", "rollout", "shards", "1", "gc.grace", "1s",
+        "write.idle-timeout", "1h", "write.fence-backoff", "100ms", "merge.trigger.generations", "1000000",
+        "merge.trigger.interval", "1d");
+    try (ContextStore store = ContextStore.open(o)) {
+      store.add(List.of(rec("id", "before")));
+      BucketWriter.LaneStats owned = store.resident().writers()[0].stats().get(0);
+      assertTrue(owned.open(), "the first add opened lane 0");
+      // another process claims the shard again and again: more manifest versions than collection always keeps
+      try (Dataset ds = StoreDatasets.open(store.uri(), store.config(), LanceRuntime.get().allocator()).lance()) {
+        for (int i = 0; i < 12; i++) {
+          ds.memWalWriter(ShardIds.forLane(0, 0), new ShardWriterConfig().withDurableWrite(true)).close();
+        }
+      }
+      for (int i = 0; i < 2; i++) {  // manifests go gc.grace and half of it after a collection saw them superseded
+        Thread.sleep(1_600);
+        assertTrue(store.gc().ran());
+      }
+      store.add(List.of(rec("id", "after")));
+      BucketWriter.LaneStats lane = store.resident().writers()[0].stats().get(0);
+      assertEquals(owned.abandoned() + 1, lane.abandoned(), "the fenced writer was let go");
+      assertTrue(lane.epoch() > owned.epoch(), "and the shard claimed back: epoch " + owned.epoch() + " -> " + lane.epoch());
+    }
+    ContextStore.closeAllResident();
+    try (ContextStore reopened = ContextStore.open(Map.of("path", dir.resolve("idle").toString()))) {
+      assertTrue(reopened.get("after").isPresent(), "the add after the idle spell is durable");
+      assertEquals(2, reopened.count());
+    }
+  }
+
   @Test
   void addsRacingAnotherProcessClaimingTheShardWinItBackAndNeverFailBeforeThePutTimeoutIsSpent() throws Exception {
     Map<String, String> o = options(dir, "held", "rollout", "shards", "1", "write.fence-backoff", "100ms",

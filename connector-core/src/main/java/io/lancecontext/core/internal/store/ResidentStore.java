@@ -152,6 +152,11 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   }
 
   @Override
+  public Duration gcGrace() {
+    return config.get(StoreOptions.GC_GRACE);
+  }
+
+  @Override
   public String name() {
     return name;
   }

@@ -52,6 +52,9 @@ public final class BucketWriter implements AutoCloseable {
     /** How long to leave a shard alone after another writer claimed it. */
     Duration fenceBackoff();
 
+    /** {@code gc.grace}: how long a superseded shard-manifest version stays before garbage collection removes it. */
+    Duration gcGrace();
+
     String name();
 
     /** The highest write sequence in a bucket's fresh tier (0 if none). */

@@ -5,6 +5,7 @@ import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -16,18 +17,25 @@ import java.util.List;
  * <p>The writer's own epoch is established at open: only if every manifest version written while it
  * opened carries the same epoch can that epoch be this writer's; otherwise two claims raced and the
  * writer is treated as fenced.
+ *
+ * <p>A check that comes {@code gc.grace} or longer after the one before lists the versions instead: garbage
+ * collection may have removed the versions after the known one meanwhile (a claim, and everything the claimant wrote
+ * after it), and the probe would find none.
  */
 public final class FencingGuard {
   private final StoreFiles files;
   private final String shardId;
   private final long epoch;
+  private final long graceNanos;
   private long knownVersion;
+  private long checkedNanos = System.nanoTime();
 
-  private FencingGuard(StoreFiles files, String shardId, long epoch, long knownVersion) {
+  private FencingGuard(StoreFiles files, String shardId, long epoch, long knownVersion, Duration grace) {
     this.files = files;
     this.shardId = shardId;
     this.epoch = epoch;
     this.knownVersion = knownVersion;
+    this.graceNanos = grace.toNanos();
   }
 
   /** The newest manifest version before a writer opens (0 for a fresh shard). */
@@ -41,7 +49,8 @@ public final class FencingGuard {
    *
    * @throws FencedWriterException if another claim happened while it opened
    */
-  public static FencingGuard afterOpen(StoreFiles files, String shardId, long versionBefore) throws IOException {
+  public static FencingGuard afterOpen(StoreFiles files, String shardId, long versionBefore, Duration grace)
+      throws IOException {
     long epoch = -1;
     long newest = versionBefore;
     for (long v : ShardManifests.versions(files, shardId)) {
@@ -59,7 +68,7 @@ public final class FencingGuard {
     if (epoch < 0) {
       throw new FencedWriterException("shard " + shardId + ": opening the writer wrote no manifest version");
     }
-    return new FencingGuard(files, shardId, epoch, newest);
+    return new FencingGuard(files, shardId, epoch, newest, grace);
   }
 
   public long epoch() {
@@ -68,7 +77,10 @@ public final class FencingGuard {
 
   /** Throws if another writer claimed the shard since this writer opened. */
   public void check() throws IOException {
-    if (!ShardManifests.exists(files, shardId, knownVersion + 1)) {
+    long now = System.nanoTime();
+    boolean longAgo = now - checkedNanos >= graceNanos;
+    checkedNanos = now;
+    if (!longAgo && !ShardManifests.exists(files, shardId, knownVersion + 1)) {
       return;
     }
     ShardManifest latest = ShardManifests.latest(files, shardId);

@@ -314,7 +314,7 @@ final class LaneWriter {
     writer = runOnWriterThread("open the shard writer", () -> MemWalShardWriter.open(base, shardId), false,
         deadline);
     try {
-      guard = FencingGuard.afterOpen(host.files(), shardId, before);
+      guard = FencingGuard.afterOpen(host.files(), shardId, before, host.gcGrace());
     } catch (FencedWriterException e) {
       abandon("lost a race to claim the shard");
       throw e;
