@@ -100,18 +100,28 @@ public final class TextIndex {
 
   private static final java.util.concurrent.atomic.AtomicBoolean TOLD = new java.util.concurrent.atomic.AtomicBoolean();
 
-  /**
-   * Whether an index is due: a text column without one while the base holds at least {@code minRows} rows, or
-   * with one that leaves more than a tenth of the rows uncovered. Never where it cannot be built ({@link #buildable};
-   * said once per JVM).
-   */
-  public static boolean stale(LanceDataset dataset, List<ColumnSpec> columns, long minRows) {
-    if (columns.isEmpty() || !buildable()) {
-      if (!columns.isEmpty() && TOLD.compareAndSet(false, true)) {
+  /** Whether indexes of {@code columns} may be built in this JVM ({@link #buildable}; when not, said once per JVM). */
+  private static boolean mayBuild(List<ColumnSpec> columns) {
+    if (columns.isEmpty()) {
+      return false;
+    }
+    if (!buildable()) {
+      if (TOLD.compareAndSet(false, true)) {
         LOG.info("full-text indexes are not built in this JVM: lance-core 7.0.0's index build deadlocks when its CPU "
             + "pool has one thread, as it has with {} processors; set LANCE_CPU_THREADS=2 (or more) to build them. "
             + "Text searches read the base rows without one (correct, slower)", Runtime.getRuntime().availableProcessors());
       }
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Whether an index is due: a text column without one while the base holds at least {@code minRows} rows, or
+   * with one that leaves more than a tenth of the rows uncovered. Never where it cannot be built.
+   */
+  public static boolean stale(LanceDataset dataset, List<ColumnSpec> columns, long minRows) {
+    if (!mayBuild(columns)) {
       return false;
     }
     for (ColumnSpec column : columns) {
@@ -130,7 +140,7 @@ public final class TextIndex {
   /** Builds the index of each of {@code columns} that {@link #stale} says is due; the columns built. */
   public static List<String> refreshIfStale(LanceDataset dataset, List<ColumnSpec> columns, long minRows) {
     List<String> built = new ArrayList<>();
-    if (!stale(dataset, columns, minRows)) {
+    if (!mayBuild(columns)) {
       return built;
     }
     for (ColumnSpec column : columns) {

@@ -11,14 +11,12 @@ import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.read.TextQuery;
-import io.lancecontext.core.read.VectorQuery;
 import io.lancecontext.core.schema.ColumnSpec;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -128,18 +126,12 @@ public final class TextSearch {
   }
 
   private static ColumnSpec check(SchemaSpec spec, TextQuery query) {
-    ColumnSpec column = query.column() == null ? null : spec.column(query.column());
-    if (column == null) {
-      throw new SchemaException(query.column(), "is not a column of the store; its columns are " + spec.columnNames());
-    }
+    ColumnSpec column = SearchFilter.column(spec, query.column(), query.k());
     if (!TextIndex.isText(column)) {
       throw new SchemaException(column.name(), "is a " + column.type() + " column; a text search needs a string column");
     }
     if (query.text() == null) {
       throw new IllegalArgumentException("a text search needs a text to match");
-    }
-    if (query.k() < 1 || query.k() > VectorQuery.MAX_K) {
-      throw new IllegalArgumentException("k must be 1 to " + VectorQuery.MAX_K + ", not " + query.k());
     }
     return column;
   }
@@ -190,34 +182,28 @@ public final class TextSearch {
       return;
     }
     SchemaSpec spec = rules.spec;
-    Set<String> freshKeys = snapshot.freshKeys();
-    SearchFilter filter = SearchFilter.of(rules, freshKeys, List.of(spec.key(), column.name()));
-    Set<String> columns = filter.columns();
     boolean indexed = TextIndex.exists(ds, column.name());
-    if (indexed) {
-      columns.add(SCORE);  // lance-core 7.0.0 adds its own score whether asked or not, and warns unless it is asked for
-    }
-    ScanRequest request = ScanRequest.of(new ArrayList<>(columns));
+    // lance-core 7.0.0 adds its own score to an indexed search whether asked or not, and warns unless it is asked for
+    SearchFilter filter = SearchFilter.of(rules, snapshot.freshKeys(),
+        indexed ? List.of(spec.key(), column.name(), SCORE) : List.of(spec.key(), column.name()));
+    ScanRequest request = ScanRequest.of(filter.columns());
     if (indexed) {
       request.matching(column.name(), String.join(" ", terms), filter.prefilter());
     }
-    if (!filter.sql().equals("true")) {
-      request.filter(filter.sql());
-    }
-    try (ScanHandle scan = ds.scan(request)) {
+    try (ScanHandle scan = ds.scan(filter.applyTo(request))) {
       while (scan.reader().loadNextBatch()) {
         VectorSchemaRoot in = scan.reader().getVectorSchemaRoot();
         StructNulls.repair(spec, ds, in);
         VarCharVector keys = (VarCharVector) in.getVector(spec.key());
         FieldVector texts = in.getVector(column.name());
-        PredicateEvaluator eval = filter.evaluator(rules, in);
+        SearchFilter.Rows visible = filter.rows(in);
         for (int r = 0; r < in.getRowCount(); r++) {
           int[] c = counts(texts, r, matcher);
           if (c == null) {
             continue;
           }
           String key = new String(keys.get(r), StandardCharsets.UTF_8);
-          if (!freshKeys.contains(key) && !rules.superseded.contains(key) && (eval == null || eval.matches(r))) {
+          if (visible.keeps(key, r)) {
             matches.add(new Match(key, c));
           }
         }

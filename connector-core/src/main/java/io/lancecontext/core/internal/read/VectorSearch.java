@@ -154,19 +154,13 @@ public final class VectorSearch {
   }
 
   private static ColumnSpec check(SchemaSpec spec, VectorQuery query) {
-    ColumnSpec column = query.column() == null ? null : spec.column(query.column());
-    if (column == null) {
-      throw new SchemaException(query.column(), "is not a column of the store; its columns are " + spec.columnNames());
-    }
+    ColumnSpec column = SearchFilter.column(spec, query.column(), query.k());
     if (column.type() != ColumnType.VECTOR) {
       throw new SchemaException(column.name(), "is a " + column.type() + " column; a vector search needs a vector column");
     }
     if (query.vector() == null || query.vector().length != column.dim()) {
       throw new SchemaException(column.name(), "holds vectors of " + column.dim() + " values; the query vector has "
           + (query.vector() == null ? "none" : query.vector().length));
-    }
-    if (query.k() < 1 || query.k() > VectorQuery.MAX_K) {
-      throw new IllegalArgumentException("k must be 1 to " + VectorQuery.MAX_K + ", not " + query.k());
     }
     return column;
   }
@@ -212,7 +206,7 @@ public final class VectorSearch {
     // whether Lance's filter already leaves out every shadowed base row (then k candidates are enough)
     boolean exclusionsPushed = freshKeys.isEmpty() || (filter.prefilter()
         && freshKeys.size() <= BaseScan.MAX_PUSHED_EXCLUSIONS && freshKeys.stream().allMatch(LanceSql::passable));
-    Set<String> columns = filter.columns();
+    Set<String> columns = new java.util.LinkedHashSet<>(filter.columns());
     if (baseRows != null) {
       columns.addAll(baseRows.columns);
     }
@@ -225,12 +219,9 @@ public final class VectorSearch {
       if (baseRows != null) {
         baseRows.clear();  // a larger round reads its candidates again
       }
-      ScanRequest request = ScanRequest.of(new ArrayList<>(columns))
+      ScanRequest request = filter.applyTo(ScanRequest.of(new ArrayList<>(columns))
           .nearest(column.name(), query.vector(), wanted, column.metric(), tuning.nprobes(), tuning.refineFactor(),
-              filter.prefilter());
-      if (!filter.sql().equals("true")) {
-        request.filter(filter.sql());
-      }
+              filter.prefilter()));
       try (ScanHandle scan = ds.scan(request)) {
         while (scan.reader().loadNextBatch()) {
           VectorSchemaRoot in = scan.reader().getVectorSchemaRoot();
@@ -238,12 +229,12 @@ public final class VectorSearch {
           returned += in.getRowCount();
           VarCharVector keys = (VarCharVector) in.getVector(spec.key());
           FixedSizeListVector vectors = (FixedSizeListVector) in.getVector(column.name());
-          PredicateEvaluator eval = filter.evaluator(rules, in);
+          SearchFilter.Rows visible = filter.rows(in);
           int[] offered = new int[in.getRowCount()];
           List<String> offeredKeys = new ArrayList<>();
           for (int r = 0; r < in.getRowCount(); r++) {
             String key = new String(keys.get(r), StandardCharsets.UTF_8);
-            if (freshKeys.contains(key) || rules.superseded.contains(key) || (eval != null && !eval.matches(r))) {
+            if (!visible.keeps(key, r)) {
               continue;
             }
             float d = distance.of(vectors, r);
