@@ -40,6 +40,25 @@ public final class ShardManifests {
     }
   }
 
+  /**
+   * The newest manifest of a shard whose manifest {@code known} was known (null for none): the versions after it
+   * are probed one by one (one existence check when nothing changed), or listed when {@code list} is set or nothing
+   * is known. Probing finds nothing once garbage collection removed the versions after the known one, so callers
+   * list when their last look may be that old. Returns {@code known} itself when there is no newer version.
+   */
+  public static ShardManifest newest(StoreFiles files, String shardId, ShardManifest known, boolean list)
+      throws IOException {
+    if (known == null || known.version() == 0 || list) {
+      ShardManifest latest = latest(files, shardId);
+      return known != null && latest.version() == known.version() ? known : latest;
+    }
+    long v = known.version();
+    while (exists(files, shardId, v + 1)) {
+      v++;
+    }
+    return v == known.version() ? known : read(files, shardId, v);
+  }
+
   public static ShardManifest read(StoreFiles files, String shardId, long version) throws IOException {
     return ShardManifest.decode(files.read(path(shardId, version)));
   }

@@ -84,18 +84,7 @@ final class MergeTriggers {
    * an object store) finds out whether it changed; only a changed one is read.
    */
   private ShardManifest manifest(String shard) throws IOException {
-    ShardManifest known = manifests.get(shard);
-    if (known == null || known.version() == 0) {
-      known = ShardManifests.latest(host.files(), shard);
-    } else {
-      long v = known.version();
-      while (ShardManifests.exists(host.files(), shard, v + 1)) {
-        v++;
-      }
-      if (v != known.version()) {
-        known = ShardManifests.read(host.files(), shard, v);
-      }
-    }
+    ShardManifest known = ShardManifests.newest(host.files(), shard, manifests.get(shard), false);
     manifests.put(shard, known);
     return known;
   }

@@ -92,21 +92,9 @@ final class ShardCache {
         return;  // nothing new, and nothing that says the manifest changed
       }
     }
-    boolean changed;
-    if (manifest == null || manifest.version() == 0 || now - manifestCheckedNanos >= graceNanos) {
-      ShardManifest m = ShardManifests.latest(files, shardId);
-      changed = manifest == null || m.version() != manifest.version();
-      manifest = m;
-    } else {
-      long v = manifest.version();
-      while (ShardManifests.exists(files, shardId, v + 1)) {
-        v++;
-      }
-      changed = v != manifest.version();
-      if (changed) {
-        manifest = ShardManifests.read(files, shardId, v);
-      }
-    }
+    ShardManifest newest = ShardManifests.newest(files, shardId, manifest, now - manifestCheckedNanos >= graceNanos);
+    boolean changed = manifest == null || newest.version() != manifest.version();
+    manifest = newest;
     manifestCheckedNanos = now;
     watermarkAtCheck = watermark;
     long replayAfter = manifest.replayAfter();
