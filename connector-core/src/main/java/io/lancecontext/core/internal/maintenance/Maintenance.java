@@ -1,5 +1,6 @@
 package io.lancecontext.core.internal.maintenance;
 
+import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.TextIndex;
 import io.lancecontext.core.internal.lance.VectorIndex;
@@ -186,6 +187,9 @@ public final class Maintenance implements AutoCloseable {
         lastStatsLogNanos = now;
         LOG.info("{}: {}", host.name(), host.summary());
       }
+    } catch (StoreClosedException e) {
+      // the store began closing during this tick (its gate closes before maintenance stops): nothing failed
+      LOG.debug("{}: background maintenance stopped by the store's close: {}", host.name(), e.toString());
     } catch (RuntimeException e) {
       tasks.failed();
       LOG.warn("{}: background maintenance failed: {}", host.name(), e.toString());
