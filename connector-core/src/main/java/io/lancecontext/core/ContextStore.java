@@ -348,10 +348,10 @@ public final class ContextStore implements AutoCloseable {
   /**
    * The {@code k} rows of the LSM view whose text column best matches the query's terms, best first, each with its
    * {@code _score}: every acknowledged add is searchable as soon as it returns, only a key's newest row can match,
-   * deleted rows never do. See docs/search.md.
+   * deleted rows never do; a text without a term matches no row. See docs/search.md.
    *
    * @throws io.lancecontext.core.error.SchemaException if the column is not a string column
-   * @throws IllegalArgumentException if the text holds no term
+   * @throws IllegalArgumentException if the text is null
    * @throws io.lancecontext.core.error.SnapshotNotFoundException if the query names a snapshot no longer kept
    */
   public SearchResult search(TextQuery query) {

@@ -10,7 +10,7 @@ import java.util.List;
  * are searched (a prefilter). See docs/search.md for the score.
  *
  * @param column a string column of the store
- * @param text the query; at least one term
+ * @param text the query; one without a term matches no row
  * @param k rows to return, 1 to {@link VectorQuery#MAX_K}
  * @param filter rows to search; never null (true searches every row)
  * @param columns columns to return besides the score, in order; null for every declared column

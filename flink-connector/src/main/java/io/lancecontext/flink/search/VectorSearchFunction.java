@@ -1,26 +1,12 @@
 package io.lancecontext.flink.search;
 
-import io.lancecontext.core.ContextStore;
-import io.lancecontext.core.SearchResult;
-import io.lancecontext.core.error.SchemaException;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.VectorQuery;
 import io.lancecontext.core.schema.ColumnType;
-import io.lancecontext.core.schema.SchemaSpec;
-import io.lancecontext.flink.FlinkSchemas;
-import io.lancecontext.flink.RecordRows;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.apache.flink.table.api.DataTypes;
-import org.apache.flink.table.catalog.DataTypeFactory;
-import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.functions.FunctionContext;
-import org.apache.flink.table.functions.TableFunction;
 import org.apache.flink.table.types.DataType;
-import org.apache.flink.table.types.inference.TypeInference;
-import org.apache.flink.table.types.logical.RowType;
 
 /**
  * A Flink SQL table function that enriches each row of a stream or table with the {@code k} rows of a store
@@ -31,18 +17,9 @@ import org.apache.flink.table.types.logical.RowType;
  * {@code tableEnv.createTemporarySystemFunction("lc_vector_search", new VectorSearchFunction(options, "embedding", 10))}
  * (not {@code vector_search}: Flink's built-in function of that name wins).
  */
-public final class VectorSearchFunction extends TableFunction<RowData> {
+public final class VectorSearchFunction extends StoreSearchFunction {
   private static final long serialVersionUID = 1L;
   static final String DISTANCE = "_distance";
-
-  private final Map<String, String> options;
-  private final String column;
-  private final int k;
-  private final List<String> columns;
-  private final String specJson;
-  private final Predicate filter;
-  private transient ContextStore store;
-  private transient RowType rowType;
 
   /** Every column of the store, then {@code _distance}. */
   public VectorSearchFunction(Map<String, String> options, String column, int k) {
@@ -59,19 +36,7 @@ public final class VectorSearchFunction extends TableFunction<RowData> {
 
   private VectorSearchFunction(Map<String, String> options, String column, int k, List<String> columns,
       Predicate filter) {
-    this.options = Map.copyOf(options);
-    this.column = column;
-    this.k = k;
-    this.filter = filter;
-    SchemaSpec spec;
-    try (ContextStore s = ContextStore.open(options)) {
-      spec = s.spec();
-    }
-    if (spec.column(column) == null || spec.column(column).type() != ColumnType.VECTOR) {
-      throw new SchemaException(column, "is not a vector column of the store at " + options.get("path"));
-    }
-    this.columns = columns == null ? spec.columnNames() : List.copyOf(columns);
-    this.specJson = spec.toJson();
+    super(options, column, k, columns, filter, DISTANCE, c -> c.type() == ColumnType.VECTOR, "a vector column");
   }
 
   /**
@@ -82,35 +47,9 @@ public final class VectorSearchFunction extends TableFunction<RowData> {
     return new VectorSearchFunction(options, column, k, columns, filter);
   }
 
-  /** The rows this function emits: the chosen columns, then {@code _distance}. */
-  DataType outputType() {
-    DataType all = FlinkSchemas.toDataType(SchemaSpec.fromJson(specJson));
-    List<String> names = ((RowType) all.getLogicalType()).getFieldNames();
-    List<DataTypes.Field> fields = new ArrayList<>();
-    for (String c : columns) {
-      int at = names.indexOf(c);
-      if (at < 0) {
-        throw new SchemaException(c, "is not a column of the store at " + options.get("path"));
-      }
-      fields.add(DataTypes.FIELD(c, all.getChildren().get(at)));
-    }
-    fields.add(DataTypes.FIELD(DISTANCE, DataTypes.FLOAT().notNull()));
-    return DataTypes.ROW(fields).notNull();
-  }
-
   @Override
-  public TypeInference getTypeInference(DataTypeFactory typeFactory) {
-    DataType out = outputType().bridgedTo(RowData.class);
-    return TypeInference.newBuilder()
-        .typedArguments(DataTypes.ARRAY(DataTypes.FLOAT()))
-        .outputTypeStrategy(call -> Optional.of(out))
-        .build();
-  }
-
-  @Override
-  public void open(FunctionContext context) {
-    store = ContextStore.open(options);
-    rowType = (RowType) outputType().getLogicalType();
+  DataType queryType() {
+    return DataTypes.ARRAY(DataTypes.FLOAT());
   }
 
   /** Emits the {@code k} rows nearest to {@code query}; nothing for a null query. */
@@ -126,17 +65,6 @@ public final class VectorSearchFunction extends TableFunction<RowData> {
       vector[i] = query[i];
     }
     VectorQuery q = VectorQuery.nearest(column, vector, k).withColumns(columns);
-    try (SearchResult result = store.search(filter == null ? q : q.withFilter(filter))) {
-      for (Map<String, Object> row : result.records()) {
-        collect(RecordRows.toRow(row, rowType));
-      }
-    }
-  }
-
-  @Override
-  public void close() {
-    if (store != null) {
-      store.close();
-    }
+    emit(store().search(filter == null ? q : q.withFilter(filter)));
   }
 }

@@ -5,7 +5,6 @@ import io.lancecontext.core.internal.read.TextTerms;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.ColumnSpec;
-import io.lancecontext.core.schema.ColumnType;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,7 +53,7 @@ public final class TextIndex {
       if (c == null && defaulted) {
         continue;
       }
-      if (c == null || !isText(c)) {
+      if (c == null || !c.type().isString()) {
         throw new BadOptionException(StoreOptions.SEARCH_TEXT_COLUMNS.key(), "'" + name + "' is not a string column of "
             + "the store" + (c == null ? "" : " (it is " + c.type() + ")") + "; its columns are " + spec.columnNames());
       }
@@ -66,11 +65,6 @@ public final class TextIndex {
   /** Whether the base table {@code dataset} has the full-text index of {@code column}. */
   public static boolean exists(LanceDataset dataset, String column) {
     return dataset.lance().listIndexes().contains(name(column));
-  }
-
-  /** Whether full-text search can search {@code column}: a top-level string column. */
-  public static boolean isText(ColumnSpec column) {
-    return column.type() == ColumnType.STRING || column.type() == ColumnType.LARGE_STRING;
   }
 
   /**

@@ -30,6 +30,8 @@ public final class LsmSnapshot implements AutoCloseable {
   /** {@link #liveWinners}' index, made on first use. */
   private Map<FreshShard, Map<Long, java.util.BitSet>> liveWinners;
   private Set<String> superseded;
+  /** Values derived from this snapshot's rows that snapshots of the same rows share; null if it shares none. */
+  private com.github.benmanes.caffeine.cache.Cache<Object, Object> derived;
   /** No later than the moment this snapshot's contents were read (see {@link #takenAt()}). */
   private final java.time.Instant takenAt;
 
@@ -119,6 +121,26 @@ public final class LsmSnapshot implements AutoCloseable {
   synchronized void useWinners(Map<String, Winner> known) {
     if (winners == null) {
       winners = known;
+    }
+  }
+
+  /** Shares {@code values} with the other snapshots that hold the very same rows (see {@link #derived}). */
+  void shareDerived(com.github.benmanes.caffeine.cache.Cache<Object, Object> values) {
+    this.derived = values;
+  }
+
+  /**
+   * A value derived from this snapshot's rows alone (what {@code key} names), as a snapshot holding the same rows
+   * kept it ({@link #keepDerived}); null if none did, or this snapshot shares none (a pinned or partial one).
+   */
+  public Object derived(Object key) {
+    return derived == null ? null : derived.getIfPresent(key);
+  }
+
+  /** Keeps {@code value}, derived from this snapshot's rows alone, for the snapshots holding the same rows. */
+  public void keepDerived(Object key, Object value) {
+    if (derived != null) {
+      derived.put(key, value);
     }
   }
 

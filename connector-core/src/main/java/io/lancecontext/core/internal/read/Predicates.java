@@ -21,6 +21,9 @@ import java.util.Set;
 public final class Predicates {
   private Predicates() {}
 
+  /** The column whose time, once passed, hides a row under the {@code lifecycle} capability. */
+  static final String EXPIRES_AT = "expires_at";
+
   /** Statuses the {@code lifecycle} capability hides by default. */
   public static final List<Object> RETIRED_STATUSES = List.of("archived", "deleted", "expired");
 
@@ -364,8 +367,8 @@ public final class Predicates {
       parts.add(Predicate.or(Predicate.isNull("lifecycle_status"),
           Predicate.not(Predicate.in("lifecycle_status", RETIRED_STATUSES))));
     }
-    if (spec.column("expires_at") != null) {
-      parts.add(Predicate.or(Predicate.isNull("expires_at"), Predicate.compare("expires_at", Predicate.Op.GT, now)));
+    if (spec.column(EXPIRES_AT) != null) {
+      parts.add(Predicate.or(Predicate.isNull(EXPIRES_AT), Predicate.compare(EXPIRES_AT, Predicate.Op.GT, now)));
     }
     return Predicate.and(parts);
   }

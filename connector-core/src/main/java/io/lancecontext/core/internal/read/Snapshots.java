@@ -79,6 +79,12 @@ public final class Snapshots implements AutoCloseable {
    * going through every fresh row again (2-7 ms for 20,000 rows).
    */
   private final AtomicReference<SharedWinners> liveWinners = new AtomicReference<>();
+  /**
+   * Values searches derive from the latest live snapshots of every shard (a text search's count of the base rows it
+   * searches), by base version and the views' signatures, up to 16 per snapshot.
+   */
+  private final com.github.benmanes.caffeine.cache.Cache<List<String>, com.github.benmanes.caffeine.cache.Cache<Object, Object>>
+      liveDerived = com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(2).executor(Runnable::run).build();
   private volatile boolean closed;
   private final BaseVersions versions;
 
@@ -186,10 +192,15 @@ public final class Snapshots implements AutoCloseable {
     }
   }
 
-  /** The superseded keys of a live snapshot of every shard: cached by its base version and views' signatures. */
-  private Function<LsmSnapshot, Set<String>> liveSuperseded(BaseTable b, List<String> signatures) {
+  /** What the rows of a live snapshot of every shard depend on: its base version and views' signatures. */
+  private static List<String> liveKey(BaseTable b, List<String> signatures) {
     List<String> key = new ArrayList<>(signatures);
     key.add("base@" + b.version());
+    return key;
+  }
+
+  /** The superseded keys of a live snapshot of every shard: cached by {@link #liveKey}. */
+  private Function<LsmSnapshot, Set<String>> liveSuperseded(List<String> key) {
     return snapshot -> {
       Set<String> known = liveSuperseded.getIfPresent(key);
       if (known == null) {
@@ -281,12 +292,14 @@ public final class Snapshots implements AutoCloseable {
       });
       List<String> signatures = views.stream().map(v -> v.shardId() + "=" + v.signature()).toList();
       HashedKeys known = liveFreshKeys.getIfPresent(signatures);
-      LsmSnapshot snap = new LsmSnapshot(b, views, known, shardIds == null ? liveSuperseded(b, signatures) : null,
-          takenAt);
+      List<String> liveKey = shardIds == null ? liveKey(b, signatures) : null;
+      LsmSnapshot snap = new LsmSnapshot(b, views, known, shardIds == null ? liveSuperseded(liveKey) : null, takenAt);
       if (known == null) {
         snap.onFreshKeysComputed(k -> liveFreshKeys.put(signatures, k));
       }
       if (shardIds == null) {
+        snap.shareDerived(liveDerived.get(liveKey, k -> com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
+            .maximumSize(16).executor(Runnable::run).build()));
         SharedWinners shared = liveWinners.get();
         if (shared != null && shared.over(views)) {
           snap.useWinners(shared.winners());
@@ -468,6 +481,7 @@ public final class Snapshots implements AutoCloseable {
     pinnedSuperseded.clear();
     liveFreshKeys.invalidateAll();
     liveSuperseded.invalidateAll();
+    liveDerived.invalidateAll();
     liveWinners.set(null);
     BaseTable b = latest.getAndSet(null);
     if (b != null) {

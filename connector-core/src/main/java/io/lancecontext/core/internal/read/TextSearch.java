@@ -11,6 +11,7 @@ import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.read.TextQuery;
+import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.ColumnSpec;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.nio.charset.StandardCharsets;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
@@ -64,10 +66,15 @@ public final class TextSearch {
       BufferAllocator allocator) {
     ColumnSpec column = check(spec, query);
     List<String> terms = new ArrayList<>(TextTerms.counts(query.text()).keySet());
-    if (terms.isEmpty()) {
-      throw new IllegalArgumentException("text query '" + query.text() + "' has no terms (runs of letters or digits)");
-    }
     List<String> output = ScanRules.resolveColumns(spec, ScanSpec.all().withColumns(query.columns()));
+    List<String> read = new ArrayList<>(output);
+    if (!read.contains(spec.key())) {
+      read.add(spec.key());
+    }
+    if (terms.isEmpty()) {
+      // no row holds a term of a text without one (an Elasticsearch match query, PostgreSQL's to_tsquery alike)
+      return VectorSearch.rows(spec, snapshot, List.of(), output, read, null, now, allocator, SCORE, true);
+    }
     ScanSpec candidates = new ScanSpec(List.of(spec.key(), column.name()), query.filter(), 0, -1, false, false, now,
         null);
     TextTerms.Matcher matcher = new TextTerms.Matcher(terms);
@@ -118,16 +125,12 @@ public final class TextSearch {
       }
       top.offer(m.key(), (float) -score);  // TopK keeps the smallest: the best score first
     }
-    List<String> read = new ArrayList<>(output);
-    if (!read.contains(spec.key())) {
-      read.add(spec.key());
-    }
     return VectorSearch.rows(spec, snapshot, top.nearestFirst(), output, read, null, now, allocator, SCORE, true);
   }
 
   private static ColumnSpec check(SchemaSpec spec, TextQuery query) {
     ColumnSpec column = SearchFilter.column(spec, query.column(), query.k());
-    if (!TextIndex.isText(column)) {
+    if (!column.type().isString()) {
       throw new SchemaException(column.name(), "is a " + column.type() + " column; a text search needs a string column");
     }
     if (query.text() == null) {
@@ -213,16 +216,46 @@ public final class TextSearch {
     }
   }
 
-  /** The base rows searched: the view's base rows matching {@code filter} (the fresh ones are counted as searched). */
+  /**
+   * How many of a snapshot's base rows a search with a filter searches, and until when: the earliest expiry among
+   * them ({@code Long.MAX_VALUE} if none expires), in microseconds since the epoch.
+   */
+  private record BaseRows(long rows, long validUntilMicros) {}
+
+  /** What {@link BaseRows} are kept under, per snapshot (see {@link LsmSnapshot#derived}). */
+  private record BaseRowsKey(SchemaSpec spec, Predicate filter) {}
+
+  /**
+   * The base rows searched: the view's base rows matching {@code filter} (the fresh ones are counted as searched).
+   * Kept with the snapshot's rows until the first of them expires: the next search of an unchanged store counts
+   * nothing (a count of 300,000 rows takes about 90 ms).
+   */
   private static long countBase(SchemaSpec spec, LsmSnapshot snapshot, Predicate filter, Instant now,
       BufferAllocator allocator) {
-    ScanSpec all = new ScanSpec(List.of(), filter, 0, -1, false, false, now, null);
+    BaseRowsKey key = new BaseRowsKey(spec, filter);
+    long nowMicros = Math.multiplyExact(now.getEpochSecond(), 1_000_000L) + now.getNano() / 1_000;
+    if (snapshot.derived(key) instanceof BaseRows known && nowMicros < known.validUntilMicros()) {
+      return known.rows();
+    }
+    boolean expiring = spec.has(Capability.LIFECYCLE) && spec.column(Predicates.EXPIRES_AT) != null;
+    ScanSpec all = new ScanSpec(expiring ? List.of(Predicates.EXPIRES_AT) : List.of(), filter, 0, -1, false, false, now, null);
     long n = 0;
+    long validUntil = Long.MAX_VALUE;  // every row counted expires after now, or never
     try (StoreScan scan = new StoreScan(spec, snapshot, all, allocator, ReadSplit.Part.BASE, null)) {
       while (scan.next()) {
-        n += scan.batch().getRowCount();
+        VectorSchemaRoot batch = scan.batch();
+        n += batch.getRowCount();
+        if (expiring) {
+          TimeStampVector expiry = (TimeStampVector) batch.getVector(Predicates.EXPIRES_AT);
+          for (int r = 0; r < batch.getRowCount(); r++) {
+            if (!expiry.isNull(r)) {
+              validUntil = Math.min(validUntil, expiry.get(r));
+            }
+          }
+        }
       }
     }
+    snapshot.keepDerived(key, new BaseRows(n, validUntil));
     return n;
   }
 }
