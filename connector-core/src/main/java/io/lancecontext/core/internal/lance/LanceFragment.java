@@ -55,6 +55,11 @@ public final class LanceFragment {
     return metadata.getFiles().get(0).getPath() + (d == null ? "" : "#" + d.getReadVersion() + "-" + d.getId());
   }
 
+  /** Whether its rows have stable row ids: then a row's id is not its address (the store never asks for them). */
+  public boolean stableRowIds() {
+    return metadata.getRowIdMeta() != null;
+  }
+
   /**
    * Its first data file: the same in two versions of the table only for the same fragment, whose rows may have
    * been deleted since (then the later version's deletion file is another), never rewritten.

@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each fragment's keys are read once per JVM, on a background thread (a lookup never waits for them:
  * until they are there, the fragment is read as before), and kept as a sorted array of 64-bit hashes
- * ({@link KeyHashSet}, up to 10 bytes per row) in a cache bounded by bytes. Every fragment is hashed while the whole table fits the
+ * with each row's offset ({@link KeyHashSet}, up to 14 bytes per row) in a cache bounded by bytes. Every fragment is hashed while the whole table fits the
  * bound, else only those the index does not cover while they fit, else none. A hash collision costs a
  * read of the fragment, never a row.
  *
@@ -63,8 +63,8 @@ final class BaseKeyHashes implements AutoCloseable {
    * costs about what hashing it does, and a store that changes between counts would keep the reader thread busy.
    */
   static final long MIN_ROWS_HASHED_FOR_COUNTS = 8_192;
-  /** What a row's hash costs, for deciding which fragments fit the bound. */
-  private static final long BYTES_PER_ROW = 10;
+  /** What a row's hash and offset cost, for deciding which fragments fit the bound. */
+  private static final long BYTES_PER_ROW = 14;
 
   /**
    * The one thread of the JVM that reads fragments' keys, for every store, in the order asked (idle, it
@@ -90,7 +90,7 @@ final class BaseKeyHashes implements AutoCloseable {
   private final Set<Future<?>> inFlight = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
-  /** @param maxBytes bound of the hashes kept (up to 10 bytes per row) */
+  /** @param maxBytes bound of the hashes kept (up to 14 bytes per row) */
   BaseKeyHashes(long maxBytes) {
     this.maxBytes = maxBytes;
     this.byFragment = Caffeine.newBuilder()
@@ -143,6 +143,48 @@ final class BaseKeyHashes implements AutoCloseable {
       readLater(base, spec, missing);
     }
     return read.size() == coverage.fragments().size() ? null : read;
+  }
+
+  /**
+   * The row addresses of the base rows whose key hash is one of {@code keys}' (their live rows, plus a row for each
+   * hash collision), ascending: a lookup takes them without searching. Null unless every fragment of {@code base}
+   * is hashed (asking for the hashes of those that are not): then the lookup searches ({@link #fragmentsFor}).
+   */
+  long[] addressesFor(BaseTable base, SchemaSpec spec, Collection<String> keys) {
+    KeyIndexCoverage coverage = base.keyIndexCoverage(spec);
+    if (coverage.fragments().isEmpty() || BYTES_PER_ROW * coverage.rows() > maxBytes) {
+      return null;
+    }
+    long[] wanted = KeyHashSet.hashes(keys);
+    long[][] found = {new long[Math.max(4, wanted.length)]};
+    int[] count = {0};
+    Map<Integer, String> missing = new HashMap<>();
+    for (LanceFragment f : coverage.fragments()) {
+      if (f.stableRowIds()) {
+        return null;  // takeRows takes ids, which are then not addresses
+      }
+      FragmentKeys known = byFragment.getIfPresent(f.identity());
+      if (known == null || !known.hashes().hasOffsets()) {
+        missing.put(f.id(), f.identity());
+        continue;
+      }
+      long fragment = (long) f.id() << 32;
+      for (long w : wanted) {
+        known.hashes().offsetsOf(w, offset -> {
+          if (count[0] == found[0].length) {
+            found[0] = Arrays.copyOf(found[0], 2 * count[0]);
+          }
+          found[0][count[0]++] = fragment | (offset & 0xffffffffL);
+        });
+      }
+    }
+    if (!missing.isEmpty()) {
+      readLater(base, spec, missing);
+      return null;
+    }
+    long[] out = Arrays.copyOf(found[0], count[0]);
+    Arrays.sort(out);
+    return out;
   }
 
   /**
@@ -259,10 +301,12 @@ final class BaseKeyHashes implements AutoCloseable {
    */
   private static Map<Integer, FragmentKeys> load(LanceDataset ds, SchemaSpec spec, Collection<Integer> fragments) {
     Map<Integer, long[]> grown = new HashMap<>();
+    Map<Integer, int[]> offsets = new HashMap<>();
     Map<Integer, Integer> counts = new HashMap<>();
     Map<Integer, Long> tombstones = new HashMap<>();
     for (int f : fragments) {
       grown.put(f, new long[1024]);
+      offsets.put(f, new int[1024]);
       counts.put(f, 0);
       tombstones.put(f, 0L);
     }
@@ -277,18 +321,23 @@ final class BaseKeyHashes implements AutoCloseable {
         VarCharVector key = (VarCharVector) in.getVector(spec.key());
         BitVector tombstone = flagged ? (BitVector) in.getVector(SystemColumns.TOMBSTONE) : null;
         for (int r = 0; r < in.getRowCount(); r++) {
-          int f = RowIds.fragmentOf(RowIds.get(addresses, r));
+          long address = RowIds.get(addresses, r);
+          int f = RowIds.fragmentOf(address);
           if (tombstone != null && !tombstone.isNull(r) && tombstone.get(r) != 0) {
             tombstones.merge(f, 1L, Long::sum);
           }
           long[] a = grown.get(f);
+          int[] o = offsets.get(f);
           int c = counts.get(f);
           if (c == a.length) {
             a = Arrays.copyOf(a, a.length * 2);
+            o = Arrays.copyOf(o, o.length * 2);
             grown.put(f, a);
+            offsets.put(f, o);
           }
           byte[] utf8 = key.get(r);
           a[c] = KeyHashSet.hash(utf8, utf8.length);
+          o[c] = RowIds.offsetOf(address);
           counts.put(f, c + 1);
         }
       }
@@ -297,7 +346,9 @@ final class BaseKeyHashes implements AutoCloseable {
     }
     Map<Integer, FragmentKeys> out = new HashMap<>();
     for (Map.Entry<Integer, long[]> e : grown.entrySet()) {
-      out.put(e.getKey(), new FragmentKeys(new KeyHashSet(Arrays.copyOf(e.getValue(), counts.get(e.getKey()))),
+      int n = counts.get(e.getKey());
+      out.put(e.getKey(), new FragmentKeys(new KeyHashSet(Arrays.copyOf(e.getValue(), n),
+          Arrays.copyOf(offsets.get(e.getKey()), n)),
           tombstones.get(e.getKey())));
     }
     return out;

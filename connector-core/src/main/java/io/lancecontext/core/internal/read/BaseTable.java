@@ -95,6 +95,14 @@ public final class BaseTable extends RefCounted {
   }
 
   /**
+   * The addresses of the rows that may hold {@code keys} ({@link BaseKeyHashes#addressesFor}): a superset of their
+   * live rows, ascending; null when not known (then a filtered query finds them).
+   */
+  long[] addressesHolding(SchemaSpec spec, Collection<String> keys) {
+    return keyHashes == null ? null : keyHashes.addressesFor(this, spec, keys);
+  }
+
+  /**
    * The records of the fragments among {@code fragmentIds} (null: all) a count-only read may count without
    * reading them ({@link BaseKeyHashes#countable}); empty without key hashes.
    */

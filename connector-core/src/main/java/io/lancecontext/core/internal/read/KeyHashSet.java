@@ -7,23 +7,33 @@ import java.util.Arrays;
  * test reads one directory slot and about four hashes (one or two cache lines) instead of a binary
  * search's twenty scattered reads. A lookup of 200 keys tests every fragment of the base, so the test is
  * the inner loop (a binary search per key and fragment was half of a polling reader's Java time). About
- * 9-10 bytes per hash (8 for the hash, up to 2 for the directory).
+ * 9-10 bytes per hash (8 for the hash, up to 2 for the directory), plus 4 when it keeps the row offset of each
+ * hash in its fragment (then a lookup by key takes its rows without searching for them).
  */
 final class KeyHashSet {
   /** Hashes per directory slot, on average. */
   private static final int PER_SLOT = 4;
 
   private final long[] hashes;
+  /** The row offset of each hash ({@code offsets[i]} goes with {@code hashes[i]}); null when not kept. */
+  private final int[] offsets;
   /** {@code starts[s]..starts[s+1]} are the hashes of slot {@code s}. */
   private final int[] starts;
   private final int shift;
 
   /** Takes ownership of {@code hashes} (any order, duplicates allowed). */
   KeyHashSet(long[] hashes) {
-    Arrays.sort(hashes);
-    this.hashes = hashes;
+    this(hashes, null);
+  }
+
+  /**
+   * Takes ownership of {@code hashes} (any order, duplicates allowed) and of {@code offsets} (null for none): the
+   * row offset in its fragment of the row whose key hash is {@code hashes[i]}.
+   */
+  KeyHashSet(long[] hashes, int[] offsets) {
+    int n = hashes.length;
     int bits = 1;
-    while (bits < 30 && (1L << bits) * PER_SLOT < hashes.length) {
+    while (bits < 30 && (1L << bits) * PER_SLOT < n) {
       bits++;
     }
     this.shift = 64 - bits;
@@ -34,6 +44,36 @@ final class KeyHashSet {
     for (int s = 1; s < starts.length; s++) {
       starts[s] += starts[s - 1];
     }
+    // into slot order (a counting sort on the top bits), then each slot (about PER_SLOT hashes) sorted in place
+    long[] sorted = new long[n];
+    int[] sortedOffsets = offsets == null ? null : new int[n];
+    int[] next = Arrays.copyOf(starts, starts.length - 1);
+    for (int i = 0; i < n; i++) {
+      int at = next[slot(hashes[i])]++;
+      sorted[at] = hashes[i];
+      if (offsets != null) {
+        sortedOffsets[at] = offsets[i];
+      }
+    }
+    for (int s = 0; s + 1 < starts.length; s++) {
+      for (int i = starts[s] + 1; i < starts[s + 1]; i++) {
+        long h = sorted[i];
+        int o = offsets == null ? 0 : sortedOffsets[i];
+        int j = i - 1;
+        for (; j >= starts[s] && sorted[j] > h; j--) {
+          sorted[j + 1] = sorted[j];
+          if (offsets != null) {
+            sortedOffsets[j + 1] = sortedOffsets[j];
+          }
+        }
+        sorted[j + 1] = h;
+        if (offsets != null) {
+          sortedOffsets[j + 1] = o;
+        }
+      }
+    }
+    this.hashes = sorted;
+    this.offsets = sortedOffsets;
   }
 
   /**
@@ -52,6 +92,24 @@ final class KeyHashSet {
       }
     }
     return false;
+  }
+
+  /** Whether it keeps the row offset of each hash ({@link #offsetsOf}). */
+  boolean hasOffsets() {
+    return offsets != null;
+  }
+
+  /** Hands the row offset of each hash equal to {@code h} to {@code out}; none without offsets. */
+  void offsetsOf(long h, java.util.function.IntConsumer out) {
+    if (offsets == null) {
+      return;
+    }
+    int s = slot(h);
+    for (int i = starts[s], end = starts[s + 1]; i < end; i++) {
+      if (hashes[i] == h) {
+        out.accept(offsets[i]);
+      }
+    }
   }
 
   /** Whether any of {@code wanted} is in the set. */
@@ -115,6 +173,6 @@ final class KeyHashSet {
 
   /** Bytes held. */
   long bytes() {
-    return 8L * hashes.length + 4L * starts.length + 32;
+    return 8L * hashes.length + (offsets == null ? 0 : 4L * offsets.length) + 4L * starts.length + 40;
   }
 }

@@ -93,6 +93,54 @@ class BaseKeyHashesTest extends StoreTest {
     hashes.close();
   }
 
+  /**
+   * Once every fragment is hashed, a lookup takes the rows its keys' hashes point at instead of searching for them:
+   * the same answers before and after, a tombstone's and an expired record's rows taken and dropped, a row deleted
+   * by a later merge never taken (its fragment is hashed again).
+   */
+  @Test
+  void lookupsTakeTheRowsTheirKeysHashesPointAt() throws Exception {
+    StoreConfig config = config("index.key", "btree");
+    try (ContextStore store = ContextStore.open(config)) {
+      SchemaSpec spec = store.spec();
+      mergeRows(store, "a", 2_000, "first");
+      mergeRows(store, "b", 300, "first");
+      store.add(List.of(Map.of("id", "gone", "text_payload", "expired", "expires_at",
+          java.time.Instant.now().minusSeconds(60))));
+      store.delete(List.of("b17"));
+      store.seal();
+      store.merge();                         // b17's tombstone and the expired record in the base
+      mergeRows(store, "b", 10, "second");   // b0..b9 replaced: their rows in b's fragment deleted
+      for (int round = 0; round < 2; round++) {
+        String at = "round " + round;
+        assertEquals(Map.of("id", "b5", "text_payload", "second"), one(store, "b5"), at);
+        assertEquals(Map.of("id", "b150", "text_payload", "first"), one(store, "b150"), at);
+        assertEquals(Map.of("id", "a1999", "text_payload", "first"), one(store, "a1999"), at);
+        assertEquals(List.of(), store.lookup(List.of("b17", "gone", "zz"), List.of("id"), false), at);
+        assertEquals(1, store.lookup(List.of("gone"), List.of("id"), true).size(), at + ": expired, asked for");
+        Set<Object> found = new TreeSet<>();
+        store.lookup(List.of("a3", "b3", "b299", "b17", "zz", "a3"), List.of("id"), false).forEach(r -> found.add(r.get("id")));
+        assertEquals(Set.of("a3", "b3", "b299"), found, at);
+        BaseKeyHashes.awaitReads();  // the second round takes rows by their hashes
+      }
+      try (RootAllocator a = new RootAllocator(); BaseKeyHashes hashes = new BaseKeyHashes(1 << 20)) {
+        BaseTable base = BaseTable.of(LanceDataset.wrap(Dataset.open().allocator(a).uri(config.uri()).build()));
+        try {
+          assertNull(hashes.addressesFor(base, spec, List.of("b5")), "not hashed yet: searched");
+          BaseKeyHashes.awaitReads();
+          assertEquals(0, hashes.addressesFor(base, spec, List.of("zz", "yy")).length, "absent keys: no row");
+          assertEquals(1, hashes.addressesFor(base, spec, List.of("b5")).length, "b5's live row only");
+          assertEquals(1, hashes.addressesFor(base, spec, List.of("b17")).length, "b17's tombstone");
+          long[] three = hashes.addressesFor(base, spec, List.of("b150", "a17", "b5"));
+          assertEquals(3, three.length);
+          assertTrue(three[0] < three[1] && three[1] < three[2], "ascending");
+        } finally {
+          base.release();
+        }
+      }
+    }
+  }
+
   /** Reads confined to keys (id = .., id IN (..)) find the same rows before and after the hashes are read. */
   @Test
   void readsConfinedToKeysFindTheirRowsWithAndWithoutHashes() throws Exception {
@@ -227,6 +275,31 @@ class BaseKeyHashesTest extends StoreTest {
       assertEquals(0, falsePositives, "a hash not added is not found");
       assertEquals(!expected.isEmpty(), set.containsAny(new long[] {12345L, n == 0 ? 1 : in[n / 2]}));
       assertTrue(set.bytes() <= 10L * n + 64, "at most 10 bytes per hash: " + set.bytes());
+      // with each hash's row offset (its index here): every offset of a hash, and none of another
+      int[] offsets = new int[n];
+      Map<Long, List<Integer>> expectedOffsets = new HashMap<>();
+      long[] withDuplicates = in.clone();
+      for (int i = 0; i < n; i++) {
+        if (i % 7 == 3) {
+          withDuplicates[i] = withDuplicates[i - 1];  // a collision: two rows, one hash
+        }
+        offsets[i] = i;
+        expectedOffsets.computeIfAbsent(withDuplicates[i], h -> new ArrayList<>()).add(i);
+      }
+      KeyHashSet located = new KeyHashSet(withDuplicates.clone(), offsets);
+      assertTrue(located.hasOffsets());
+      expectedOffsets.forEach((h, rows) -> {
+        List<Integer> got = new ArrayList<>();
+        located.offsetsOf(h, got::add);
+        got.sort(null);
+        assertEquals(rows, got, "offsets of " + h);
+        assertTrue(located.contains(h));
+      });
+      List<Integer> none = new ArrayList<>();
+      located.offsetsOf(12345L, none::add);
+      set.offsetsOf(n == 0 ? 1 : in[0], none::add);
+      assertEquals(List.of(), none, "an absent hash, and a set without offsets");
+      assertTrue(located.bytes() <= 14L * n + 64, "at most 14 bytes per hash with offsets: " + located.bytes());
     }
   }
 
