@@ -123,6 +123,20 @@ class SparkSearchTest extends SparkTest {
     Exception notText = assertThrows(Exception.class, () -> spark.sql("SELECT * FROM text_search('lcv.db.notes', "
         + "'token_count', 'tool')").collect());
     assertTrue(SparkSaveModeTest.causes(notText, SchemaException.class), SparkWriteTest.messages(notText));
+    // the batch form: a DataFrame of questions, each searched in its task; a null text and one without a term find nothing
+    StructType schema = new StructType().add("qid", DataTypes.StringType).add("q", DataTypes.StringType);
+    Dataset<Row> questions = spark.createDataFrame(List.of(RowFactory.create("q1", "tool error"),
+        RowFactory.create("q2", "good"), RowFactory.create("q3", null), RowFactory.create("q4", "?!")), schema)
+        .repartition(2);
+    Map<String, String> options = Map.of("path", path);
+    assertEquals(List.of("q1:1:a", "q1:2:e", "q2:1:d"), SparkSearch.bestMatchesPerQuery(questions, "q", options,
+        "text_payload", 2).selectExpr("concat(qid, ':', rank, ':', hit.id)").collectAsList().stream()
+        .map(r -> r.getString(0)).sorted().toList());
+    assertEquals(List.of("q1:1:c"), SparkSearch.bestMatchesPerQuery(questions, "q", options, "text_payload", 2,
+        "id = 'c'").selectExpr("concat(qid, ':', rank, ':', hit.id)").collectAsList().stream()
+        .map(r -> r.getString(0)).sorted().toList());
+    assertTrue(SparkSearch.bestMatchesPerQuery(questions, "q", options, "text_payload", 1).select("hit._score")
+        .collectAsList().stream().allMatch(r -> r.getFloat(0) > 0), "scores");
   }
 
   @Test

@@ -48,6 +48,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 public record SparkSearch(StructType schema, InternalRow[] rows) {
   /** The distance column. */
   static final String DISTANCE = "_distance";
+  /** The score column of a text search. */
+  static final String SCORE = "_score";
 
   /** Runs {@code query} on {@code store}. */
   public static SparkSearch run(ContextStore store, VectorQuery query) {
@@ -101,11 +103,50 @@ public record SparkSearch(StructType schema, InternalRow[] rows) {
    */
   public static Dataset<Row> nearestPerQuery(Dataset<Row> queries, String vectorColumn, Map<String, String> options,
       String column, int k, String condition) {
-    int vectorAt = queries.schema().fieldIndex(vectorColumn);
+    return perQuery(queries, vectorColumn, options, condition, DISTANCE, (store, query, at, filter) -> {
+      List<Object> values = query.getList(at);
+      float[] vector = new float[values.size()];
+      for (int i = 0; i < vector.length; i++) {
+        vector[i] = ((Number) values.get(i)).floatValue();
+      }
+      VectorQuery q = VectorQuery.nearest(column, vector, k);
+      return run(store, filter == null ? q : q.withFilter(filter));
+    });
+  }
+
+  /** {@link #bestMatchesPerQuery(Dataset, String, Map, String, int, String)} over every row of the store. */
+  public static Dataset<Row> bestMatchesPerQuery(Dataset<Row> queries, String textColumn, Map<String, String> options,
+      String column, int k) {
+    return bestMatchesPerQuery(queries, textColumn, options, column, k, null);
+  }
+
+  /**
+   * For each row of {@code queries}, the {@code k} rows of the store {@code options} open whose string column
+   * {@code column} best matches the row's {@code textColumn} (a string): the query row's columns, then {@code rank}
+   * (1 = best) and {@code hit} (the row found: the store's columns and {@code _score}). A query row whose text is null
+   * or holds no term finds nothing. Distributed as {@link #nearestPerQuery(Dataset, String, Map, String, int)} is;
+   * {@code condition} (null for all rows) chooses the rows searched, as its does.
+   */
+  public static Dataset<Row> bestMatchesPerQuery(Dataset<Row> queries, String textColumn, Map<String, String> options,
+      String column, int k, String condition) {
+    return perQuery(queries, textColumn, options, condition, SCORE, (store, query, at, filter) -> {
+      TextQuery q = TextQuery.matching(column, query.getString(at), k);
+      return run(store, filter == null ? q : q.withFilter(filter));
+    });
+  }
+
+  /** One search of the store per query row (its value at {@code at} is not null), in the query's task. */
+  private interface PerRow extends java.io.Serializable {
+    SparkSearch search(ContextStore store, Row query, int at, Predicate filter);
+  }
+
+  private static Dataset<Row> perQuery(Dataset<Row> queries, String queryColumn, Map<String, String> options,
+      String condition, String scoreColumn, PerRow search) {
+    int queryAt = queries.schema().fieldIndex(queryColumn);
     StructType hit;
     Predicate filter;
     try (ContextStore store = ContextStore.open(options)) {
-      hit = SparkSchemas.toStruct(store.spec()).add(DataTypes.createStructField(DISTANCE, DataTypes.FloatType, false));
+      hit = SparkSchemas.toStruct(store.spec()).add(DataTypes.createStructField(scoreColumn, DataTypes.FloatType, false));
       filter = condition == null ? null : filter(condition, store.spec());
     }
     StructType out = queries.schema().add(DataTypes.createStructField("rank", DataTypes.IntegerType, false))
@@ -117,16 +158,10 @@ public record SparkSearch(StructType schema, InternalRow[] rows) {
       try (ContextStore store = ContextStore.open(storeOptions)) {
         while (rows.hasNext()) {
           Row query = rows.next();
-          if (query.isNullAt(vectorAt)) {
-            continue;  // no vector, no neighbours
+          if (query.isNullAt(queryAt)) {
+            continue;  // nothing to search for
           }
-          List<Object> values = query.getList(vectorAt);
-          float[] vector = new float[values.size()];
-          for (int i = 0; i < vector.length; i++) {
-            vector[i] = ((Number) values.get(i)).floatValue();
-          }
-          VectorQuery q = VectorQuery.nearest(column, vector, k);
-          SparkSearch result = run(store, filter == null ? q : q.withFilter(filter));
+          SparkSearch result = search.search(store, query, queryAt, filter);
           for (int r = 0; r < result.rows().length; r++) {
             Object[] row = new Object[query.length() + 2];
             for (int i = 0; i < query.length(); i++) {
