@@ -360,6 +360,20 @@ public final class ContextStore implements AutoCloseable {
   }
 
   /**
+   * Hybrid search: the {@code k} rows of the LSM view most relevant to both queries, most relevant first, each with
+   * its {@code _relevance_score}: each query ranks its best rows (twice k, at least 20; its own filter first) and the
+   * rankings are fused by reciprocal rank fusion. The columns are the vector query's (the text query's when it names
+   * none). See docs/search.md.
+   *
+   * @throws IllegalArgumentException if the queries name different snapshots, or {@code k} is not 1 to
+   *     {@link VectorQuery#MAX_K}
+   */
+  public SearchResult search(VectorQuery vector, TextQuery text, int k) {
+    check();
+    return new SearchResult(reads.search(vector, text, k), store.codec());
+  }
+
+  /**
    * Builds (or rebuilds, when stale) the vector index of each vector column and the full-text index of each of
    * {@code search.text-columns} now, whatever
    * {@code search.index.min-rows} says; maintenance otherwise does so in the background. Returns the columns

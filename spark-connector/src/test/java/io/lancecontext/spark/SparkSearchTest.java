@@ -140,6 +140,30 @@ class SparkSearchTest extends SparkTest {
   }
 
   @Test
+  void hybridSearchFusesBothRankingsOfRowsAddedAMomentAgoToo() {
+    spark.sql("CREATE TABLE lcv.db.mixed USING lancecontext TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '2')");
+    spark.sql("INSERT INTO lcv.db.mixed (id, role, text_payload, embedding) VALUES "
+        + "('a', 'tool', 'tool error', array(1.0F, 0.0F)), ('b', 'user', 'plan accepted', array(0.9F, 0.1F)), "
+        + "('c', 'tool', 'tool error again', array(-1.0F, 0.0F))");
+    String path = dir.resolve("db").resolve("mixed").toString();
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      store.add(List.of(Map.of("id", "d", "role", "tool", "text_payload", "tool error", "embedding", new float[] {1f, 0f})));
+    }
+    // a and d are first in both rankings, then b (vector only) and c (text only)
+    List<String> ids = spark.sql("SELECT id FROM hybrid_search('lcv.db.mixed', 'embedding', array(1.0, 0.0), "
+        + "'text_payload', 'tool error', 4)").collectAsList().stream().map(r -> r.getString(0)).toList();
+    assertEquals(4, ids.size(), ids.toString());
+    assertEquals(java.util.Set.of("a", "d"), java.util.Set.copyOf(ids.subList(0, 2)), ids.toString());
+    Row best = spark.sql("SELECT id, _relevance_score FROM hybrid_search('lcv.db.mixed', 'embedding', array(1.0, 0.0), "
+        + "'text_payload', 'plan', 1, 'role = ''user''')").first();
+    assertEquals("b", best.getString(0), "the filter chooses the rows both searches rank");
+    assertTrue(best.getFloat(1) > 0, "a relevance");
+    Exception arity = assertThrows(Exception.class, () -> spark.sql("SELECT * FROM hybrid_search('lcv.db.mixed', "
+        + "'embedding', array(1.0, 0.0))").collect());
+    assertTrue(SparkWriteTest.messages(arity).contains("vector_column"), SparkWriteTest.messages(arity));
+  }
+
+  @Test
   void badArgumentsNameWhatIsWrong() {
     spark.sql("CREATE TABLE lcv.db.bad USING lancecontext TBLPROPERTIES ('schema' = 'context', 'schema.embedding-dim' = '3')");
     Exception dim = assertThrows(Exception.class,

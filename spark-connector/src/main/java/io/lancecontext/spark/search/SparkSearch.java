@@ -65,6 +65,13 @@ public record SparkSearch(StructType schema, InternalRow[] rows) {
     }
   }
 
+  /** Runs the hybrid search of {@code vector} and {@code text} on {@code store}. */
+  public static SparkSearch run(ContextStore store, VectorQuery vector, TextQuery text, int k) {
+    try (SearchResult result = store.search(vector, text, k)) {
+      return of(store, result);
+    }
+  }
+
   private static SparkSearch of(ContextStore store, SearchResult result) {
     List<String> columns = result.columns();
     String score = columns.get(columns.size() - 1);

@@ -5,6 +5,7 @@ import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.RowScan;
 import io.lancecontext.core.internal.read.StoreScan;
+import io.lancecontext.core.internal.read.HybridSearch;
 import io.lancecontext.core.internal.read.TextSearch;
 import io.lancecontext.core.internal.read.VectorSearch;
 import io.lancecontext.core.options.StoreConfig;
@@ -78,8 +79,7 @@ public final class HandleReads {
   public VectorSchemaRoot search(VectorQuery query) {
     ReadSplit.Snapshot at = resolve(query.snapshot());
     try (LsmSnapshot snapshot = openSnapshot(at)) {
-      return VectorSearch.run(store.spec(), snapshot, query, at == null ? Instant.now() : at.plannedAt(),
-          new VectorSearch.Tuning(config.get(StoreOptions.SEARCH_NPROBES), config.get(StoreOptions.SEARCH_REFINE_FACTOR)),
+      return VectorSearch.run(store.spec(), snapshot, query, at == null ? Instant.now() : at.plannedAt(), tuning(),
           store.allocator());
     }
   }
@@ -90,6 +90,22 @@ public final class HandleReads {
     try (LsmSnapshot snapshot = openSnapshot(at)) {
       return TextSearch.run(store.spec(), snapshot, query, at == null ? Instant.now() : at.plannedAt(), store.allocator());
     }
+  }
+
+  /**
+   * The {@code k} rows of the view (now or at the queries' snapshot) most relevant to both searches, most relevant
+   * first; the caller closes it.
+   */
+  public VectorSchemaRoot search(VectorQuery vector, TextQuery text, int k) {
+    ReadSplit.Snapshot at = resolve(vector.snapshot());
+    try (LsmSnapshot snapshot = openSnapshot(at)) {
+      return HybridSearch.run(store.spec(), snapshot, vector, text, k, at == null ? Instant.now() : at.plannedAt(),
+          tuning(), store.allocator());
+    }
+  }
+
+  private VectorSearch.Tuning tuning() {
+    return new VectorSearch.Tuning(config.get(StoreOptions.SEARCH_NPROBES), config.get(StoreOptions.SEARCH_REFINE_FACTOR));
   }
 
   /** Takes a snapshot of the view now, kept for {@code snapshot.retention}. */
