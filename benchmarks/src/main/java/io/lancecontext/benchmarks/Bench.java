@@ -18,6 +18,65 @@ final class Bench {
   private Bench() {}
 
   /** Latencies in nanoseconds. */
+  /**
+   * What a search benchmark counts over its queries: each query's result against the exact top k of the LSM view,
+   * and what a search of the base table alone (lance-spark's view) returned for it.
+   */
+  static final class SearchCounts {
+    private final java.util.Set<String> freshKeys;
+    private final java.util.Set<String> deleted;
+    int truthTotal;
+    int truthHits;
+    int freshTruth;
+    int freshFound;
+    int stale;
+    /** Exact top-k rows the base-only search did not return. */
+    int baseOnlyMissed;
+    /** Exact top-k rows whose newest version is in the fresh tier: a base-only search cannot return it. */
+    int baseOnlyFreshMissed;
+    /** Exact top-k rows of the base the base-only search did not return (its own ranking's misses). */
+    int baseOnlyOtherMissed;
+    /** Deleted or replaced rows the base-only search returned. */
+    int baseOnlyStale;
+
+    SearchCounts(java.util.Set<String> freshKeys, java.util.Set<String> deleted) {
+      this.freshKeys = freshKeys;
+      this.deleted = deleted;
+    }
+
+    /**
+     * One query: the keys it returned ({@code staleRows} of them not the view's newest version), the exact top k,
+     * and the keys the base-only search returned.
+     */
+    void add(List<String> got, int staleRows, List<String> truth, List<String> baseOnly) {
+      stale += staleRows;
+      java.util.Set<String> found = new java.util.HashSet<>(got);
+      for (String key : truth) {
+        truthTotal++;
+        truthHits += found.contains(key) ? 1 : 0;
+        boolean fresh = freshKeys.contains(key);
+        if (fresh) {
+          freshTruth++;
+          freshFound += found.contains(key) ? 1 : 0;
+        }
+        baseOnlyMissed += baseOnly.contains(key) ? 0 : 1;
+        baseOnlyFreshMissed += fresh ? 1 : 0;
+        baseOnlyOtherMissed += baseOnly.contains(key) || fresh ? 0 : 1;
+      }
+      for (String key : baseOnly) {
+        baseOnlyStale += deleted.contains(key) || freshKeys.contains(key) ? 1 : 0;
+      }
+    }
+
+    double recall() {
+      return truthHits / (double) truthTotal;
+    }
+
+    double freshRecall() {
+      return freshTruth == 0 ? 1.0 : freshFound / (double) freshTruth;
+    }
+  }
+
   static final class Latencies {
     private long[] values = new long[1024];
     private int n;

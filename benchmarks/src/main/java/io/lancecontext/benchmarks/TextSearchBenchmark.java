@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -109,14 +108,7 @@ public final class TextSearchBenchmark {
       }
       Bench.Latencies latencies = new Bench.Latencies();
       Bench.Latencies baseOnlyLatencies = new Bench.Latencies();
-      int truthHits = 0;
-      int truthTotal = 0;
-      int freshTruth = 0;
-      int freshFound = 0;
-      int stale = 0;
-      int baseOnlyMissed = 0;
-      int baseOnlyStale = 0;
-      int baseOnlyOtherwise = 0;
+      Bench.SearchCounts counts = new Bench.SearchCounts(freshKeys, deleted);
       try (BufferAllocator allocator = new RootAllocator(); Dataset base = Dataset.open(dir.toString(), allocator)) {
         for (String q : qs) {
           long s = System.nanoTime();
@@ -131,29 +123,17 @@ public final class TextSearchBenchmark {
           }
           latencies.add(System.nanoTime() - s);
           List<String> truth = view.best(q, K);
+          int stale = 0;
           for (int i = 0; i < got.size(); i++) {
             Integer row = view.rowOf.get(got.get(i));
             if (row == null || !view.texts.get(row).equals(texts.get(i))) {
               stale++;
             }
           }
-          Set<String> gotSet = new HashSet<>(got);
           long b = System.nanoTime();
           List<String> baseOnly = baseOnly(base, q);
           baseOnlyLatencies.add(System.nanoTime() - b);
-          for (String key : truth) {
-            truthTotal++;
-            truthHits += gotSet.contains(key) ? 1 : 0;
-            if (freshKeys.contains(key)) {
-              freshTruth++;
-              freshFound += gotSet.contains(key) ? 1 : 0;
-            }
-            baseOnlyMissed += freshKeys.contains(key) ? 1 : 0;  // a base-only search cannot return its newest row
-            baseOnlyOtherwise += baseOnly.contains(key) || freshKeys.contains(key) ? 0 : 1;
-          }
-          for (String key : baseOnly) {
-            baseOnlyStale += deleted.contains(key) || freshKeys.contains(key) ? 1 : 0;
-          }
+          counts.add(got, stale, truth, baseOnly);
         }
       }
       // exact brute force per query: the view's scan (what a search without an index reads) plus scoring every text
@@ -163,21 +143,20 @@ public final class TextSearchBenchmark {
         view.bruteForce(qs.get(q), K);
       }
       double exactPerQuery = scanSeconds * 1000 + (System.nanoTime() - e) / 1e6 / sample;
-      double recall = truthHits / (double) truthTotal;
-      double freshRecall = freshTruth == 0 ? 1.0 : freshFound / (double) freshTruth;
       double p50 = latencies.percentileMs(50);
       Bench.log("search: %s", latencies.summary());
       Bench.log("recall@10 %.4f; fresh rows in the exact top 10: %d, returned %d; stale or deleted rows returned: %d",
-          recall, freshTruth, freshFound, stale);
+          counts.recall(), counts.freshTruth, counts.freshFound, counts.stale);
       Bench.log("exact brute force over the view: %.1f ms per query (scan %.0f ms + scoring every text)", exactPerQuery,
           scanSeconds * 1000);
       Bench.log("base-only search (lance-core's full-text search of the base table alone): cannot return %d of %d exact "
           + "top-10 rows (their newest version is in the fresh tier), returned %d stale or deleted rows; its own BM25 "
-          + "(with length normalisation, over the base) ranked %d more of them out of its top 10; %s", baseOnlyMissed,
-          truthTotal, baseOnlyStale, baseOnlyOtherwise, baseOnlyLatencies.summary());
+          + "(with length normalisation, over the base) ranked %d more of them out of its top 10; %s",
+          counts.baseOnlyFreshMissed, counts.truthTotal, counts.baseOnlyStale, counts.baseOnlyOtherMissed,
+          baseOnlyLatencies.summary());
       Bench.log("RESULT fts recall_at_10=%.4f fresh_recall=%.4f stale_returned=%d p50_ms=%.2f speedup_vs_exact=%.1f "
-          + "base_only_missed=%d base_only_stale=%d index_build_s=%.1f", recall, freshRecall, stale, p50,
-          exactPerQuery / p50, baseOnlyMissed, baseOnlyStale, indexSeconds);
+          + "base_only_missed=%d base_only_stale=%d index_build_s=%.1f", counts.recall(), counts.freshRecall(),
+          counts.stale, p50, exactPerQuery / p50, counts.baseOnlyFreshMissed, counts.baseOnlyStale, indexSeconds);
     } finally {
       ContextStore.closeAllResident();
       Bench.delete(dir);

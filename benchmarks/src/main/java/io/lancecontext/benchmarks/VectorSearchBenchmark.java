@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -102,14 +101,7 @@ public final class VectorSearchBenchmark {
       }
       Bench.Latencies latencies = new Bench.Latencies();
       Bench.Latencies baseOnlyLatencies = new Bench.Latencies();
-      int truthHits = 0;
-      int truthTotal = 0;
-      int freshTruth = 0;
-      int freshFound = 0;
-      int stale = 0;
-      int baseOnlyMissed = 0;
-      int baseOnlyStale = 0;
-      int baseOnlyFreshMissed = 0;
+      Bench.SearchCounts counts = new Bench.SearchCounts(freshKeys, deleted);
       double exactMillis = 0;
       try (BufferAllocator allocator = new RootAllocator();
           Dataset base = Dataset.open(dir.toString(), allocator)) {
@@ -127,49 +119,34 @@ public final class VectorSearchBenchmark {
           long e = System.nanoTime();
           List<String> truth = view.exact(qs[q], K);
           exactMillis += (System.nanoTime() - e) / 1e6;
+          int stale = 0;
           for (int i = 0; i < got.size(); i++) {
             Integer row = view.rowOf.get(got.get(i));
             if (row == null || !Arrays.equals(view.vector(row), vectors.get(i))) {
               stale++;
             }
           }
-          Set<String> gotSet = new HashSet<>(got);
           long b = System.nanoTime();
           List<String> baseOnly = baseOnly(base, qs[q]);
           baseOnlyLatencies.add(System.nanoTime() - b);
-          for (String key : truth) {
-            truthTotal++;
-            truthHits += gotSet.contains(key) ? 1 : 0;
-            if (freshKeys.contains(key)) {
-              freshTruth++;
-              freshFound += gotSet.contains(key) ? 1 : 0;
-            }
-            baseOnlyMissed += baseOnly.contains(key) ? 0 : 1;
-            baseOnlyFreshMissed += freshKeys.contains(key) ? 1 : 0;  // a base-only search cannot return its newest row
-          }
-          for (String key : baseOnly) {
-            if (deleted.contains(key) || freshKeys.contains(key)) {
-              baseOnlyStale++;
-            }
-          }
+          counts.add(got, stale, truth, baseOnly);
         }
       }
-      double recall = truthHits / (double) truthTotal;
-      double freshRecall = freshTruth == 0 ? 1.0 : freshFound / (double) freshTruth;
       double p50 = latencies.percentileMs(50);
       // exact brute force per query: the view's scan (what a search without an index reads) plus the ranking
       double exactPerQuery = scanSeconds * 1000 + exactMillis / queries;
       Bench.log("search: %s", latencies.summary());
       Bench.log("recall@10 %.4f; fresh rows in the exact top 10: %d, returned %d; stale or deleted rows returned: %d",
-          recall, freshTruth, freshFound, stale);
+          counts.recall(), counts.freshTruth, counts.freshFound, counts.stale);
       Bench.log("exact brute force over the view: %.1f ms per query (scan %.0f ms + rank %.1f ms)", exactPerQuery,
           scanSeconds * 1000, exactMillis / queries);
       Bench.log("base-only search (the base table alone, as lance-spark's VECTOR_SEARCH reads it): missed %d of %d "
           + "exact top-10 rows (%d of them rows of the fresh tier, which it cannot see), returned %d stale or deleted "
-          + "rows; %s", baseOnlyMissed, truthTotal, baseOnlyFreshMissed, baseOnlyStale, baseOnlyLatencies.summary());
+          + "rows; %s", counts.baseOnlyMissed, counts.truthTotal, counts.baseOnlyFreshMissed, counts.baseOnlyStale,
+          baseOnlyLatencies.summary());
       Bench.log("RESULT vector recall_at_10=%.4f fresh_recall=%.4f stale_returned=%d p50_ms=%.2f speedup_vs_exact=%.1f "
-          + "base_only_missed=%d base_only_stale=%d index_build_s=%.1f", recall, freshRecall, stale, p50,
-          exactPerQuery / p50, baseOnlyMissed, baseOnlyStale, indexSeconds);
+          + "base_only_missed=%d base_only_stale=%d index_build_s=%.1f", counts.recall(), counts.freshRecall(),
+          counts.stale, p50, exactPerQuery / p50, counts.baseOnlyMissed, counts.baseOnlyStale, indexSeconds);
     } finally {
       ContextStore.closeAllResident();
       Bench.delete(dir);
