@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.error.WriteNotAcknowledgedException;
+import io.lancecontext.core.internal.lance.ShardManifest;
+import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.write.BucketWriter;
@@ -81,6 +83,40 @@ class FencedWriterTest extends StoreTest {
     try (ContextStore reopened = ContextStore.open(Map.of("path", dir.resolve("idle").toString()))) {
       assertTrue(reopened.get("after").isPresent(), "the add after the idle spell is durable");
       assertEquals(2, reopened.count());
+    }
+  }
+
+  /**
+   * The probe every reader of a known shard manifest uses (the fresh-tier cache, the merge triggers): after garbage
+   * collection removed the versions after the known one, probing the next version finds nothing, so a look
+   * {@code gc.grace} or more after the last one lists the versions instead.
+   */
+  @Test
+  void aManifestLookGcGraceAfterTheLastOneFindsWhatAProbeNoLongerCan() throws Exception {
+    Map<String, String> o = options(dir, "look", "rollout", "shards", "1", "gc.grace", "1s",
+        "merge.trigger.generations", "1000000", "merge.trigger.interval", "1d");
+    try (ContextStore store = ContextStore.open(o)) {
+      store.add(List.of(rec("id", "before")));
+      String shard = ShardIds.forLane(0, 0);
+      var files = store.resident().files();
+      ShardManifest known = ShardManifests.latest(files, shard);
+      long grace = 1_000_000_000L;
+      try (Dataset ds = StoreDatasets.open(store.uri(), store.config(), LanceRuntime.get().allocator()).lance()) {
+        for (int i = 0; i < 12; i++) {
+          ds.memWalWriter(shard, new ShardWriterConfig().withDurableWrite(true)).close();
+        }
+      }
+      long newest = ShardManifests.latest(files, shard).version();
+      assertTrue(newest >= known.version() + 12, known.version() + " -> " + newest);
+      assertEquals(newest, ShardManifests.newest(files, shard, known, 0, grace).version(), "probed, before collection");
+      for (int i = 0; i < 2; i++) {  // manifests go gc.grace and half of it after a collection saw them superseded
+        Thread.sleep(1_600);
+        assertTrue(store.gc().ran());
+      }
+      assertEquals(known.version(), ShardManifests.newest(files, shard, known, 0, grace).version(),
+          "a probe right after a look cannot see past the collected versions");
+      assertEquals(newest, ShardManifests.newest(files, shard, known, grace, grace).version(),
+          "a look gc.grace after the last one lists them");
     }
   }
 

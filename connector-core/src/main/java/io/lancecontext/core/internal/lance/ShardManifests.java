@@ -41,14 +41,16 @@ public final class ShardManifests {
   }
 
   /**
-   * The newest manifest of a shard whose manifest {@code known} was known (null for none): the versions after it
-   * are probed one by one (one existence check when nothing changed), or listed when {@code list} is set or nothing
-   * is known. Probing finds nothing once garbage collection removed the versions after the known one, so callers
-   * list when their last look may be that old. Returns {@code known} itself when there is no newer version.
+   * The newest manifest of a shard whose manifest {@code known} was known (null for none) as of a look
+   * {@code sinceLookNanos} ago: the versions after it are probed one by one (one existence check when nothing
+   * changed), or listed when nothing is known or that look is {@code graceNanos} ({@code gc.grace}) old or older.
+   * Probing would find nothing once garbage collection removed the versions after the known one, and collection
+   * removes a superseded version no sooner than {@code gc.grace} after it was written. Returns {@code known} itself
+   * when there is no newer version.
    */
-  public static ShardManifest newest(StoreFiles files, String shardId, ShardManifest known, boolean list)
-      throws IOException {
-    if (known == null || known.version() == 0 || list) {
+  public static ShardManifest newest(StoreFiles files, String shardId, ShardManifest known, long sinceLookNanos,
+      long graceNanos) throws IOException {
+    if (known == null || known.version() == 0 || sinceLookNanos >= graceNanos) {
       ShardManifest latest = latest(files, shardId);
       return known != null && latest.version() == known.version() ? known : latest;
     }

@@ -30,8 +30,10 @@ final class MergeTriggers {
 
   /** Commit times of unmerged flushed generations, by "shard path"; see {@link #generationMade}. */
   private final Map<String, Instant> generationMade = new ConcurrentHashMap<>();
-  /** The newest manifest seen of each shard; see {@link #manifest}. */
-  private final Map<String, ShardManifest> manifests = new ConcurrentHashMap<>();
+  /** The newest manifest seen of each shard, and when it was looked for; see {@link #manifest}. */
+  private final Map<String, Seen> manifests = new ConcurrentHashMap<>();
+
+  private record Seen(ShardManifest manifest, long lookedNanos) {}
 
   MergeTriggers(Maintenance.Host host) {
     this.host = host;
@@ -46,7 +48,7 @@ final class MergeTriggers {
       int unmerged = 0;
       for (String shard : ShardIds.all(host.shards())) {
         long w = base.watermark(shard);
-        for (ShardManifest.FlushedGeneration g : manifest(shard).flushed()) {
+        for (ShardManifest.FlushedGeneration g : manifest(shard, config).flushed()) {
           if (g.generation() > w) {
             unmerged++;
             Instant made = generationMade(config, shard, g.path());
@@ -79,14 +81,18 @@ final class MergeTriggers {
   }
 
   /**
-   * The newest manifest of a shard, kept between ticks: versions are written once, consecutively, and
-   * garbage collection removes only old ones, so one existence check of the next version (one request on
-   * an object store) finds out whether it changed; only a changed one is read.
+   * The newest manifest of a shard, kept between ticks: versions are written once, consecutively, so one existence
+   * check of the next version (one request on an object store) finds out whether it changed, and only a changed one
+   * is read; after a pause of {@code gc.grace} or more (ticks held up by a long merge or index build), whose
+   * collections may have removed the next version, the versions are listed ({@link ShardManifests#newest}).
    */
-  private ShardManifest manifest(String shard) throws IOException {
-    ShardManifest known = ShardManifests.newest(host.files(), shard, manifests.get(shard), false);
-    manifests.put(shard, known);
-    return known;
+  private ShardManifest manifest(String shard, StoreConfig config) throws IOException {
+    Seen seen = manifests.get(shard);
+    long now = System.nanoTime();
+    ShardManifest newest = ShardManifests.newest(host.files(), shard, seen == null ? null : seen.manifest(),
+        seen == null ? 0 : now - seen.lookedNanos(), config.get(StoreOptions.GC_GRACE).toNanos());
+    manifests.put(shard, new Seen(newest, now));
+    return newest;
   }
 
   /**

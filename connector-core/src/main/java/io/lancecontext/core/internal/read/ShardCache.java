@@ -92,7 +92,7 @@ final class ShardCache {
         return;  // nothing new, and nothing that says the manifest changed
       }
     }
-    ShardManifest newest = ShardManifests.newest(files, shardId, manifest, now - manifestCheckedNanos >= graceNanos);
+    ShardManifest newest = ShardManifests.newest(files, shardId, manifest, now - manifestCheckedNanos, graceNanos);
     boolean changed = manifest == null || newest.version() != manifest.version();
     manifest = newest;
     manifestCheckedNanos = now;
