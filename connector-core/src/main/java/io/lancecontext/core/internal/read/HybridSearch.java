@@ -48,7 +48,7 @@ public final class HybridSearch {
       throw new IllegalArgumentException("a hybrid search's vector and text queries name different snapshots ('"
           + vector.snapshot() + "' and '" + text.snapshot() + "')");
     }
-    SearchFilter.column(spec, spec.key(), k);  // k in range, before either search runs
+    SearchFilter.checkK(k);  // before either search runs
     int n = candidates(k);
     List<String> key = List.of(spec.key());
     Map<String, Double> relevance = new HashMap<>();

@@ -69,9 +69,14 @@ record SearchFilter(ScanRules rules, Set<String> freshKeys, boolean prefilter, L
     if (column == null) {
       throw new SchemaException(name, "is not a column of the store; its columns are " + spec.columnNames());
     }
+    checkK(k);
+    return column;
+  }
+
+  /** Checks that {@code k}, the rows a search returns, is 1 to {@link VectorQuery#MAX_K}. */
+  static void checkK(int k) {
     if (k < 1 || k > VectorQuery.MAX_K) {
       throw new IllegalArgumentException("k must be 1 to " + VectorQuery.MAX_K + ", not " + k);
     }
-    return column;
   }
 }
