@@ -1,36 +1,29 @@
 package io.lancecontext.core;
 
 import io.lancecontext.core.error.StoreClosedException;
-import io.lancecontext.core.internal.store.HandleReads;
 import io.lancecontext.core.internal.store.HandleWrites;
 import io.lancecontext.core.internal.store.ResidentStore;
 import io.lancecontext.core.internal.store.SplitOptions;
 import io.lancecontext.core.internal.store.StoreDrop;
+import io.lancecontext.core.internal.store.StoreRegistry;
 import io.lancecontext.core.internal.txn.ReplacePublish;
 import io.lancecontext.core.internal.txn.TxnIds;
-import io.lancecontext.core.internal.store.StoreRegistry;
 import io.lancecontext.core.internal.write.Buckets;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.read.Predicate;
-import io.lancecontext.core.read.ReadLease;
-import io.lancecontext.core.read.ReadPlan;
 import io.lancecontext.core.read.ReadSplit;
 import io.lancecontext.core.read.ScanSpec;
-import io.lancecontext.core.read.StoreSnapshot;
-import io.lancecontext.core.read.TextQuery;
-import io.lancecontext.core.read.VectorQuery;
-import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.result.CompactionResult;
 import io.lancecontext.core.result.FlushResult;
 import io.lancecontext.core.result.GcResult;
 import io.lancecontext.core.result.MergeResult;
 import io.lancecontext.core.result.PublishResult;
-import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.result.StoreStats;
+import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -57,20 +50,14 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * shard, one cache), which stays resident after the last handle is closed until it has been idle for a
  * while. Handles are thread-safe.
  */
-public final class ContextStore implements AutoCloseable {
+public final class ContextStore extends StoreHandle implements AutoCloseable {
   private final StoreRegistry registry;
-  private final ResidentStore store;
-  private final StoreConfig config;
   private final HandleWrites writes;
-  private final HandleReads reads;
-  private volatile boolean closed;
 
   ContextStore(StoreRegistry registry, ResidentStore store, StoreConfig config) {
+    super(store, config);
     this.registry = registry;
-    this.store = store;
-    this.config = config;
     this.writes = new HandleWrites(store, config);
-    this.reads = new HandleReads(store, config);
   }
 
   /** Opens the store at option {@code path}, creating it when option {@code schema} is given and none exists. */
@@ -94,28 +81,6 @@ public final class ContextStore implements AutoCloseable {
   /** A handle from {@code registry} (tests use registries of their own). */
   static ContextStore open(StoreRegistry registry, StoreConfig config) {
     return new ContextStore(registry, registry.acquire(config), config);
-  }
-
-  public SchemaSpec spec() {
-    return store.spec();
-  }
-
-  public String uri() {
-    return store.config().uri();
-  }
-
-  /** The options this handle was opened with. */
-  public StoreConfig config() {
-    return config;
-  }
-
-  public int shards() {
-    return store.shards();
-  }
-
-  /** The bucket (shard number) of a key; engines cluster rows by it so that one task writes one shard. */
-  public int bucketOf(String key) {
-    return store.bucketOf(key);
   }
 
   /**
@@ -163,17 +128,6 @@ public final class ContextStore implements AutoCloseable {
   HandleWrites writes() {
     check();
     return writes;
-  }
-
-  private HandleReads reads() {
-    check();
-    return reads;
-  }
-
-  /** The resident store, once the handle is checked open. */
-  private ResidentStore live() {
-    check();
-    return store;
   }
 
   // ---------------------------------------------------------------- transactions
@@ -276,103 +230,6 @@ public final class ContextStore implements AutoCloseable {
     return live().operation("abort a transaction", () -> store.publisher().abort(transactionId));
   }
 
-  // ---------------------------------------------------------------- reads
-
-  /** The record with this key, unless it is deleted (or retired/expired, with capability lifecycle). */
-  public Optional<Map<String, Object>> get(String key) {
-    List<Map<String, Object>> found = get(List.of(key));
-    return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
-  }
-
-  /** The records with these keys that exist (in no particular order). */
-  public List<Map<String, Object>> get(Collection<String> keys) {
-    return lookup(keys, store.spec().columnNames(), false);
-  }
-
-  /** Looks keys up, returning {@code columns}; {@code includeExpired} also returns retired/expired records. */
-  public List<Map<String, Object>> lookup(Collection<String> keys, List<String> columns, boolean includeExpired) {
-    return live().lookup(new ArrayList<>(keys), columns, includeExpired, Instant.now());
-  }
-
-  /**
-   * Reads the LSM view as Arrow batches: as it is now, at the snapshot {@code spec} names
-   * ({@link ScanSpec#atSnapshot}), or what changed between two ({@link ScanSpec#between}). Close the reader.
-   *
-   * @throws io.lancecontext.core.error.SnapshotNotFoundException if the snapshot is not kept (any more)
-   */
-  public StoreReader scan(ScanSpec spec) {
-    return reader(reads().scan(spec));
-  }
-
-  private StoreReader reader(HandleReads.Read read) {
-    return StoreReader.over(read.snapshot(), read.scan(), store.codec());
-  }
-
-  /** Reads the LSM view as records. */
-  public List<Map<String, Object>> scanRecords(ScanSpec spec) {
-    try (StoreReader reader = scan(spec)) {
-      return reader.records();
-    }
-  }
-
-  /** Visible records. */
-  public long count() {
-    return count(Predicate.alwaysTrue());
-  }
-
-  /** Visible records matching {@code filter} (without a filter, counted without reading rows where it can). */
-  public long count(Predicate filter) {
-    try (StoreReader reader = scan(ScanSpec.all().withColumns(List.of()).withFilter(filter))) {
-      long n = 0;
-      while (reader.next()) {
-        n += reader.batch().getRowCount();
-      }
-      return n;
-    }
-  }
-
-  /**
-   * The {@code k} rows of the LSM view nearest to the query vector, nearest first, each with its
-   * {@code _distance}: every acknowledged add is searchable as soon as it returns, only a key's newest row can
-   * match, deleted rows never do. See docs/search.md.
-   *
-   * @throws io.lancecontext.core.error.SchemaException if the column is not a vector column or the query vector
-   *     has another dimension
-   * @throws io.lancecontext.core.error.SnapshotNotFoundException if the query names a snapshot no longer kept
-   */
-  public SearchResult search(VectorQuery query) {
-    check();
-    return new SearchResult(reads.search(query), store.codec());
-  }
-
-  /**
-   * The {@code k} rows of the LSM view whose text column best matches the query's terms, best first, each with its
-   * {@code _score}: every acknowledged add is searchable as soon as it returns, only a key's newest row can match,
-   * deleted rows never do; a text without a term matches no row. See docs/search.md.
-   *
-   * @throws io.lancecontext.core.error.SchemaException if the column is not a string column
-   * @throws IllegalArgumentException if the text is null
-   * @throws io.lancecontext.core.error.SnapshotNotFoundException if the query names a snapshot no longer kept
-   */
-  public SearchResult search(TextQuery query) {
-    check();
-    return new SearchResult(reads.search(query), store.codec());
-  }
-
-  /**
-   * Hybrid search: the {@code k} rows of the LSM view most relevant to both queries, most relevant first, each with
-   * its {@code _relevance_score}: each query ranks its best rows (twice k, at least 20; its own filter first) and the
-   * rankings are fused by reciprocal rank fusion. The columns are the vector query's (the text query's when it names
-   * none). See docs/search.md.
-   *
-   * @throws IllegalArgumentException if the queries name different snapshots, or {@code k} is not 1 to
-   *     {@link VectorQuery#MAX_K}
-   */
-  public SearchResult search(VectorQuery vector, TextQuery text, int k) {
-    check();
-    return new SearchResult(reads.search(vector, text, k), store.codec());
-  }
-
   /**
    * Builds (or rebuilds, when stale) the vector index of each vector column and the full-text index of each of
    * {@code search.text-columns} now, whatever
@@ -391,23 +248,6 @@ public final class ContextStore implements AutoCloseable {
     return Optional.ofNullable(io.lancecontext.core.internal.read.Predicates.keysReadByKey(spec, scan.filter()));
   }
 
-  // ---------------------------------------------------------------- split reads (engines)
-
-  /**
-   * Splits a read into about {@code maxSplits} independent parts that return, together, exactly the LSM view
-   * of one snapshot, each with a row and byte estimate (see {@link ReadPlan}). Engines read the parts in
-   * parallel, in any process ({@link #read(ReadSplit)}, {@link #openForSplit}). The scan may not have an
-   * offset; a limit applies to each part. Expiry is judged at planning time.
-   */
-  public ReadPlan planRead(ScanSpec scan, int maxSplits) {
-    return reads().planRead(scan, maxSplits);
-  }
-
-  /** Reads one part of a planned read (in this or any other process) with this handle's storage options. */
-  public StoreReader read(ReadSplit split) {
-    return reader(reads().read(split));
-  }
-
   /**
    * Opens the store a split names in a process that did not plan it (a Spark executor, a Flink task manager),
    * with the reading side's own credentials: the {@code storage.*} entries of {@code options} (other keys are
@@ -415,70 +255,6 @@ public final class ContextStore implements AutoCloseable {
    */
   public static ContextStore openForSplit(ReadSplit split, Map<String, String> options) {
     return open(SplitOptions.of(split, options));
-  }
-
-  /**
-   * Keeps {@code plan} readable until the lease is closed, and {@code read.lease-timeout} after that: garbage
-   * collection, in any process, deletes nothing its splits read. For a plan used longer than {@code gc.grace}.
-   */
-  public ReadLease holdRead(ReadPlan plan) {
-    return holdRead(plan.plannedAt());
-  }
-
-  /** As {@link #holdRead(ReadPlan)}, for every split planned at {@code plannedAt} or later. */
-  public ReadLease holdRead(Instant plannedAt) {
-    return reads().holdRead(plannedAt);
-  }
-
-  // ---------------------------------------------------------------- snapshots (docs/snapshots.md)
-
-  /**
-   * Takes a snapshot of the LSM view as it is now, readable by its token in any process for
-   * {@code snapshot.retention}: such a read returns exactly the rows a read now would, whatever maintenance
-   * runs meanwhile.
-   */
-  public StoreSnapshot snapshot() {
-    return reads().snapshot();
-  }
-
-  /**
-   * Takes a snapshot as {@link #snapshot()} does if the view changed since the snapshot {@code tokenOrTag} names
-   * (a merge or a compaction counts); empty, writing nothing, if it did not.
-   *
-   * @throws io.lancecontext.core.error.SnapshotNotFoundException if that snapshot is not kept (any more)
-   */
-  public Optional<StoreSnapshot> snapshotIfChanged(String tokenOrTag) {
-    return reads().snapshotIfChanged(tokenOrTag);
-  }
-
-  /**
-   * Takes a snapshot of the LSM view as it is now and tags it {@code name}: readable by the tag or its token
-   * until {@link #dropTag}.
-   *
-   * @throws IllegalArgumentException if {@code name} is not a tag name or the tag exists
-   */
-  public StoreSnapshot tag(String name) {
-    return reads().tag(name);
-  }
-
-  /**
-   * Tags the snapshot {@code snapshot} names (a token, or another tag) as {@code name}, if it is still kept.
-   *
-   * @throws io.lancecontext.core.error.SnapshotNotFoundException if it is not kept any more
-   * @throws IllegalArgumentException if {@code name} is not a tag name or the tag exists
-   */
-  public StoreSnapshot tag(String name, String snapshot) {
-    return reads().tag(name, snapshot);
-  }
-
-  /** Drops the tag {@code name}; false if there is none. What only it kept is collected by a later {@link #gc()}. */
-  public boolean dropTag(String name) {
-    return reads().dropTag(name);
-  }
-
-  /** The store's tags. */
-  public List<StoreSnapshot> tags() {
-    return reads().tags();
   }
 
   public StoreStats stats() {
@@ -534,13 +310,6 @@ public final class ContextStore implements AutoCloseable {
       store.sealAll("requested");
       return null;
     });
-  }
-
-  private void check() {
-    if (closed) {
-      throw new StoreClosedException("this handle to " + uri() + " is closed", false);
-    }
-    store.ensureOpen();
   }
 
   /** Releases this handle; the store stays resident for other handles and for a while after. */

@@ -138,6 +138,25 @@ class ArchitectureTest {
     assertEquals(List.of(), offending, "benchmark sources that use core's internals");
   }
 
+  /** A class a newcomer can read in one sitting: none of core's main sources is longer than 450 lines. */
+  @Test
+  void noMainSourceOfCoreIsOver450Lines() throws IOException {
+    Path sources = Path.of("src", "main", "java");
+    List<String> offending = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(sources)) {
+      for (Path f : files.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
+        long lines;
+        try (Stream<String> text = Files.lines(f)) {
+          lines = text.count();
+        }
+        if (lines > 450) {
+          offending.add(sources.relativize(f) + " (" + lines + " lines)");
+        }
+      }
+    }
+    assertEquals(List.of(), offending, "core sources over 450 lines: split them by job");
+  }
+
   /** The main Java sources of these modules (paths from the repository root) whose text contains {@code text}. */
   private static List<String> mainSourcesNaming(String text, String... modules) throws IOException {
     List<String> offending = new ArrayList<>();

@@ -3,7 +3,6 @@ package io.lancecontext.core.internal.read;
 import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceFragment;
-import io.lancecontext.core.internal.lance.RowCopier;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ScanRequest;
@@ -27,8 +26,6 @@ import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
 
 /**
  * What changed between two snapshots ({@link ScanSpec#between}): every key whose newest row at {@code to} is
@@ -168,7 +165,7 @@ public final class IncrementalScan implements RowScan {
           out.close();
           continue;
         }
-        current = tombstones ? withDeleted(out, emittingDeleted) : out;
+        current = tombstones ? DeletedKeys.flagged(out, emittingDeleted, allocator) : out;
         output.returned(out.getRowCount());
         return true;
       }
@@ -217,7 +214,7 @@ public final class IncrementalScan implements RowScan {
       }
       List<String> keys = deleted.subList(deletedIndex, Math.min(deleted.size(), deletedIndex + DELETED_PER_BATCH));
       deletedIndex += keys.size();
-      try (VectorSchemaRoot rows = deletedRows(keys)) {
+      try (VectorSchemaRoot rows = DeletedKeys.rows(rules.spec, rules.columns, keys, allocator)) {
         VectorSchemaRoot out = output.emit(rows, identity(keys.size()), keys.size(), null, true);
         if (out != null) {
           emittingDeleted = true;
@@ -372,47 +369,6 @@ public final class IncrementalScan implements RowScan {
       found.forEach(VectorSchemaRoot::close);
     }
     return out;
-  }
-
-  /** A batch of the output columns holding {@code keys} in the key column (if asked for) and nulls elsewhere. */
-  private VectorSchemaRoot deletedRows(List<String> keys) {
-    List<Field> fields = new ArrayList<>();
-    for (String c : rules.columns) {
-      Field f = rules.spec.toArrowSchema().findField(c);
-      fields.add(new Field(f.getName(), new FieldType(true, f.getType(), f.getDictionary(), f.getMetadata()),
-          f.getChildren()));
-    }
-    VectorSchemaRoot root = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(fields), allocator);
-    try {
-      root.allocateNew();
-      if (rules.columns.contains(rules.spec.key())) {
-        VarCharVector key = (VarCharVector) root.getVector(rules.spec.key());
-        for (int i = 0; i < keys.size(); i++) {
-          key.setSafe(i, keys.get(i).getBytes(StandardCharsets.UTF_8));
-        }
-      }
-      for (FieldVector v : root.getFieldVectors()) {
-        v.setValueCount(keys.size());
-      }
-      root.setRowCount(keys.size());
-      return root;
-    } catch (RuntimeException e) {
-      root.close();
-      throw e;
-    }
-  }
-
-  /** {@code out} with a {@link ScanSpec#DELETED} column of {@code value} added (takes {@code out}'s vectors). */
-  private VectorSchemaRoot withDeleted(VectorSchemaRoot out, boolean value) {
-    BitVector flag = new BitVector(new Field(ScanSpec.DELETED, FieldType.notNullable(
-        org.apache.arrow.vector.types.pojo.ArrowType.Bool.INSTANCE), null), allocator);
-    int n = out.getRowCount();
-    flag.allocateNew(Math.max(1, n));
-    for (int i = 0; i < n; i++) {
-      flag.set(i, value ? 1 : 0);
-    }
-    flag.setValueCount(n);
-    return RowCopier.withColumn(out, flag);
   }
 
   private static int[] identity(int n) {
