@@ -72,8 +72,12 @@ public final class AddBenchmark {
         "schema.embedding-dim", Integer.toString(DIM), "shards", shards)))) {
       store1Rate = run("store, 1 caller", adds, 1, rows, store1,
           (random, caller, i) -> store.add(Bench.rolloutAdd(random, "a" + caller, i, rows, DIM)));
+      long putsBefore = puts(store);
       store8Rate = run("store, " + callers + " callers", adds, callers, rows, store8,
           (random, caller, i) -> store.add(Bench.rolloutAdd(random, "b" + caller, i, rows, DIM)));
+      long puts8 = puts(store) - putsBefore;
+      Bench.log("store, %d callers: %,d puts for %,d adds (%.2f per add; group commit combines concurrent calls of a "
+          + "bucket into one put)", callers, puts8, adds, puts8 / (double) adds);
       check(store.count(), 2L * adds * rows, "store rows");
       Random random = new Random(3);
       int perCaller = adds / callers;
@@ -177,5 +181,10 @@ public final class AddBenchmark {
     if (actual != expected) {
       throw new AssertionError(what + ": expected " + expected + ", found " + actual);
     }
+  }
+
+  /** Puts this JVM made on the store's shards so far. */
+  private static long puts(ContextStore store) {
+    return store.stats().shards().stream().mapToLong(StoreStats.Shard::puts).sum();
   }
 }
