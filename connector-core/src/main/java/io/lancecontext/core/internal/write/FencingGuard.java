@@ -18,23 +18,24 @@ import java.util.List;
  * opened carries the same epoch can that epoch be this writer's; otherwise two claims raced and the
  * writer is treated as fenced.
  *
- * <p>A check that comes {@code gc.grace} or longer after the one before lists the versions instead: garbage
- * collection may have removed the versions after the known one meanwhile (a claim, and everything the claimant wrote
- * after it), and the probe would find none.
+ * <p>A check that comes {@code gc.grace} or longer after the one before lists the versions instead
+ * ({@link ShardManifests#newest}, the rule the fresh-tier cache and the merge triggers follow too): garbage collection
+ * may have removed the versions after the known one meanwhile (a claim, and everything the claimant wrote after it),
+ * and the probe would find none.
  */
 public final class FencingGuard {
   private final StoreFiles files;
   private final String shardId;
   private final long epoch;
   private final long graceNanos;
-  private long knownVersion;
+  private ShardManifest known;
   private long checkedNanos = System.nanoTime();
 
-  private FencingGuard(StoreFiles files, String shardId, long epoch, long knownVersion, Duration grace) {
+  private FencingGuard(StoreFiles files, String shardId, long epoch, ShardManifest known, Duration grace) {
     this.files = files;
     this.shardId = shardId;
     this.epoch = epoch;
-    this.knownVersion = knownVersion;
+    this.known = known;
     this.graceNanos = grace.toNanos();
   }
 
@@ -52,18 +53,18 @@ public final class FencingGuard {
   public static FencingGuard afterOpen(StoreFiles files, String shardId, long versionBefore, Duration grace)
       throws IOException {
     long epoch = -1;
-    long newest = versionBefore;
+    ShardManifest newest = null;
     for (long v : ShardManifests.versions(files, shardId)) {
       if (v <= versionBefore) {
         continue;
       }
-      long e = ShardManifests.read(files, shardId, v).writerEpoch();
+      newest = ShardManifests.read(files, shardId, v);
+      long e = newest.writerEpoch();
       if (epoch >= 0 && e != epoch) {
         throw new FencedWriterException("shard " + shardId + ": another writer claimed the shard while this one "
             + "opened (epochs " + epoch + " and " + e + ")");
       }
       epoch = e;
-      newest = v;
     }
     if (epoch < 0) {
       throw new FencedWriterException("shard " + shardId + ": opening the writer wrote no manifest version");
@@ -78,17 +79,13 @@ public final class FencingGuard {
   /** Throws if another writer claimed the shard since this writer opened. */
   public void check() throws IOException {
     long now = System.nanoTime();
-    boolean longAgo = now - checkedNanos >= graceNanos;
+    ShardManifest latest = ShardManifests.newest(files, shardId, known, now - checkedNanos, graceNanos);
     checkedNanos = now;
-    if (!longAgo && !ShardManifests.exists(files, shardId, knownVersion + 1)) {
-      return;
-    }
-    ShardManifest latest = ShardManifests.latest(files, shardId);
     if (latest.writerEpoch() != epoch) {
       throw new FencedWriterException("shard " + shardId + " was claimed by another writer (epoch "
           + latest.writerEpoch() + ", this writer's epoch " + epoch + "); the rows of this call were not acknowledged");
     }
-    knownVersion = latest.version();
+    known = latest;
   }
 
   /** Like {@link #check()}, as a boolean. */
