@@ -40,7 +40,12 @@ import org.lance.Session;
  *   <li>{@code small}: the JVM's one session with a 64 MiB budget;
  *   <li>{@code unshared}: {@code cache.bytes=0}, a session of lance-core's own per dataset;
  *   <li>{@code shared_base_only} (only when asked for): the shared default session for base tables, a
- *       session of their own for generations (a diagnostic: what generations add to the shared cache).
+ *       session of their own for generations (a diagnostic: what generations add to the shared cache);
+ *   <li>{@code baseline_tiny} and {@code tiny} (only when asked for; together they discriminate what one session
+ *       per JVM buys): a session of a small budget (4 MiB) per store, the predecessor's way, against one session of
+ *       that budget for the JVM ({@code cache.bytes=4MiB}). The stores fill their caches within the run, so the
+ *       per-store sessions reach the number of stores times the budget while the one session stays at it; with only
+ *       these two modes the last line is {@code RESULT session_soak_tiny ..}.
  * </ul>
  * RSS and session size are sampled every 500 adds; slopes are least-squares fits over the last half.
  *
@@ -53,11 +58,13 @@ public final class SessionSoakBenchmark {
   private SessionSoakBenchmark() {}
 
   private static final long SMALL_BUDGET = 64L << 20;
+  private static final long TINY_BUDGET = 4L << 20;
   private static final int SAMPLE_EVERY = 500;
 
   /** A mode and the {@code cache.bytes} its stores are opened with (null: not set, the default). */
   private enum Mode {
-    BASELINE(null), SHARED(null), SMALL(Long.toString(SMALL_BUDGET)), UNSHARED("0"), SHARED_BASE_ONLY(null);
+    BASELINE(null), SHARED(null), SMALL(Long.toString(SMALL_BUDGET)), UNSHARED("0"), SHARED_BASE_ONLY(null),
+    BASELINE_TINY(null), TINY(Long.toString(TINY_BUDGET));
 
     final String cacheBytes;
 
@@ -71,7 +78,17 @@ public final class SessionSoakBenchmark {
 
     /** The session budget in bytes, or -1 where no one session has one. */
     long budget() {
-      return this == SHARED || this == SHARED_BASE_ONLY ? 2L << 30 : this == SMALL ? SMALL_BUDGET : -1;
+      return switch (this) {
+        case SHARED, SHARED_BASE_ONLY -> 2L << 30;
+        case SMALL -> SMALL_BUDGET;
+        case BASELINE_TINY, TINY -> TINY_BUDGET;  // baseline_tiny: each store's session's
+        default -> -1;
+      };
+    }
+
+    /** Whether the mode's sessions are the benchmark's own (summed per store), not the JVM's one. */
+    boolean ownSessions() {
+      return this == BASELINE || this == SHARED_BASE_ONLY || this == BASELINE_TINY;
     }
   }
 
@@ -134,6 +151,17 @@ public final class SessionSoakBenchmark {
           r.maxSessionBytes(), r.mode.budget() > 0 ? String.format(" (%.3f of its budget)", r.overBudget()) : "",
           r.heapCommittedMb, r.seconds);
     }
+    Result perStoreTiny = results.get(Mode.BASELINE_TINY);
+    Result tiny = results.get(Mode.TINY);
+    if (perStoreTiny != null && tiny != null) {
+      Bench.log("per-store sessions of %d MiB each: session peak %.2fx one store's budget, RSS +%d MiB after the first "
+          + "1,000 adds; one session of %d MiB: %.2fx its budget, RSS +%d MiB", TINY_BUDGET >> 20,
+          perStoreTiny.overBudget(), perStoreTiny.rssGrowthMib(), TINY_BUDGET >> 20, tiny.overBudget(), tiny.rssGrowthMib());
+      Bench.log("RESULT session_soak_tiny baseline_tiny_over_budget=%.2f tiny_over_budget=%.2f baseline_tiny_slope_kb=%.2f "
+          + "tiny_slope_kb=%.2f baseline_tiny_rss_growth_mib=%d tiny_rss_growth_mib=%d", perStoreTiny.overBudget(),
+          tiny.overBudget(), perStoreTiny.slopeKb(), tiny.slopeKb(), perStoreTiny.rssGrowthMib(), tiny.rssGrowthMib());
+      return;
+    }
     Result baseline = results.get(Mode.BASELINE);
     Result shared = results.get(Mode.SHARED);
     Result small = results.get(Mode.SMALL);
@@ -181,6 +209,12 @@ public final class SessionSoakBenchmark {
     /** Largest session size over the mode's budget (0 where the mode has no one budget). */
     double overBudget() {
       return mode.budget() > 0 ? maxSessionBytes() / (double) mode.budget() : 0;
+    }
+
+    /** RSS growth from the sample at 1,000 adds (past the warm-up) to the last, in MiB. */
+    long rssGrowthMib() {
+      int from = Math.min(rssKb.size() - 1, Math.max(0, adds.indexOf(1_000)));
+      return (rssKb.get(rssKb.size() - 1) - rssKb.get(from)) / 1024;
     }
 
     /** Least-squares slope of {@code ys} (as KB) over adds, last half of the samples, in KB per add. */
@@ -258,6 +292,12 @@ public final class SessionSoakBenchmark {
           perStore.computeIfAbsent(config.uri(), uri -> Session.builder().indexCacheSizeBytes(
               Session.DEFAULT_INDEX_CACHE_SIZE_BYTES).metadataCacheSizeBytes(Session.DEFAULT_METADATA_CACHE_SIZE_BYTES)
               .build())));
+    } else if (mode == Mode.BASELINE_TINY) {
+      io.lancecontext.core.internal.session.CacheBudget budget =
+          new io.lancecontext.core.internal.session.CacheBudget(TINY_BUDGET, "soak");
+      LanceRuntime.get().overrideSessions((StoreConfig config, String dataset) -> LanceSession.wrap(
+          perStore.computeIfAbsent(config.uri(), uri -> Session.builder().indexCacheSizeBytes(budget.indexCacheBytes())
+              .metadataCacheSizeBytes(budget.metadataCacheBytes()).build())));
     } else if (mode == Mode.SHARED_BASE_ONLY) {
       Session shared = Session.builder().indexCacheSizeBytes(new io.lancecontext.core.internal.session.CacheBudget(2L << 30, "soak")
           .indexCacheBytes()).metadataCacheSizeBytes(new io.lancecontext.core.internal.session.CacheBudget(2L << 30, "soak")
@@ -324,7 +364,7 @@ public final class SessionSoakBenchmark {
 
   /** One line: adds, RSS in KB, bytes held by the mode's session(s) (0 when each dataset has its own). */
   private static void sample(int adds, Mode mode, Map<String, Session> perStore) {
-    long session = mode == Mode.BASELINE || mode == Mode.SHARED_BASE_ONLY ? perStore.values().stream().mapToLong(Session::sizeBytes).sum()
+    long session = mode.ownSessions() ? perStore.values().stream().mapToLong(Session::sizeBytes).sum()
         : LanceRuntime.get().sessionSizeBytes();
     System.out.println("sample " + adds + " " + Bench.rssKb() + " " + session);
   }
