@@ -164,7 +164,7 @@ final class BaseKeyHashes implements AutoCloseable {
         return null;  // takeRows takes ids, which are then not addresses
       }
       FragmentKeys known = byFragment.getIfPresent(f.identity());
-      if (known == null || !known.hashes().hasOffsets()) {
+      if (known == null) {
         missing.put(f.id(), f.identity());
         continue;
       }
@@ -300,15 +300,9 @@ final class BaseKeyHashes implements AutoCloseable {
    * in one scan.
    */
   private static Map<Integer, FragmentKeys> load(LanceDataset ds, SchemaSpec spec, Collection<Integer> fragments) {
-    Map<Integer, long[]> grown = new HashMap<>();
-    Map<Integer, int[]> offsets = new HashMap<>();
-    Map<Integer, Integer> counts = new HashMap<>();
-    Map<Integer, Long> tombstones = new HashMap<>();
+    Map<Integer, Collected> collected = new HashMap<>();
     for (int f : fragments) {
-      grown.put(f, new long[1024]);
-      offsets.put(f, new int[1024]);
-      counts.put(f, 0);
-      tombstones.put(f, 0L);
+      collected.put(f, new Collected());
     }
     boolean flagged = spec.has(Capability.TOMBSTONES);
     List<String> columns = flagged ? List.of(spec.key(), SystemColumns.TOMBSTONE) : List.of(spec.key());
@@ -320,38 +314,47 @@ final class BaseKeyHashes implements AutoCloseable {
         FieldVector addresses = in.getVector(RowIds.ROW_ADDRESS);
         VarCharVector key = (VarCharVector) in.getVector(spec.key());
         BitVector tombstone = flagged ? (BitVector) in.getVector(SystemColumns.TOMBSTONE) : null;
+        Collected into = null;
+        int intoFragment = -1;
         for (int r = 0; r < in.getRowCount(); r++) {
           long address = RowIds.get(addresses, r);
           int f = RowIds.fragmentOf(address);
-          if (tombstone != null && !tombstone.isNull(r) && tombstone.get(r) != 0) {
-            tombstones.merge(f, 1L, Long::sum);
-          }
-          long[] a = grown.get(f);
-          int[] o = offsets.get(f);
-          int c = counts.get(f);
-          if (c == a.length) {
-            a = Arrays.copyOf(a, a.length * 2);
-            o = Arrays.copyOf(o, o.length * 2);
-            grown.put(f, a);
-            offsets.put(f, o);
+          if (f != intoFragment) {  // a scan's rows come fragment by fragment: one map lookup per run of them
+            into = collected.get(f);
+            intoFragment = f;
           }
           byte[] utf8 = key.get(r);
-          a[c] = KeyHashSet.hash(utf8, utf8.length);
-          o[c] = RowIds.offsetOf(address);
-          counts.put(f, c + 1);
+          into.add(KeyHashSet.hash(utf8, utf8.length), RowIds.offsetOf(address),
+              tombstone != null && !tombstone.isNull(r) && tombstone.get(r) != 0);
         }
       }
     } catch (Exception e) {
       throw LanceErrors.translate("read the keys of " + fragments.size() + " base fragments", e);
     }
     Map<Integer, FragmentKeys> out = new HashMap<>();
-    for (Map.Entry<Integer, long[]> e : grown.entrySet()) {
-      int n = counts.get(e.getKey());
-      out.put(e.getKey(), new FragmentKeys(new KeyHashSet(Arrays.copyOf(e.getValue(), n),
-          Arrays.copyOf(offsets.get(e.getKey()), n)),
-          tombstones.get(e.getKey())));
-    }
+    collected.forEach((f, c) -> out.put(f, c.keys()));
     return out;
   }
 
+  /** One fragment's key hashes and row offsets as a scan reads them, and its tombstone rows. */
+  private static final class Collected {
+    private long[] hashes = new long[1024];
+    private int[] offsets = new int[1024];
+    private int count;
+    private long tombstones;
+
+    void add(long hash, int offset, boolean tombstone) {
+      if (count == hashes.length) {
+        hashes = Arrays.copyOf(hashes, 2 * count);
+        offsets = Arrays.copyOf(offsets, 2 * count);
+      }
+      hashes[count] = hash;
+      offsets[count++] = offset;
+      tombstones += tombstone ? 1 : 0;
+    }
+
+    FragmentKeys keys() {
+      return new FragmentKeys(new KeyHashSet(Arrays.copyOf(hashes, count), Arrays.copyOf(offsets, count)), tombstones);
+    }
+  }
 }
