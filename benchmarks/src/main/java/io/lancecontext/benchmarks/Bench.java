@@ -17,7 +17,6 @@ import java.util.stream.Stream;
 final class Bench {
   private Bench() {}
 
-  /** Latencies in nanoseconds. */
   /**
    * What a search benchmark counts over its queries: each query's result against the exact top k of the LSM view,
    * and what a search of the base table alone (lance-spark's view) returned for it.
@@ -77,6 +76,7 @@ final class Bench {
     }
   }
 
+  /** Latencies in nanoseconds. */
   static final class Latencies {
     private long[] values = new long[1024];
     private int n;

@@ -1,11 +1,11 @@
 package io.lancecontext.core.internal.store;
 
 import io.lancecontext.core.internal.io.ReadLeases;
+import io.lancecontext.core.internal.read.HybridSearch;
 import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.RowScan;
 import io.lancecontext.core.internal.read.StoreScan;
-import io.lancecontext.core.internal.read.HybridSearch;
 import io.lancecontext.core.internal.read.TextSearch;
 import io.lancecontext.core.internal.read.VectorSearch;
 import io.lancecontext.core.options.StoreConfig;
