@@ -98,15 +98,33 @@ class SparkJobKillTest extends SparkTest {
         .option("write.distribution", "none").mode("append").save(path);
   }
 
-  /** The staged parts of every transaction of the store ({@code _lc/txn/<txid>/b<bucket>/<part>}). */
+  /**
+   * The staged parts of every transaction of the store ({@code _lc/txn/<txid>/b<bucket>/<part>}). Lists the directories
+   * rather than walking the tree: a walk reads the attributes of every entry, and a transaction's liveness file,
+   * rewritten through a temporary file while the job runs, can vanish between the listing and that read. A directory
+   * garbage collection removes meanwhile holds no parts.
+   */
   static List<Path> stagedParts(String path) throws IOException {
-    Path txn = Path.of(path, "_lc", "txn");
-    if (!Files.isDirectory(txn)) {
-      return List.of();
+    List<Path> parts = new java.util.ArrayList<>();
+    for (Path txid : listed(Path.of(path, "_lc", "txn"), n -> true)) {
+      for (Path bucket : listed(txid, n -> n.matches("b\\d+"))) {
+        parts.addAll(listed(bucket, n -> n.startsWith("p")));
+      }
     }
-    try (Stream<Path> files = Files.walk(txn, 3)) {
-      return files.filter(p -> p.getNameCount() - txn.getNameCount() == 3 && p.getFileName().toString().startsWith("p"))
-          .toList();
+    return parts;
+  }
+
+  /** The entries of {@code dir} whose names {@code name} accepts; none when it is not (or no longer) there. */
+  private static List<Path> listed(Path dir, java.util.function.Predicate<String> name) throws IOException {
+    try (Stream<Path> entries = Files.list(dir)) {
+      return entries.filter(p -> name.test(p.getFileName().toString())).toList();
+    } catch (java.nio.file.NoSuchFileException | java.nio.file.NotDirectoryException e) {
+      return List.of();
+    } catch (java.io.UncheckedIOException e) {
+      if (e.getCause() instanceof java.nio.file.NoSuchFileException) {
+        return List.of();
+      }
+      throw e;
     }
   }
 

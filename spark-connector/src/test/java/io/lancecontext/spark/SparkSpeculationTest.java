@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
@@ -271,10 +270,8 @@ class SparkSpeculationTest {
       try {
         String partHash = String.format("-%08x-", String.format("%06d-%d", t.partitionId(), t.taskAttemptId()).hashCode());
         long parts;
-        Path txn = Path.of(path, "_lc", "txn");
-        try (Stream<Path> files = Files.isDirectory(txn) ? Files.walk(txn, 3) : Stream.empty()) {
-          parts = files.filter(f -> f.getFileName().toString().contains(partHash)).count();
-        }
+        parts = SparkJobKillTest.stagedParts(path).stream()
+            .filter(f -> f.getFileName().toString().contains(partHash)).count();
         boolean visible;
         try (ContextStore s = ContextStore.open(Map.of("path", path))) {
           visible = s.get(key(0, 0)).map(r -> "p0-a0".equals(r.get("rollout_id"))).orElse(false);
