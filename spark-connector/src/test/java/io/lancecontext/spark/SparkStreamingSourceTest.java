@@ -225,9 +225,15 @@ class SparkStreamingSourceTest extends SparkTest {
       writer.start();
       try {
         for (int run = 0; run < 3; run++) {
+          int before = DELIVERED.getOrDefault("live", Map.of()).size();
           StreamingQuery q = start("live", path, checkpoint, null);
           try {
             Thread.sleep(2_500);
+            // on a loaded machine a run's first batch may take longer: each run delivers one before it is stopped
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            while (DELIVERED.getOrDefault("live", Map.of()).size() <= before && System.nanoTime() < deadline) {
+              Thread.sleep(50);
+            }
           } finally {
             q.stop();  // mid-stream: a batch may be running
           }
