@@ -36,7 +36,7 @@ class SparkCatalogTest extends SparkTest {
     String insert = "INSERT INTO lct.db.rollouts (id, rollout_id, reward) SELECT format_string('k%04d', id), "
         + "'r1', id * 1.0 FROM range(0, 600)";
     String plan = spark.sql("EXPLAIN " + insert).collectAsList().get(0).getString(0);
-    assertTrue(plan.contains("hashpartitioning(invoke(lancecontext.bucket.invoke(3, id") && plan.contains("), 3)"),
+    assertTrue(plan.contains("hashpartitioning(invoke(lancecontext.bucket_task.invoke(3, 3, id") && plan.contains("), 3)"),
         "rows are clustered by the key's bucket into 3 tasks: " + plan);
     spark.sql(insert);
     spark.sql("INSERT INTO lct.db.rollouts (id, rollout_id, reward) VALUES ('k0001', 'r2', 99.0)");

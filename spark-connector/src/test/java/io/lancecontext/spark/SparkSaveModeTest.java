@@ -267,6 +267,36 @@ class SparkSaveModeTest extends SparkTest {
     assertEquals(expected(0, 10, 1), view(path));
   }
 
+  /**
+   * With the default {@code write.tasks} every task writes exactly one bucket, and every bucket is written by one
+   * task. Clustering by the bucket number alone left the task to the hash of that number: with 4 shards Spark sent
+   * buckets 0, 1 and 3 to one task and bucket 2 to another, two tasks wrote nothing, and one wrote three quarters
+   * of the rows. Read from the staged parts, whose names carry a hash of the task's part id, while merges are held
+   * off.
+   */
+  @Test
+  void eachTaskOfAClusteredWriteWritesOneBucket() throws java.io.IOException {
+    for (int shards : new int[] {4, 3}) {
+      String path = store("one-bucket-per-task-" + shards);
+      writer(contexts(0, 4_000, 1)).option("shards", Integer.toString(shards))
+          .option("merge.trigger.generations", "1000").option("merge.trigger.interval", "1h").mode("append").save(path);
+      Map<String, java.util.Set<String>> writersByBucket = new java.util.TreeMap<>();
+      for (java.nio.file.Path part : SparkJobKillTest.stagedParts(path)) {
+        // p<millis>-<hash of the part id>-<index>-<random>
+        writersByBucket.computeIfAbsent(part.getParent().getFileName().toString(), b -> new java.util.TreeSet<>())
+            .add(part.getFileName().toString().split("-")[1]);
+      }
+      assertEquals(shards, writersByBucket.size(), "every bucket written: " + writersByBucket);
+      java.util.Set<String> writers = new java.util.HashSet<>();
+      writersByBucket.values().forEach(w -> {
+        assertEquals(1, w.size(), "one task per bucket: " + writersByBucket);
+        writers.addAll(w);
+      });
+      assertEquals(shards, writers.size(), "one bucket per task: " + writersByBucket);
+      assertEquals(4_000, view(path).size());
+    }
+  }
+
   @Test
   void pathBasedWritesAreClusteredByBucketIntoOneTaskPerShardOrWriteTasks() {
     String path = store("clustered");

@@ -14,8 +14,8 @@ import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * {@code bucket(shards, key)}: the bucket a store of {@code shards} buckets puts {@code key} in
- * ({@link ContextStore#bucketOf(String, int)}). Writes through the catalog cluster rows by it, so the plan
- * shows it, and one task writes one bucket.
+ * ({@link ContextStore#bucketOf(String, int)}), for SQL ({@code SELECT lc.system.bucket(4, id)}). Writes
+ * cluster their rows by {@link BucketTaskFunction}, which places whole buckets in tasks.
  */
 public final class BucketFunction implements UnboundFunction {
   public static final String NAME = "bucket";

@@ -283,7 +283,8 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
 
   @Override
   public Identifier[] listFunctions(String[] namespace) {
-    return new Identifier[] {Identifier.of(new String[] {SYSTEM}, BucketFunction.NAME)};
+    return new Identifier[] {Identifier.of(new String[] {SYSTEM}, BucketFunction.NAME),
+        Identifier.of(new String[] {SYSTEM}, BucketTaskFunction.NAME)};
   }
 
   @Override
@@ -291,6 +292,8 @@ public final class LanceContextCatalog implements TableCatalog, SupportsNamespac
     boolean system = ident.namespace().length == 0 || Arrays.equals(ident.namespace(), new String[] {SYSTEM});
     if (system && ident.name().equals(BucketFunction.NAME)) {
       return new BucketFunction();
+    } else if (system && ident.name().equals(BucketTaskFunction.NAME)) {
+      return new BucketTaskFunction();
     }
     throw new NoSuchFunctionException(ident);
   }

@@ -38,7 +38,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code ErrorIfExists} / {@code Ignore} run Spark's create-table-as-select ({@link #createTable}, failing
  * with {@link TableAlreadyExistsException} naming the path, or doing nothing). The data source registers it
  * under {@value #NAME} in the session when it is first used (as Iceberg registers its path catalog). Table
- * names are store locations; there are no namespaces. It also resolves {@code bucket(shards, key)}, so
+ * names are store locations; there are no namespaces. It also resolves {@code bucket(shards, key)} and {@code bucket_task(tasks, shards, key)}, so
  * path-based writes are clustered by bucket as catalog writes are.
  *
  * <p>Spark rebuilds the identifier of a create-table-as-select from its name, dropping the options the
@@ -213,13 +213,16 @@ public final class PathCatalog implements TableCatalog, FunctionCatalog {
 
   @Override
   public Identifier[] listFunctions(String[] namespace) {
-    return new Identifier[] {Identifier.of(new String[0], BucketFunction.NAME)};
+    return new Identifier[] {Identifier.of(new String[0], BucketFunction.NAME),
+        Identifier.of(new String[0], BucketTaskFunction.NAME)};
   }
 
   @Override
   public UnboundFunction loadFunction(Identifier ident) throws NoSuchFunctionException {
     if (ident.name().equals(BucketFunction.NAME)) {
       return new BucketFunction();
+    } else if (ident.name().equals(BucketTaskFunction.NAME)) {
+      return new BucketTaskFunction();
     }
     throw new NoSuchFunctionException(ident);
   }

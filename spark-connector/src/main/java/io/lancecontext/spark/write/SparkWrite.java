@@ -6,7 +6,7 @@ import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.PublishResult;
 import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.spark.SparkMetrics;
-import io.lancecontext.spark.catalog.BucketFunction;
+import io.lancecontext.spark.catalog.BucketTaskFunction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -76,18 +76,19 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
   }
 
   /**
-   * Clustered tables (catalog and path-based batch writes): rows clustered by {@code bucket(shards, key)} into
-   * {@code write.tasks} tasks (default: {@code shards}), so each task writes whole buckets (with the default,
-   * one shard writer per task, no two tasks contending for a shard). Unclustered (streaming): Spark's own
-   * partitioning, or {@code write.tasks} tasks round-robin.
+   * Clustered tables (catalog and path-based batch writes): rows clustered by {@code bucket_task(tasks, shards,
+   * key)} into {@code write.tasks} tasks (default: {@code shards}), so task {@code b mod tasks} writes all of
+   * bucket {@code b} (with the default, one bucket and one shard writer per task, no two tasks contending for a
+   * shard, and every task busy). Unclustered (streaming): Spark's own partitioning, or {@code write.tasks} tasks
+   * round-robin.
    */
   @Override
   public Distribution requiredDistribution() {
     if (clusterBuckets <= 0) {
       return Distributions.unspecified();
     }
-    return Distributions.clustered(new Expression[] {
-        Expressions.apply(BucketFunction.NAME, Expressions.literal(clusterBuckets), Expressions.column(key))});
+    return Distributions.clustered(new Expression[] {Expressions.apply(BucketTaskFunction.NAME,
+        Expressions.literal(requiredNumPartitions()), Expressions.literal(clusterBuckets), Expressions.column(key))});
   }
 
   @Override
