@@ -57,6 +57,17 @@ public final class RowAppender {
     return this;
   }
 
+  /**
+   * A string column from {@code length} UTF-8 bytes of {@code utf8} starting at {@code offset} (an engine's string
+   * that lives inside a larger array, such as a Spark row's), copied without decoding; as {@link #setUtf8(int,
+   * byte[])}.
+   */
+  public RowAppender setUtf8(int column, byte[] utf8, int offset, int length) {
+    writer.check();
+    buffer.setUtf8(column, utf8, offset, length);
+    return this;
+  }
+
   public RowAppender setLong(int column, long value) {
     return set(column, value);
   }

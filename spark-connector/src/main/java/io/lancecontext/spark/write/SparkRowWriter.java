@@ -29,6 +29,8 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.types.TimestampNTZType;
 import org.apache.spark.sql.types.TimestampType;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * Copies Spark {@link InternalRow}s into a write handle's {@link RowAppender}, column by column, with the
@@ -69,7 +71,7 @@ final class SparkRowWriter {
 
   private Setter setter(int column, DataType type, ColumnSpec spec) {
     if (type instanceof StringType) {
-      return (r, i) -> rows.setUtf8(column, r.getUTF8String(i).getBytes());
+      return (r, i) -> utf8(column, r.getUTF8String(i));
     } else if (type instanceof LongType) {
       return (r, i) -> rows.setLong(column, r.getLong(i));
     } else if (type instanceof IntegerType) {
@@ -98,6 +100,15 @@ final class SparkRowWriter {
     }
     throw new IllegalArgumentException("column '" + spec.name() + "': Spark type " + type.simpleString()
         + " has no store mapping");
+  }
+
+  /** A string's bytes where they lie when they lie in an array (a Spark row's, usually), else a copy of them. */
+  private void utf8(int column, UTF8String s) {
+    if (s.getBaseObject() instanceof byte[] bytes) {
+      rows.setUtf8(column, bytes, (int) (s.getBaseOffset() - Platform.BYTE_ARRAY_OFFSET), s.numBytes());
+    } else {
+      rows.setUtf8(column, s.getBytes());
+    }
   }
 
   /**

@@ -63,6 +63,9 @@ public final class WriteProfile {
         if (frames.isEmpty()) {
           continue;
         }
+        if (name(frames.get(0)).startsWith("io.netty.channel.epoll.Native.epollWait")) {
+          continue;  // Spark's idle network threads: waiting, not working
+        }
         samples++;
         self.merge(e.getEventType().getName().endsWith("NativeMethodSample") ? "[native] " + name(frames.get(0))
             : name(frames.get(0)), 1, Integer::sum);
@@ -90,7 +93,7 @@ public final class WriteProfile {
 
   private static void print(String what, Map<String, Integer> counts, int samples) {
     System.out.println("top " + what + ":");
-    counts.entrySet().stream().sorted((a, b) -> b.getValue() - a.getValue()).limit(25).forEach(en ->
+    counts.entrySet().stream().sorted((a, b) -> b.getValue() - a.getValue()).limit(40).forEach(en ->
         System.out.printf(Locale.ROOT, "  %5.1f%%  %s%n", 100.0 * en.getValue() / samples, en.getKey()));
   }
 }

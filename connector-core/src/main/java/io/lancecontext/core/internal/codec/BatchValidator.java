@@ -29,31 +29,26 @@ public final class BatchValidator {
     checkSchema(spec, root);
     VarCharVector key = (VarCharVector) root.getVector(spec.key());
     int rows = root.getRowCount();
-    java.nio.charset.CharsetDecoder decoder = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
-        .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
-        .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
+    java.nio.charset.CharsetDecoder decoder = Utf8.decoder();
+    byte[] scratch = new byte[64];
     for (int row = 0; row < rows; row++) {
       if (key.isNull(row)) {
         throw new InvalidRecordException(spec.key(), row, "the key is null");
       }
-      if (key.getValueLength(row) == 0) {
+      int length = key.getValueLength(row);
+      if (length == 0) {
         throw new InvalidRecordException(spec.key(), row, "the key is empty");
       }
-      if (!validUtf8(decoder, key.get(row))) {
+      if (scratch.length < length) {
+        scratch = new byte[Math.max(length, scratch.length * 2)];
+      }
+      key.getDataBuffer().getBytes(key.getStartOffset(row), scratch, 0, length);
+      if (!Utf8.valid(decoder, scratch, 0, length)) {
         throw new InvalidRecordException(spec.key(), row, "the key is not valid UTF-8");
       }
     }
     for (ColumnSpec c : spec.columns()) {
-      checkNulls(root.getVector(c.name()), c, c.name(), rows);
-    }
-  }
-
-  private static boolean validUtf8(java.nio.charset.CharsetDecoder decoder, byte[] bytes) {
-    try {
-      decoder.reset().decode(java.nio.ByteBuffer.wrap(bytes));
-      return true;
-    } catch (java.nio.charset.CharacterCodingException e) {
-      return false;
+      checkColumn(root.getVector(c.name()), c, c.name(), rows);
     }
   }
 
@@ -110,10 +105,39 @@ public final class BatchValidator {
     return sb.append(f.isNullable() ? "" : " not null").toString();
   }
 
-  private static void checkNulls(FieldVector v, ColumnSpec c, String path, int rows) {
+  /**
+   * Checks one column of {@code rows} rows. Only what can fail is looked at row by row: a nullable column of
+   * scalars cannot, and a column, struct field, list item or vector element with no null anywhere (Arrow's null
+   * count) cannot either; what is left goes through {@link #checkSlot}, as before.
+   */
+  private static void checkColumn(FieldVector v, ColumnSpec c, String path, int rows) {
+    if (!mayFail(v, c)) {
+      return;
+    }
     for (int row = 0; row < rows; row++) {
       checkSlot(v, row, c, path, row);
     }
+  }
+
+  /** Whether some slot of {@code v} may break a rule of {@code c} (false: none can). */
+  private static boolean mayFail(FieldVector v, ColumnSpec c) {
+    if (!c.nullable() && v.getNullCount() > 0) {
+      return true;
+    }
+    if (c.type() == ColumnType.STRUCT) {
+      StructVector s = (StructVector) v;
+      for (ColumnSpec f : c.fields()) {
+        if (mayFail((FieldVector) s.getChild(f.name()), f)) {
+          return true;
+        }
+      }
+      return false;
+    } else if (c.type() == ColumnType.LIST) {
+      return mayFail(((ListVector) v).getDataVector(), c.item());
+    } else if (c.type() == ColumnType.VECTOR) {
+      return ((FixedSizeListVector) v).getDataVector().getNullCount() > 0;
+    }
+    return false;
   }
 
   private static void checkSlot(FieldVector v, int index, ColumnSpec c, String path, int row) {

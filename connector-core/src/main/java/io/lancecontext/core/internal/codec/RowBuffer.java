@@ -135,21 +135,26 @@ public final class RowBuffer implements AutoCloseable {
 
   /** Sets a string column (string or large_string) from UTF-8 bytes, which are copied. */
   public void setUtf8(int column, byte[] utf8) {
-    ColumnSpec c = columns.get(column);
     if (utf8 == null) {
       set(column, null);
       return;
     }
+    setUtf8(column, utf8, 0, utf8.length);
+  }
+
+  /** Sets a string column from {@code length} UTF-8 bytes of {@code utf8} at {@code offset} (copied). */
+  public void setUtf8(int column, byte[] utf8, int offset, int length) {
+    ColumnSpec c = columns.get(column);
     if (!c.type().isString()) {
       abandonRow();
       throw new InvalidRecordException(c.name(), rowNumber(), "UTF-8 text given for a " + c.type() + " column");
     }
-    if (column == keyColumn && !validUtf8(utf8)) {
+    if (column == keyColumn && !Utf8.valid(utf8, offset, length)) {
       abandonRow();
       throw new InvalidRecordException(c.name(), rowNumber(), "the key is not valid UTF-8");
     }
-    ((VariableWidthFieldVector) vectors[column]).setSafe(rows, utf8);
-    mark(column, utf8.length);
+    ((VariableWidthFieldVector) vectors[column]).setSafe(rows, utf8, offset, length);
+    mark(column, length);
   }
 
   /** Sets a timestamp column from microseconds since the epoch (UTC). */
@@ -172,18 +177,6 @@ public final class RowBuffer implements AutoCloseable {
     }
     ((DateDayVector) vectors[column]).setSafe(rows, days);
     mark(column, 4);
-  }
-
-  private static boolean validUtf8(byte[] bytes) {
-    try {
-      java.nio.charset.StandardCharsets.UTF_8.newDecoder()
-          .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
-          .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
-          .decode(java.nio.ByteBuffer.wrap(bytes));
-      return true;
-    } catch (java.nio.charset.CharacterCodingException e) {
-      return false;
-    }
   }
 
   private void mark(int column, long estimate) {

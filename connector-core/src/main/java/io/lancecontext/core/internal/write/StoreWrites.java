@@ -123,12 +123,14 @@ public final class StoreWrites {
     VarCharVector keyVector = (VarCharVector) batch.getVector(spec.key());
     BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
     String[] keyOf = new String[n];
+    int[] bucketOfRow = new int[n];
     Map<String, Integer> last = new LinkedHashMap<>(n * 4 / 3 + 1);
     for (int r = 0; r < n; r++) {
-      keyOf[r] = new String(keyVector.get(r), StandardCharsets.UTF_8);
+      byte[] utf8 = keyVector.get(r);
+      keyOf[r] = new String(utf8, StandardCharsets.UTF_8);
+      bucketOfRow[r] = Buckets.of(utf8, 0, utf8.length, writers.length);
       last.put(keyOf[r], r);
     }
-    int[] bucketOfRow = new int[n];
     int[] rowCount = new int[writers.length];
     int[] deleteCount = new int[writers.length];
     int deletes = 0;
@@ -137,8 +139,7 @@ public final class StoreWrites {
         bucketOfRow[r] = -1;  // a later row of this batch has the same key
         continue;
       }
-      int b = bucketOf(keyOf[r]);
-      bucketOfRow[r] = b;
+      int b = bucketOfRow[r];
       rowCount[b]++;
       if (isTombstone(tombstone, r)) {
         deleteCount[b]++;
