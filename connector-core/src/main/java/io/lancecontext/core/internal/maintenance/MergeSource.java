@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
@@ -25,14 +24,14 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * Streams the winning rows ({@link NewestRows#winners}) of every input, in input order, in the dataset schema
+ * Streams the winning rows ({@link NewestRows#winner}) of every input, in input order, in the dataset schema
  * (blobs as bytes), a transaction part's rows stamped with its publish sequence: what a merge writes.
  */
 final class MergeSource extends ArrowReader {
   private final SchemaSpec spec;
   private final Schema schema;
   private final List<MergeInput> inputs;
-  private final Map<String, Long> winners;
+  private final NewestRows winners;
   private final BufferAllocator allocator;
   private final List<String> columns;
   private int input = -1;
@@ -44,7 +43,7 @@ final class MergeSource extends ArrowReader {
   private boolean flagged;
   long tombstones;
 
-  MergeSource(SchemaSpec spec, Schema schema, List<MergeInput> inputs, Map<String, Long> winners, BufferAllocator allocator) {
+  MergeSource(SchemaSpec spec, Schema schema, List<MergeInput> inputs, NewestRows winners, BufferAllocator allocator) {
     super(allocator);
     this.spec = spec;
     this.schema = schema;
@@ -95,8 +94,8 @@ final class MergeSource extends ArrowReader {
         int count = 0;
         for (int r = 0; r < in.getRowCount(); r++) {
           long offset = RowIds.get(rowIds, r);
-          Long w = winners.get(new String(key.get(r), StandardCharsets.UTF_8));
-          if (w != null && w == (((long) input << 32) | offset)) {
+          long w = winners.winner(new String(key.get(r), StandardCharsets.UTF_8));
+          if (w >= 0 && w == (((long) input << 32) | offset)) {
             if (tomb != null && !tomb.isNull(r) && tomb.get(r) != 0) {
               tombstones++;
               if (!keepTombstones) {

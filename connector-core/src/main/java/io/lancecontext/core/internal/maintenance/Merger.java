@@ -91,7 +91,6 @@ final class Merger {
             + "to be sealed" : "no unmerged generations", base.version());
       }
       NewestRows newest = NewestRows.of(spec, inputs);
-      Map<String, Long> winners = newest.winners();
       List<MergeCommits.Mark> marked = new ArrayList<>();
       Map<String, Long> txnMarks = new LinkedHashMap<>();
       for (MergeInput in : inputs) {
@@ -102,26 +101,26 @@ final class Merger {
         }
       }
       txnMarks.forEach((shard, seq) -> marked.add(new MergeCommits.Mark(shard, seq)));
-      MergeSource source = new MergeSource(spec, base.schema(), inputs, winners, allocator);
+      MergeSource source = new MergeSource(spec, base.schema(), inputs, newest, allocator);
       long version;
       long tombstones = 0;
       // deletions on a store without tombstones delete base rows by key, which only the two-commit path does
       boolean deletes = !spec.has(Capability.TOMBSTONES)
           && java.util.Arrays.stream(newest.tombstones()).anyMatch(t -> t > 0);
       if (deletes || config.get(StoreOptions.INDEX_KEY) != KeyIndexType.NONE
-          && winners.keySet().stream().allMatch(LanceSql::passable)) {
+          && newest.keys().stream().allMatch(LanceSql::passable)) {
         List<Integer> whole = wholeParts(base, inputs, newest, config.get(StoreOptions.MERGE_APPEND_MIN_ROWS));
         source.skip(whole);
         for (int i : whole) {
           tombstones += newest.tombstones()[i];
         }
         version = MergeCommits.replaceAndMark(config, spec, base, source.hasInputs() ? source : null,
-            winners.keySet(), marked, appendedFragments(files, inputs, whole), allocator, lease::ensureHeld);
+            newest.keys(), marked, appendedFragments(files, inputs, whole), allocator, lease::ensureHeld);
       } else {
         version = MergeCommits.mergeInsert(config, spec, base, source, marked, inputs.size(), allocator,
             lease::ensureHeld);
       }
-      return new MergeResult(true, "merged", perShard, winners.size(), source.tombstones + tombstones, version,
+      return new MergeResult(true, "merged", perShard, newest.keys().size(), source.tombstones + tombstones, version,
           (System.nanoTime() - started) / 1_000_000, remaining);
     } finally {
       inputs.forEach(i -> i.dataset().close());
@@ -140,10 +139,7 @@ final class Merger {
    * watermark) is what writers seed above (StoreWrites.maxBaseSequence).
    */
   private static List<Integer> wholeParts(LanceDataset base, List<MergeInput> inputs, NewestRows newest, int minRows) {
-    long[] wins = new long[inputs.size()];
-    for (long w : newest.winners().values()) {
-      wins[(int) (w >>> 32)]++;
-    }
+    long[] wins = newest.winsPerInput();
     List<Integer> whole = new ArrayList<>();
     for (int i = 0; i < inputs.size(); i++) {
       if (inputs.get(i).sequence() >= 0 && wins[i] == newest.rows()[i] && wins[i] >= minRows

@@ -18,26 +18,44 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 
 /**
- * A merge's deduplication: key → (input index << 32 | row offset) of its newest row across the merge's
- * inputs ({@link #winners}), and per input its rows and its tombstones (a key's first row in the input
- * counted). Read from the inputs' keys and write sequences only.
+ * A merge's deduplication: for every key, where its newest row across the merge's inputs is ({@link #winner}:
+ * input index << 32 | row offset), and per input its rows and its tombstones (a key's first row in the input
+ * counted). Read from the inputs' keys and write sequences only, in one pass with one map look-up per row.
  */
-record NewestRows(Map<String, Long> winners, long[] rows, long[] tombstones) {
+final class NewestRows {
+  /** A key's newest row so far: where it is, its write sequence, and the last input that had the key. */
+  private static final class Slot {
+    long where;
+    long sequence;
+    int lastInput = -1;
+  }
+
+  private final Map<String, Slot> slots;
+  private final long[] rows;
+  private final long[] tombstones;
+
+  private NewestRows(Map<String, Slot> slots, long[] rows, long[] tombstones) {
+    this.slots = slots;
+    this.rows = rows;
+    this.tombstones = tombstones;
+  }
 
   /**
    * The newest row of every key: the highest write sequence (the two lanes of a bucket interleave in
-   * time); within one generation, the first row of a key (lance-core writes a memtable out newest-first;
-   * lancecontext never writes a key twice into one generation).
+   * time; on a tie the later input); within one input, the first row of a key (lance-core writes a memtable
+   * out newest-first; lancecontext never writes a key twice into one generation or part).
    */
   static NewestRows of(SchemaSpec spec, List<MergeInput> inputs) throws IOException {
-    Map<String, Long> winners = new HashMap<>();
-    Map<String, Long> sequences = new HashMap<>();
+    long expected = 0;
+    for (MergeInput in : inputs) {
+      expected += in.dataset().countRows();
+    }
+    Map<String, Slot> slots = new HashMap<>((int) Math.min(expected * 4 / 3 + 16, 1 << 28));
     long[] rows = new long[inputs.size()];
     long[] tombstones = new long[inputs.size()];
     for (int i = 0; i < inputs.size(); i++) {
       boolean tombs = hasTombstones(inputs.get(i).dataset());
-      Map<String, Long> local = new HashMap<>();
-      Map<String, Long> localSeq = new HashMap<>();
+      long fixed = inputs.get(i).sequence();
       List<String> columns = tombs ? List.of(spec.key(), SystemColumns.SEQUENCE, SystemColumns.TOMBSTONE)
           : List.of(spec.key(), SystemColumns.SEQUENCE);
       try (ScanHandle scan = inputs.get(i).dataset().scan(ScanRequest.of(columns))) {
@@ -49,13 +67,18 @@ record NewestRows(Map<String, Long> winners, long[] rows, long[] tombstones) {
           BigIntVector seq = (BigIntVector) b.getVector(SystemColumns.SEQUENCE);
           BitVector tomb = tombs ? (BitVector) b.getVector(SystemColumns.TOMBSTONE) : null;
           for (int r = 0; r < key.getValueCount(); r++, offset++) {
-            String k = new String(key.get(r), StandardCharsets.UTF_8);
-            if (local.putIfAbsent(k, ((long) i << 32) | offset) == null) {
-              long fixed = inputs.get(i).sequence();
-              localSeq.put(k, fixed >= 0 ? fixed : seq.isNull(r) ? 0L : seq.get(r));
-              if (tomb != null && !tomb.isNull(r) && tomb.get(r) != 0) {
-                tombstones[i]++;
-              }
+            Slot slot = slots.computeIfAbsent(new String(key.get(r), StandardCharsets.UTF_8), k -> new Slot());
+            if (slot.lastInput == i) {
+              continue;  // not the key's first row in this input
+            }
+            long q = fixed >= 0 ? fixed : seq.isNull(r) ? 0L : seq.get(r);
+            if (slot.lastInput < 0 || q >= slot.sequence) {
+              slot.where = ((long) i << 32) | offset;
+              slot.sequence = q;
+            }
+            slot.lastInput = i;
+            if (tomb != null && !tomb.isNull(r) && tomb.get(r) != 0) {
+              tombstones[i]++;
             }
           }
           rows[i] += key.getValueCount();
@@ -63,16 +86,38 @@ record NewestRows(Map<String, Long> winners, long[] rows, long[] tombstones) {
       } catch (Exception e) {
         throw LanceErrors.translate("read generation " + inputs.get(i).path(), e);
       }
-      for (Map.Entry<String, Long> e : local.entrySet()) {
-        long q = localSeq.get(e.getKey());
-        Long best = sequences.get(e.getKey());
-        if (best == null || q >= best) {
-          winners.put(e.getKey(), e.getValue());
-          sequences.put(e.getKey(), q);
-        }
-      }
     }
-    return new NewestRows(winners, rows, tombstones);
+    return new NewestRows(slots, rows, tombstones);
+  }
+
+  /** Where the newest row of {@code key} is (input index << 32 | row offset), or -1 if no input has the key. */
+  long winner(String key) {
+    Slot s = slots.get(key);
+    return s == null ? -1 : s.where;
+  }
+
+  /** Every key of the inputs. */
+  java.util.Set<String> keys() {
+    return slots.keySet();
+  }
+
+  /** Per input, how many keys have their newest row there. */
+  long[] winsPerInput() {
+    long[] wins = new long[rows.length];
+    for (Slot s : slots.values()) {
+      wins[(int) (s.where >>> 32)]++;
+    }
+    return wins;
+  }
+
+  /** Per input, its rows. */
+  long[] rows() {
+    return rows;
+  }
+
+  /** Per input, its tombstones (a key's first row in the input counted). */
+  long[] tombstones() {
+    return tombstones;
   }
 
   /**
