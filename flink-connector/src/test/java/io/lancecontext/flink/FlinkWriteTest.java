@@ -74,6 +74,28 @@ class FlinkWriteTest {
     }
   }
 
+  /**
+   * Strings are copied from where they lie in the rows that reach the writer (no copy of their own): keys and
+   * values of one to four bytes per character, of several lengths, come back exactly.
+   */
+  @Test
+  void nonAsciiKeysAndStringsRoundTripExactly() throws Exception {
+    String path = dir.resolve("utf8").toString();
+    TableEnvironment env = env(true);
+    env.executeSql("CREATE TABLE u (id STRING, rollout_id STRING, reward DOUBLE, PRIMARY KEY (id) NOT ENFORCED) WITH ("
+        + "'connector' = 'lancecontext', 'path' = '" + path + "', 'schema' = 'rollout', 'schema.embedding-dim' = '2')");
+    env.executeSql("INSERT INTO u SELECT CONCAT('ключ-', CAST(n AS STRING), REPEAT('é', n), '-🙂'),"
+        + " CONCAT(REPEAT('日本語', n), CAST(n AS STRING)), CAST(n AS DOUBLE)"
+        + " FROM (VALUES (0), (1), (2), (3), (4), (5), (6), (7)) AS v(n)").await();
+    try (ContextStore store = ContextStore.open(Map.of("path", path))) {
+      assertEquals(8, store.count());
+      for (int n = 0; n < 8; n++) {
+        Map<String, Object> row = store.get("ключ-" + n + "é".repeat(n) + "-🙂").orElseThrow(AssertionError::new);
+        assertEquals("日本語".repeat(n) + n, row.get("rollout_id"));
+      }
+    }
+  }
+
   @Test
   void anUpsertChangelogWithDeletesLeavesTheFinalView() throws Exception {
     String path = dir.resolve("changelog").toString();

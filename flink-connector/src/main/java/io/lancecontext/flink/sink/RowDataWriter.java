@@ -8,9 +8,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.table.data.ArrayData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -45,6 +48,24 @@ final class RowDataWriter {
     }
   }
 
+  /**
+   * Sets a string column from the bytes of {@code s} where they lie when they lie in one heap segment (a row that
+   * came over the network, usually), else from a copy; returns their length.
+   */
+  private int utf8(int column, StringData s) {
+    if (s instanceof BinaryStringData b) {
+      b.ensureMaterialized();
+      MemorySegment[] segments = b.getSegments();
+      if (segments.length == 1 && !segments[0].isOffHeap()) {
+        rows.setUtf8(column, segments[0].getArray(), b.getOffset(), b.getSizeInBytes());
+        return b.getSizeInBytes();
+      }
+    }
+    byte[] utf8 = s.toBytes();
+    rows.setUtf8(column, utf8);
+    return utf8.length;
+  }
+
   /** Writes one row (an upsert) and returns its estimated encoded size in bytes. */
   long write(RowData row) {
     long bytes = 0;
@@ -62,11 +83,7 @@ final class RowDataWriter {
 
   private Setter setter(int column, LogicalType t, boolean vector) {
     return switch (t.getTypeRoot()) {
-      case CHAR, VARCHAR -> (r, i) -> {
-        byte[] utf8 = r.getString(i).toBytes();
-        rows.setUtf8(column, utf8);
-        return utf8.length + 4;
-      };
+      case CHAR, VARCHAR -> (r, i) -> utf8(column, r.getString(i)) + 4;
       case BIGINT -> (r, i) -> {
         rows.setLong(column, r.getLong(i));
         return 8;
