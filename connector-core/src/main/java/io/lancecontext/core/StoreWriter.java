@@ -248,7 +248,7 @@ public final class StoreWriter implements AutoCloseable {
       return;
     }
     try (rows) {
-      put(rows, false);
+      put(rows, true);  // the buffer's batch is ours alone (take() starts a new one): its vectors may be moved
     }
   }
 
