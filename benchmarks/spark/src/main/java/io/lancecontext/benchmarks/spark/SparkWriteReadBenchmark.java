@@ -286,7 +286,7 @@ public final class SparkWriteReadBenchmark {
     }
   }
 
-  private static void deleteTree(Path p) throws IOException {
+  static void deleteTree(Path p) throws IOException {
     if (!Files.exists(p)) {
       return;
     }
