@@ -247,14 +247,16 @@ final class ValueWriter {
     if (value instanceof float[] a) {
       checkLength(a.length, dim, path, row);
       v.setNotNull(index);
+      reserve(data, base + dim);  // once per vector, not a capacity check per element
       for (int i = 0; i < dim; i++) {
-        data.setSafe(base + i, a[i]);
+        data.set(base + i, a[i]);
       }
     } else if (value instanceof double[] a) {
       checkLength(a.length, dim, path, row);
       v.setNotNull(index);
+      reserve(data, base + dim);
       for (int i = 0; i < dim; i++) {
-        data.setSafe(base + i, (float) a[i]);
+        data.set(base + i, (float) a[i]);
       }
     } else if (value instanceof List<?> l) {
       checkLength(l.size(), dim, path, row);
@@ -268,6 +270,13 @@ final class ValueWriter {
       v.setNotNull(index);
     } else {
       throw wrongType(value, c, path, row, "float[], double[] or a List of numbers");
+    }
+  }
+
+  /** Grows {@code data} until it holds at least {@code slots} values. */
+  private static void reserve(Float4Vector data, int slots) {
+    while (data.getValueCapacity() < slots) {
+      data.reAlloc();
     }
   }
 
