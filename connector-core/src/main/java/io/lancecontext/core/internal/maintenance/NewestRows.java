@@ -50,7 +50,7 @@ final class NewestRows {
     for (MergeInput in : inputs) {
       expected += in.dataset().countRows();
     }
-    Map<String, Slot> slots = new HashMap<>((int) Math.min(expected * 4 / 3 + 16, 1 << 28));
+    Map<String, Slot> slots = new HashMap<>((int) Math.min(expected * 4 / 3 + 16, 1 << 22));
     long[] rows = new long[inputs.size()];
     long[] tombstones = new long[inputs.size()];
     for (int i = 0; i < inputs.size(); i++) {
