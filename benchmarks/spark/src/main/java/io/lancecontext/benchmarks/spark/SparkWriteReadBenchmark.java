@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
+import org.apache.spark.sql.DataFrameWriter;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -51,16 +52,7 @@ public final class SparkWriteReadBenchmark {
     System.out.printf(Locale.ROOT, "SparkWriteReadBenchmark rows=%d upserts=%d reps=%d cores=%d load=%s%n", n, upserts, reps,
         Runtime.getRuntime().availableProcessors(), load());
 
-    SparkSession spark = SparkSession.builder()
-        .master("local[2]")
-        .appName("SparkWriteReadBenchmark")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.sql.debug.maxToStringFields", "1000")
-        .getOrCreate();
+    SparkSession spark = session("SparkWriteReadBenchmark");
     try {
       Dataset<Row> gen = rollouts(spark, n, 0, 1, 0.0);
       time("materialize in-memory copy", 1, () -> {
@@ -77,7 +69,7 @@ public final class SparkWriteReadBenchmark {
         return "bytes=" + du(pq);
       });
       double writeFragments = best("write fragment-append", reps, () -> deleteTree(Paths.get(frag)), () -> {
-        gen.write().format(FragmentAppendSource.class.getName()).option("vector.dim", "64").mode("append").save(frag);
+        toFragments(gen).save(frag);
         return "bytes=" + du(frag);
       });
       // (the profiles run first: each lancecontext rep below closes the resident stores, so their background merges
@@ -86,16 +78,14 @@ public final class SparkWriteReadBenchmark {
       String lcLarge = data.resolve("rollouts-lancecontext-large-parts").toString();
       time("write lancecontext (write.batch-rows=131072)", 1, () -> {
         deleteTree(Paths.get(lcLarge));
-        gen.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "64")
-            .option("write.batch-rows", "131072").mode("append").save(lcLarge);
+        toStore(gen).option("write.batch-rows", "131072").save(lcLarge);
         return "bytes=" + du(lcLarge);
       });
       // profile of the write: the same job without the bucket shuffle (write.distribution=none)
       String lcUnclustered = data.resolve("rollouts-lancecontext-unclustered").toString();
       double writeLcUnclustered = time("write lancecontext (write.distribution=none)", 1, () -> {
         deleteTree(Paths.get(lcUnclustered));
-        gen.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "64")
-            .option("write.distribution", "none").mode("append").save(lcUnclustered);
+        toStore(gen).option("write.distribution", "none").save(lcUnclustered);
         return "bytes=" + du(lcUnclustered);
       });
       // untimed before each rep: close the resident stores (the previous writes' background merges end first) and
@@ -104,8 +94,7 @@ public final class SparkWriteReadBenchmark {
         ContextStore.closeAllResident();
         deleteTree(Paths.get(lc));
       }, () -> {
-        gen.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "64").mode("append")
-            .save(lc);
+        toStore(gen).save(lc);
         return "bytes=" + du(lc);
       });
 
@@ -169,6 +158,31 @@ public final class SparkWriteReadBenchmark {
       ContextStore.closeAllResident();
       spark.stop();
     }
+  }
+
+  /** The local[2] session of the Spark benchmarks (no UI, loopback only, two shuffle partitions). */
+  static SparkSession session(String app) {
+    return SparkSession.builder()
+        .master("local[2]")
+        .appName(app)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.debug.maxToStringFields", "1000")
+        .getOrCreate();
+  }
+
+  /** The measured write: an append of rollout rows into a {@code lancecontext} store (atomic, 4 shards, defaults). */
+  static DataFrameWriter<Row> toStore(Dataset<Row> rows) {
+    return rows.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "64")
+        .mode("append");
+  }
+
+  /** The baseline write: tasks write Lance fragments, the driver commits once ({@link FragmentAppendSource}). */
+  static DataFrameWriter<Row> toFragments(Dataset<Row> rows) {
+    return rows.write().format(FragmentAppendSource.class.getName()).option("vector.dim", "64").mode("append");
   }
 
   /**

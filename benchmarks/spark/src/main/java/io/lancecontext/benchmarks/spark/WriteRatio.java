@@ -27,10 +27,7 @@ public final class WriteRatio {
     Path data = Paths.get(args.length > 2 ? args[2] : "benchmarks/spark/target/write-ratio").toAbsolutePath();
     SparkWriteReadBenchmark.deleteTree(data);
     Files.createDirectories(data);
-    SparkSession spark = SparkSession.builder().master("local[2]").appName("WriteRatio")
-        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2").config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1").getOrCreate();
+    SparkSession spark = SparkWriteReadBenchmark.session("WriteRatio");
     double parquet = Double.MAX_VALUE;
     double fragments = Double.MAX_VALUE;
     double store = Double.MAX_VALUE;
@@ -49,12 +46,10 @@ public final class WriteRatio {
         gen.write().parquet(pq.toString());
         double tp = (System.nanoTime() - t) / 1e9;
         t = System.nanoTime();
-        gen.write().format(FragmentAppendSource.class.getName()).option("vector.dim", "64").mode("append")
-            .save(frag.toString());
+        SparkWriteReadBenchmark.toFragments(gen).save(frag.toString());
         double tf = (System.nanoTime() - t) / 1e9;
         t = System.nanoTime();
-        gen.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "64")
-            .mode("append").save(lc.toString());
+        SparkWriteReadBenchmark.toStore(gen).save(lc.toString());
         double tl = (System.nanoTime() - t) / 1e9;
         ContextStore.closeAllResident();
         System.out.printf(Locale.ROOT, "round %d: parquet %.3f s, fragment-append %.3f s, lancecontext %.3f s%n", r, tp, tf,
