@@ -276,7 +276,7 @@ class FlinkTwoTaskManagersTest {
   private static void start(String name, Class<?> main, Path conf) throws IOException {
     String java = System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     Path logs = Files.createDirectories(dir.resolve("logs"));
-    List<String> cmd = List.of(java, "-Xmx320m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC",
+    List<String> cmd = List.of(java, "-Xmx320m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
         "--add-opens=java.base/java.util=ALL-UNNAMED",
         "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),

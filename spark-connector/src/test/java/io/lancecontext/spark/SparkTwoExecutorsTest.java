@@ -119,7 +119,8 @@ class SparkTwoExecutorsTest {
           // the executors' class path is the test class path: lance-core on the system class path (it must not
           // be loaded by a child class loader, docs/spark.md "Set-up")
           .config("spark.executor.extraClassPath", executorClassPath)
-          .config("spark.executor.extraJavaOptions", "--add-opens=java.base/java.nio=ALL-UNNAMED -Djava.io.tmpdir="
+          .config("spark.executor.extraJavaOptions", "-XX:TieredStopAtLevel=1 --add-opens=java.base/java.nio=ALL-UNNAMED "
+              + "-Djava.io.tmpdir="
               + System.getProperty("java.io.tmpdir"))
           .config("spark.executorEnv.LANCECONTEXT_CACHE_BYTES", Long.toString(BUDGET))
           .config("spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1")

@@ -213,7 +213,7 @@ class BundleOnClusterTest {
       String... args) throws IOException {
     String java = System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     Path logs = Files.createDirectories(dir.resolve("logs"));
-    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx320m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC",
+    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx320m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED"));
     cmd.addAll(JVM_OPTIONS);
     cmd.addAll(jvmOptions);

@@ -45,7 +45,8 @@ class BundleOnClusterTest {
     String testClasses = Paths.get(BundleOnClusterTest.class.getProtectionDomain().getCodeSource().getLocation().toURI())
         .toString();
     List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx768m", "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+        "-Xmx768m", "-XX:TieredStopAtLevel=1", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
         "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
         "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
         "-cp", String.join(File.pathSeparator, bundle, sparkClassPath, testClasses),
