@@ -6,6 +6,7 @@ import io.lancecontext.core.error.StoreClosedException;
 import io.lancecontext.core.internal.codec.BatchConformer;
 import io.lancecontext.core.internal.codec.KeyIds;
 import io.lancecontext.core.internal.codec.RowBuffer;
+import io.lancecontext.core.internal.write.Buckets;
 import io.lancecontext.core.internal.write.PutReceipt;
 import io.lancecontext.core.internal.write.StoreWrites;
 import io.lancecontext.core.options.StoreOptions;
@@ -107,7 +108,12 @@ public final class StoreWriter implements AutoCloseable {
     this.batchRows = store.config().get(StoreOptions.BATCH_ROWS);
     this.batchBytes = store.config().get(StoreOptions.BATCH_BYTES);
     KeyIds ids = KeyIds.seeded(options.idSeed().orElse(null));
-    this.buffer = new RowBuffer(store.spec(), store.resident().allocator(), ids);
+    // an atomic handle stages each bucket's rows apart: its buffer keeps them apart as they come, so a full
+    // buffer is not split by bucket (a copy of every row) before it is staged
+    int shards = store.shards();
+    this.buffer = atomic
+        ? new RowBuffer(store.spec(), store.resident().allocator(), ids, shards, (b, o, l) -> Buckets.of(b, o, l, shards))
+        : new RowBuffer(store.spec(), store.resident().allocator(), ids);
     buffer.consumeKeyless(options.firstKeylessOrdinal());
     this.appender = new RowAppender(this, buffer);
     this.lease = atomic ? store.holdAttempt(transactionId) : null;
@@ -243,12 +249,13 @@ public final class StoreWriter implements AutoCloseable {
   }
 
   private void flush() {
-    VectorSchemaRoot rows = buffer.take();
-    if (rows == null) {
-      return;
-    }
-    try (rows) {
-      put(rows, true);  // the buffer's batch is ours alone (take() starts a new one): its vectors may be moved
+    List<VectorSchemaRoot> batches = buffer.takeAll();
+    try {
+      for (VectorSchemaRoot rows : batches) {
+        put(rows, true);  // the buffer's batches are ours alone (takeAll() starts new ones): their vectors may be moved
+      }
+    } finally {
+      batches.forEach(VectorSchemaRoot::close);
     }
   }
 

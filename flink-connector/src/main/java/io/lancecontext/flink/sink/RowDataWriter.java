@@ -35,6 +35,8 @@ final class RowDataWriter {
   private final RowAppender rows;
   private final int[] columns;
   private final Setter[] setters;
+  /** The fields in the order they are set: the key first (the row then goes straight to its bucket's batch). */
+  private final int[] order;
 
   RowDataWriter(RowAppender rows, RowType type, SchemaSpec spec) {
     this.rows = rows;
@@ -46,6 +48,9 @@ final class RowDataWriter {
       columns[i] = rows.column(name);
       setters[i] = setter(columns[i], type.getTypeAt(i), spec.column(name).type() == ColumnType.VECTOR);
     }
+    int key = type.getFieldNames().indexOf(spec.key());
+    this.order = java.util.stream.IntStream.concat(key < 0 ? java.util.stream.IntStream.empty()
+        : java.util.stream.IntStream.of(key), java.util.stream.IntStream.range(0, n).filter(i -> i != key)).toArray();
   }
 
   /**
@@ -69,7 +74,7 @@ final class RowDataWriter {
   /** Writes one row (an upsert) and returns its estimated encoded size in bytes. */
   long write(RowData row) {
     long bytes = 0;
-    for (int i = 0; i < setters.length; i++) {
+    for (int i : order) {
       if (row.isNullAt(i)) {
         rows.setNull(columns[i]);
         bytes++;

@@ -46,6 +46,8 @@ final class SparkRowWriter {
   private final RowAppender rows;
   private final int[] columns;
   private final Setter[] setters;
+  /** The fields in the order they are set: the key first (the row then goes straight to its bucket's batch). */
+  private final int[] order;
 
   SparkRowWriter(RowAppender rows, StructType schema, SchemaSpec spec) {
     this.rows = rows;
@@ -56,10 +58,14 @@ final class SparkRowWriter {
       columns[i] = rows.column(fields[i].name());
       setters[i] = setter(columns[i], fields[i].dataType(), spec.column(fields[i].name()));
     }
+    int key = java.util.Arrays.asList(schema.fieldNames()).indexOf(spec.key());
+    this.order = java.util.stream.IntStream.concat(key < 0 ? java.util.stream.IntStream.empty()
+        : java.util.stream.IntStream.of(key), java.util.stream.IntStream.range(0, fields.length).filter(i -> i != key))
+        .toArray();
   }
 
   void write(InternalRow row) {
-    for (int i = 0; i < setters.length; i++) {
+    for (int i : order) {
       if (row.isNullAt(i)) {
         rows.setNull(columns[i]);
       } else {

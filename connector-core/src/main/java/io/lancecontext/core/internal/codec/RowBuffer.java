@@ -26,10 +26,14 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * records ({@link #addRecord}) or tombstones ({@link #addTombstone}), in any order: they are put in the
  * order they were added. A row without its key gets one from its {@link KeyIds} (the ordinal counts the
  * keyless rows completed so far). Not thread-safe.
+ *
+ * <p><b>By bucket.</b> A buffer made with a {@link KeyRouter} keeps each bucket's rows in a batch of their own
+ * ({@link #takeAll()}), so that a writer need not split a batch by bucket afterwards (a copy of every row). A
+ * row whose key is its first value set goes straight into its bucket's batch; any other row (its key set
+ * later, or generated) is built where the previous one was and copied into its bucket's batch when it ends if
+ * that is another. Rows of one key are in one batch, in the order they were added.
  */
 public final class RowBuffer implements AutoCloseable {
-  private static final int INITIAL_ROWS = 64;
-
   private final SchemaSpec spec;
   private final BufferAllocator allocator;
   private final KeyIds ids;
@@ -37,9 +41,16 @@ public final class RowBuffer implements AutoCloseable {
   private final java.util.Map<String, Integer> indexByName = new java.util.HashMap<>();
   private final int keyColumn;
   private final boolean[] set;
-  private VectorSchemaRoot root;
+  /** Null: one batch for every bucket. */
+  private final KeyRouter router;
+  /** The batches being filled, by bucket (one without a router); null until a row goes there. */
+  private final BufferSlot[] slots;
+  /** The slot of the row being built, its index there, and that slot's vectors. */
+  private int current;
+  private int at;
   private FieldVector[] vectors;
-  private BitVector tombstone;
+  /** Whether the row being built went to its bucket's slot by its key, set first. */
+  private boolean routed;
   private int rows;
   private long bytes;
   private long rowBytes;
@@ -47,7 +58,13 @@ public final class RowBuffer implements AutoCloseable {
   private long keylessRows;
   private long rowsBefore;
 
+  /** A buffer of one batch for every bucket. */
   public RowBuffer(SchemaSpec spec, BufferAllocator allocator, KeyIds ids) {
+    this(spec, allocator, ids, 1, null);
+  }
+
+  /** A buffer of one batch per bucket, of {@code buckets} buckets, routed by {@code router} (null: one batch). */
+  public RowBuffer(SchemaSpec spec, BufferAllocator allocator, KeyIds ids, int buckets, KeyRouter router) {
     this.spec = spec;
     this.allocator = allocator;
     this.ids = ids;
@@ -57,22 +74,27 @@ public final class RowBuffer implements AutoCloseable {
     }
     this.keyColumn = columns.indexOf(spec.column(spec.key()));
     this.set = new boolean[columns.size()];
-    allocate();
+    this.router = buckets > 1 ? router : null;
+    this.slots = new BufferSlot[this.router == null ? 1 : buckets];
+    select(0);
   }
 
-  private void allocate() {
-    root = VectorSchemaRoot.create(spec.toArrowSchema(), allocator);
-    for (FieldVector v : root.getFieldVectors()) {
-      v.setInitialCapacity(INITIAL_ROWS);
+  /** Builds the next row in the slot of {@code bucket}. */
+  private void select(int bucket) {
+    if (slots[bucket] == null) {
+      slots[bucket] = new BufferSlot(spec, columns, allocator);
     }
-    root.allocateNew();
-    vectors = new FieldVector[columns.size()];
-    for (int i = 0; i < vectors.length; i++) {
-      vectors[i] = root.getVector(columns.get(i).name());
+    current = bucket;
+    at = slots[bucket].rows;
+    vectors = slots[bucket].vectors;
+  }
+
+  /** Before the first value of a row: the key, set first, takes the row to its bucket's slot. */
+  private void routeByKey(int column, byte[] utf8, int offset, int length) {
+    if (router != null && column == keyColumn && !rowStarted) {
+      select(router.bucket(utf8, offset, length));
+      routed = true;
     }
-    tombstone = (BitVector) root.getVector(SystemColumns.TOMBSTONE);
-    rows = 0;
-    bytes = 0;
   }
 
   /**
@@ -125,7 +147,11 @@ public final class RowBuffer implements AutoCloseable {
   public void set(int column, Object value) {
     ColumnSpec c = columns.get(column);
     try {
-      ValueWriter.write(vectors[column], rows, value, c, c.name(), rowNumber());
+      if (router != null && column == keyColumn && !rowStarted && value instanceof String key) {
+        byte[] utf8 = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        routeByKey(column, utf8, 0, utf8.length);
+      }
+      ValueWriter.write(vectors[column], at, value, c, c.name(), rowNumber());
     } catch (RuntimeException e) {
       abandonRow();
       throw e;
@@ -153,7 +179,8 @@ public final class RowBuffer implements AutoCloseable {
       abandonRow();
       throw new InvalidRecordException(c.name(), rowNumber(), "the key is not valid UTF-8");
     }
-    ((VariableWidthFieldVector) vectors[column]).setSafe(rows, utf8, offset, length);
+    routeByKey(column, utf8, offset, length);
+    ((VariableWidthFieldVector) vectors[column]).setSafe(at, utf8, offset, length);
     mark(column, length);
   }
 
@@ -164,7 +191,7 @@ public final class RowBuffer implements AutoCloseable {
       abandonRow();
       throw new InvalidRecordException(c.name(), rowNumber(), "a timestamp given for a " + c.type() + " column");
     }
-    ((TimeStampMicroTZVector) vectors[column]).setSafe(rows, micros);
+    ((TimeStampMicroTZVector) vectors[column]).setSafe(at, micros);
     mark(column, 8);
   }
 
@@ -175,7 +202,7 @@ public final class RowBuffer implements AutoCloseable {
       set(column, LocalDate.ofEpochDay(days));  // refused with the column's type named
       return;
     }
-    ((DateDayVector) vectors[column]).setSafe(rows, days);
+    ((DateDayVector) vectors[column]).setSafe(at, days);
     mark(column, 4);
   }
 
@@ -201,16 +228,16 @@ public final class RowBuffer implements AutoCloseable {
         }
         ColumnSpec c = columns.get(i);
         if (i == keyColumn) {
-          ValueWriter.write(vectors[i], rows, ids.key(keylessRows), c, c.name(), rowNumber());
+          ValueWriter.write(vectors[i], at, ids.key(keylessRows), c, c.name(), rowNumber());
         } else {
-          ValueWriter.write(vectors[i], rows, null, c, c.name(), rowNumber());
+          ValueWriter.write(vectors[i], at, null, c, c.name(), rowNumber());
         }
       }
       VarCharVector key = (VarCharVector) vectors[keyColumn];
-      if (key.isNull(rows)) {
+      if (key.isNull(at)) {
         throw new InvalidRecordException(spec.key(), rowNumber(), "the key is null");
       }
-      if (key.getValueLength(rows) == 0) {
+      if (key.getValueLength(at) == 0) {
         throw new InvalidRecordException(spec.key(), rowNumber(), "the key is empty");
       }
     } catch (RuntimeException e) {
@@ -220,10 +247,25 @@ public final class RowBuffer implements AutoCloseable {
     if (!set[keyColumn]) {
       keylessRows++;
     }
+    if (router != null && !routed) {
+      moveToBucket();
+    }
+    BitVector tombstone = slots[current].tombstone;
     if (tombstone != null) {
-      tombstone.setNull(rows);
+      tombstone.setNull(at);
     }
     completeRow();
+  }
+
+  /** Moves the ended row built in the current slot to its key's bucket's slot, when that is another. */
+  private void moveToBucket() {
+    BufferSlot from = slots[current];
+    int bucket = from.keyBucket(keyColumn, router);
+    if (bucket != current) {
+      select(bucket);
+      slots[current].copyRow(from);
+      from.clearStructs(columns, from.rows);
+    }
   }
 
   /**
@@ -232,28 +274,11 @@ public final class RowBuffer implements AutoCloseable {
    * nulls back from their fields on some paths, see {@code StructNulls}).
    */
   public void abandonRow() {
-    for (int i = 0; i < columns.size(); i++) {
-      if (columns.get(i).type() == ColumnType.STRUCT) {
-        clearStruct((org.apache.arrow.vector.complex.StructVector) vectors[i], rows, columns.get(i));
-      }
-    }
+    slots[current].clearStructs(columns, at);
     Arrays.fill(set, false);
     rowBytes = 0;
     rowStarted = false;
-  }
-
-  private static void clearStruct(org.apache.arrow.vector.complex.StructVector v, int index, ColumnSpec c) {
-    for (ColumnSpec f : c.fields()) {
-      FieldVector child = (FieldVector) v.getChild(f.name());
-      if (f.type() == ColumnType.STRUCT) {
-        clearStruct((org.apache.arrow.vector.complex.StructVector) child, index, f);
-      } else if (child.getValueCapacity() > index) {
-        child.setNull(index);
-      }
-    }
-    if (v.getValueCapacity() > index) {
-      v.setNull(index);
-    }
+    routed = false;
   }
 
   /** Whether a row is being built (a value was set since the last {@link #endRow()}). */
@@ -266,7 +291,9 @@ public final class RowBuffer implements AutoCloseable {
     bytes += rowBytes + 16;
     rowBytes = 0;
     rowStarted = false;
+    routed = false;
     rows++;
+    at = ++slots[current].rows;
   }
 
   // ---------------------------------------------------------------- whole rows
@@ -288,8 +315,14 @@ public final class RowBuffer implements AutoCloseable {
         column(name);  // throws, naming it
       }
     }
+    Object key = record.get(spec.key());
+    if (key != null) {
+      set(keyColumn, key);  // first: the row goes straight to its bucket's batch
+    }
     for (var e : record.entrySet()) {
-      set(column(e.getKey()), e.getValue());
+      if (key == null || !e.getKey().equals(spec.key())) {
+        set(column(e.getKey()), e.getValue());
+      }
     }
     endRow();
   }
@@ -299,22 +332,26 @@ public final class RowBuffer implements AutoCloseable {
     if (rowStarted) {
       throw new IllegalStateException("a row is being built: end it (RowAppender.endRow) before deleting a key");
     }
-    if (tombstone == null) {
+    if (!spec.has(io.lancecontext.core.schema.Capability.TOMBSTONES)) {
       throw new IllegalStateException("the spec has no tombstones capability");
     }
     if (key == null || key.isEmpty()) {
       throw new InvalidRecordException(spec.key(), rowNumber(), key == null ? "the key is null" : "the key is empty");
     }
+    if (router != null) {
+      byte[] utf8 = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      select(router.bucket(utf8, 0, utf8.length));
+    }
     try {
       for (int i = 0; i < columns.size(); i++) {
         ColumnSpec c = columns.get(i);
-        ValueWriter.write(vectors[i], rows, i == keyColumn ? key : null, c, c.name(), rowNumber());
+        ValueWriter.write(vectors[i], at, i == keyColumn ? key : null, c, c.name(), rowNumber());
       }
     } catch (RuntimeException e) {
       abandonRow();
       throw e;
     }
-    tombstone.setSafe(rows, 1);
+    slots[current].tombstone.setSafe(at, 1);
     rowBytes = key.length();
     completeRow();
   }
@@ -323,27 +360,61 @@ public final class RowBuffer implements AutoCloseable {
 
   /**
    * The completed rows as a batch in the dataset schema (the caller closes it), or null if there are
-   * none; the buffer starts empty. A row being built stays being built.
+   * none; the buffer starts empty. Only for a buffer of one batch (without a {@link KeyRouter}).
+   *
+   * @throws IllegalStateException if a row is being built
    */
   public VectorSchemaRoot take() {
+    if (router != null) {
+      throw new IllegalStateException("a buffer by bucket has a batch per bucket: takeAll()");
+    }
+    List<VectorSchemaRoot> all = takeAll();
+    return all.isEmpty() ? null : all.get(0);
+  }
+
+  /**
+   * The completed rows as batches in the dataset schema, one per bucket with rows in bucket order (one without a
+   * {@link KeyRouter}); the caller closes them. The buffer starts empty.
+   *
+   * @throws IllegalStateException if a row is being built
+   */
+  public List<VectorSchemaRoot> takeAll() {
     if (rows == 0) {
-      return null;
+      return List.of();
     }
     if (rowStarted) {
       throw new IllegalStateException("a row is being built: end it (RowAppender.endRow) first");
     }
-    VectorSchemaRoot out = root;
-    out.setRowCount(rows);
+    List<VectorSchemaRoot> out = new java.util.ArrayList<>();
+    for (int b = 0; b < slots.length; b++) {
+      if (slots[b] != null && slots[b].rows > 0) {
+        out.add(slots[b].take());
+        slots[b] = null;
+      }
+    }
     rowsBefore += rows;
-    allocate();
+    rows = 0;
+    bytes = 0;
+    select(current);
     return out;
   }
 
   /** Discards every buffered row and the row being built. */
   public void clear() {
     abandonRow();
-    root.close();
-    allocate();
+    closeSlots();
+    rows = 0;
+    bytes = 0;
+    select(0);
+  }
+
+  private void closeSlots() {
+    for (int b = 0; b < slots.length; b++) {
+      if (slots[b] != null) {
+        slots[b].close();
+        slots[b] = null;
+      }
+    }
   }
 
   /** Counts {@code n} keyless rows written by another path with this buffer's key ordinals. */
@@ -372,6 +443,6 @@ public final class RowBuffer implements AutoCloseable {
 
   @Override
   public void close() {
-    root.close();
+    closeSlots();
   }
 }

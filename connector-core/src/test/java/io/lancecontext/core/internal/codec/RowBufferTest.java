@@ -66,4 +66,108 @@ class RowBufferTest {
       assertEquals(null, buffer.take());
     }
   }
+
+  private static final SchemaSpec ROUTED = SchemaSpec.fromJson("{\"columns\":[{\"name\":\"id\",\"type\":\"string\"},"
+      + "{\"name\":\"i\",\"type\":\"int32\"},{\"name\":\"v\",\"type\":\"vector\",\"dim\":2,\"metric\":\"l2\"},"
+      + "{\"name\":\"meta\",\"type\":\"struct\",\"fields\":[{\"name\":\"step\",\"type\":\"int32\"}]}],"
+      + "\"capabilities\":[\"tombstones\"]}");
+
+  /** Four buckets by the key's last character ('0'..'3'); a generated key's last character is a hex digit. */
+  private static final KeyRouter LAST_CHARACTER = (utf8, offset, length) -> Math.floorMod(utf8[offset + length - 1], 4);
+
+  /**
+   * A buffer by bucket keeps each bucket's rows in a batch of their own, in the order they were added, however a
+   * row reached it: its key set first (straight to its bucket), set last, generated, a record, a tombstone (each
+   * copied there when it ends, when it was built elsewhere), with every value intact and nothing of an abandoned
+   * row left.
+   */
+  @Test
+  void aBufferByBucketKeepsEachBucketsRowsInOrderWhateverTheOrderValuesAreSetIn() {
+    try (RowBuffer buffer = new RowBuffer(ROUTED, arrow.allocator(), KeyIds.seeded("seed"), 4, LAST_CHARACTER)) {
+      int id = buffer.column("id");
+      int i = buffer.column("i");
+      int v = buffer.column("v");
+      int meta = buffer.column("meta");
+      buffer.setUtf8(id, "k1".getBytes(java.nio.charset.StandardCharsets.UTF_8));  // the key first
+      buffer.set(i, 1);
+      buffer.set(v, new float[] {1f, 1.5f});
+      buffer.endRow();
+      buffer.set(i, 2);  // the key last: built in bucket 1's batch, moved to bucket 2's
+      buffer.set(meta, Map.of("step", 2));
+      buffer.set(v, new float[] {2f, 2.5f});
+      buffer.set(id, "k2");
+      buffer.endRow();
+      buffer.set(i, 99);  // abandoned
+      buffer.set(meta, Map.of("step", 99));
+      assertThrows(InvalidRecordException.class, () -> buffer.set(v, new float[] {1f}));
+      buffer.set(i, 3);  // keyless: a generated key
+      buffer.endRow();
+      buffer.addRecord(new java.util.LinkedHashMap<>(Map.of("i", 4, "id", "r3")));
+      buffer.addTombstone("t1");
+      buffer.set(i, 6);
+      buffer.set(id, "k5");  // bucket 1 after a row of bucket 1: not moved
+      buffer.endRow();
+      assertEquals(6, buffer.rows());
+      assertThrows(IllegalStateException.class, buffer::take);
+      java.util.List<VectorSchemaRoot> batches = buffer.takeAll();
+      try {
+        java.util.List<java.util.List<Map<String, Object>>> decoded = new java.util.ArrayList<>();
+        java.util.List<String> all = new java.util.ArrayList<>();
+        for (VectorSchemaRoot batch : batches) {
+          BatchValidator.validate(ROUTED, batch);
+          var rows = new RecordCodec(ROUTED).decode(batch);
+          decoded.add(rows);
+          int bucket = -1;
+          for (var r : rows) {
+            byte[] key = ((String) r.get("id")).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            int b = LAST_CHARACTER.bucket(key, 0, key.length);
+            assertTrue(bucket < 0 || bucket == b, "one bucket per batch: " + rows);
+            bucket = b;
+            all.add((String) r.get("id"));
+          }
+        }
+        assertEquals(6, all.size(), all.toString());
+        Map<String, Map<String, Object>> byKey = new java.util.HashMap<>();
+        decoded.forEach(rows -> rows.forEach(r -> byKey.put((String) r.get("id"), r)));
+        assertEquals(1, byKey.get("k1").get("i"));
+        assertEquals(java.util.List.of(1f, 1.5f), floats(byKey.get("k1").get("v")));
+        assertEquals(null, byKey.get("k1").get("meta"));
+        assertEquals(2, byKey.get("k2").get("i"));
+        assertEquals(java.util.List.of(2f, 2.5f), floats(byKey.get("k2").get("v")));
+        assertEquals(2, ((Map<?, ?>) byKey.get("k2").get("meta")).get("step"));
+        assertEquals(4, byKey.get("r3").get("i"));
+        assertEquals(6, byKey.get("k5").get("i"));
+        String generated = all.stream().filter(k -> !k.matches("k\\d|r3|t1")).findFirst().orElseThrow();
+        assertEquals(3, byKey.get(generated).get("i"));
+        assertEquals(null, byKey.get(generated).get("meta"), "nothing of the abandoned row");
+        assertTrue(all.indexOf("k1") < all.indexOf("k5"), "a bucket's rows in the order they were added: " + all);
+        for (VectorSchemaRoot batch : batches) {
+          var marker = (org.apache.arrow.vector.BitVector) batch.getVector("_lc_tombstone");
+          var keys = (org.apache.arrow.vector.VarCharVector) batch.getVector("id");
+          for (int r = 0; r < batch.getRowCount(); r++) {
+            assertEquals(new String(keys.get(r), java.nio.charset.StandardCharsets.UTF_8).equals("t1"), !marker.isNull(r)
+                && marker.get(r) == 1);
+          }
+        }
+      } finally {
+        batches.forEach(VectorSchemaRoot::close);
+      }
+      assertEquals(0, buffer.rows());
+      assertEquals(java.util.List.of(), buffer.takeAll());
+    }
+  }
+
+  private static java.util.List<Float> floats(Object vector) {
+    java.util.List<Float> out = new java.util.ArrayList<>();
+    if (vector instanceof float[] f) {
+      for (float x : f) {
+        out.add(x);
+      }
+      return out;
+    }
+    for (Object x : (java.util.List<?>) vector) {
+      out.add(((Number) x).floatValue());
+    }
+    return out;
+  }
 }
