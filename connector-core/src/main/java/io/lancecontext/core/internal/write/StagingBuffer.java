@@ -40,10 +40,15 @@ public final class StagingBuffer implements AutoCloseable {
 
   private static final class Pending {
     final List<VectorSchemaRoot> batches = new ArrayList<>();
-    final Set<String> keys = new HashSet<>();
+    final Set<String> keys;
     int rows;
     int deletes;
     long bytes;
+
+    /** Presized for a few batches of {@code keys} keys. */
+    Pending(int keys) {
+      this.keys = new HashSet<>(Math.max(16, keys * 4));
+    }
   }
 
   StagingBuffer(StoreWrites writes, String txid, String partId, int firstIndex, long maxBytes, long maxPartBytes,
@@ -74,17 +79,29 @@ public final class StagingBuffer implements AutoCloseable {
         rows += b.rows().getRowCount() - b.deletes();
         deletes += b.deletes();
         Pending p = pending.get(b.bucket());
-        if (p != null && b.keys().stream().anyMatch(p.keys::contains)) {
-          written.add(write(b.bucket()));
-          p = null;
+        boolean keysAdded = false;
+        if (p != null) {
+          // one pass: the keys are added while looking for a repeated one; on a repeat the part is written
+          // and its key set dropped with it
+          boolean repeated = false;
+          for (String k : b.keys()) {
+            repeated |= !p.keys.add(k);
+          }
+          keysAdded = !repeated;
+          if (repeated) {
+            written.add(write(b.bucket()));
+            p = null;
+          }
         }
         if (p == null) {
-          p = new Pending();
+          p = new Pending(b.keys().size());
           pending.put(b.bucket(), p);
         }
         long size = sizeOf(b.rows());
         p.batches.add(b.rows());
-        p.keys.addAll(b.keys());
+        if (!keysAdded) {
+          p.keys.addAll(b.keys());
+        }
         p.rows += b.rows().getRowCount();
         p.deletes += b.deletes();
         p.bytes += size;
