@@ -120,10 +120,16 @@ public final class KeyIndex {
    * pages, where a chunk of keys spread over the key space touches most of them (25,000 keys in a 1 M-row
    * base: 0.3 s sorted in chunks of 512, 8–14 s unsorted in chunks of 4096). The fragments it does not cover
    * (merges add them until {@link #refreshIfStale} rebuilds it) are scanned once, their keys checked in
-   * Java, not once per chunk; so is the whole base when it holds fewer than two rows per key. Every key
-   * must be {@link LanceSql#passable}.
+   * Java, not once per chunk; so is the whole base when it holds fewer than two rows per key, or when a key is
+   * not {@link LanceSql#passable} (filter text cannot carry it).
    */
   public static Map<Integer, List<Integer>> rowOffsets(LanceDataset ds, SchemaSpec spec, Collection<String> keys) {
+    return rowOffsets(ds, spec, keys, keys.stream().allMatch(LanceSql::passable));
+  }
+
+  /** As {@link #rowOffsets(LanceDataset, SchemaSpec, Collection)}, told whether every key is passable. */
+  public static Map<Integer, List<Integer>> rowOffsets(LanceDataset ds, SchemaSpec spec, Collection<String> keys,
+      boolean passable) {
     Map<Integer, List<Integer>> found = new TreeMap<>();
     KeyIndexCoverage coverage = KeyIndexCoverage.of(ds, spec);
     List<Integer> indexed = new ArrayList<>(coverage.covered());
@@ -133,7 +139,7 @@ public final class KeyIndex {
     if (rows == 0) {
       return found;
     }
-    if (rows < 2L * keys.size() || !keys.stream().allMatch(LanceSql::passable)) {
+    if (rows < 2L * keys.size() || !passable) {
       // fewer than two base rows per key (a store's first loads): one scan of the base keys costs less than
       // the indexed filters (250,000 keys in a 250,000-row base: 1.6–1.9 s in 64 filters), and in proportion
       // to the keys; a key filter text cannot carry is found by the scan too

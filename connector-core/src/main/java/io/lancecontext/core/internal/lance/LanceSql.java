@@ -179,6 +179,19 @@ public final class LanceSql {
     return passablePrefix(s).length() == s.length();
   }
 
+  /**
+   * {@link #passable(String)} of a valid UTF-8 key from its bytes: no NUL, and no character above U+FFFF (a
+   * 4-byte sequence, the only way valid UTF-8 holds what Java holds as a surrogate pair).
+   */
+  public static boolean passableUtf8(byte[] utf8) {
+    for (byte b : utf8) {
+      if (b == 0 || (b & 0xF8) == 0xF0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static String passablePrefix(String s) {
     for (int i = 0; i < s.length(); i++) {
       char ch = s.charAt(i);

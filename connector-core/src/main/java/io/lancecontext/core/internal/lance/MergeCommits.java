@@ -74,16 +74,17 @@ public final class MergeCommits {
    *
    * @param rows the winning rows to write as new fragments, or null when none are (all appended whole)
    * @param keys every merged key (rows and appended parts): their base rows are deleted
+   * @param keysPassable whether every key is {@link LanceSql#passable}
    * @param appended fragments added as they are ({@link #appendable})
    * @return the version after the mark
    */
   public static long replaceAndMark(StoreConfig config, SchemaSpec spec, LanceDataset base, ArrowReader rows,
-      Set<String> keys, List<Mark> marked, List<LanceFragment> appended, BufferAllocator allocator,
-      Runnable beforeCommit) throws IOException {
+      Set<String> keys, boolean keysPassable, List<Mark> marked, List<LanceFragment> appended,
+      BufferAllocator allocator, Runnable beforeCommit) throws IOException {
     Dataset ds = base.lance();
     long readVersion = ds.version();
     long t0 = System.nanoTime();
-    Map<Integer, List<Integer>> doomed = KeyIndex.rowOffsets(base, spec, keys);
+    Map<Integer, List<Integer>> doomed = KeyIndex.rowOffsets(base, spec, keys, keysPassable);
     long t1 = System.nanoTime();
     List<FragmentMetadata> written = new ArrayList<>();
     if (rows != null) {

@@ -4,7 +4,6 @@ import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.LanceFragment;
-import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.MergeCommits;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.txn.PublishedPart;
@@ -108,14 +107,14 @@ final class Merger {
       boolean deletes = !spec.has(Capability.TOMBSTONES)
           && java.util.Arrays.stream(newest.tombstones()).anyMatch(t -> t > 0);
       if (deletes || config.get(StoreOptions.INDEX_KEY) != KeyIndexType.NONE
-          && newest.keys().stream().allMatch(LanceSql::passable)) {
+          && newest.passable()) {
         List<Integer> whole = wholeParts(base, inputs, newest, config.get(StoreOptions.MERGE_APPEND_MIN_ROWS));
         source.skip(whole);
         for (int i : whole) {
           tombstones += newest.tombstones()[i];
         }
         version = MergeCommits.replaceAndMark(config, spec, base, source.hasInputs() ? source : null,
-            newest.keys(), marked, appendedFragments(files, inputs, whole), allocator, lease::ensureHeld);
+            newest.keys(), newest.passable(), marked, appendedFragments(files, inputs, whole), allocator, lease::ensureHeld);
       } else {
         version = MergeCommits.mergeInsert(config, spec, base, source, marked, inputs.size(), allocator,
             lease::ensureHeld);

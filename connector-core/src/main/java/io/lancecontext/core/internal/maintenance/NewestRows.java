@@ -2,6 +2,7 @@ package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.lance.LanceSql;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -33,11 +34,13 @@ final class NewestRows {
   private final Map<String, Slot> slots;
   private final long[] rows;
   private final long[] tombstones;
+  private final boolean passable;
 
-  private NewestRows(Map<String, Slot> slots, long[] rows, long[] tombstones) {
+  private NewestRows(Map<String, Slot> slots, long[] rows, long[] tombstones, boolean passable) {
     this.slots = slots;
     this.rows = rows;
     this.tombstones = tombstones;
+    this.passable = passable;
   }
 
   /**
@@ -53,6 +56,7 @@ final class NewestRows {
     Map<String, Slot> slots = new HashMap<>((int) Math.min(expected * 4 / 3 + 16, 1 << 22));
     long[] rows = new long[inputs.size()];
     long[] tombstones = new long[inputs.size()];
+    boolean passable = true;
     for (int i = 0; i < inputs.size(); i++) {
       boolean tombs = hasTombstones(inputs.get(i).dataset());
       long fixed = inputs.get(i).sequence();
@@ -67,7 +71,9 @@ final class NewestRows {
           BigIntVector seq = (BigIntVector) b.getVector(SystemColumns.SEQUENCE);
           BitVector tomb = tombs ? (BitVector) b.getVector(SystemColumns.TOMBSTONE) : null;
           for (int r = 0; r < key.getValueCount(); r++, offset++) {
-            Slot slot = slots.computeIfAbsent(new String(key.get(r), StandardCharsets.UTF_8), k -> new Slot());
+            byte[] utf8 = key.get(r);
+            passable = passable && LanceSql.passableUtf8(utf8);
+            Slot slot = slots.computeIfAbsent(new String(utf8, StandardCharsets.UTF_8), k -> new Slot());
             if (slot.lastInput == i) {
               continue;  // not the key's first row in this input
             }
@@ -87,13 +93,18 @@ final class NewestRows {
         throw LanceErrors.translate("read generation " + inputs.get(i).path(), e);
       }
     }
-    return new NewestRows(slots, rows, tombstones);
+    return new NewestRows(slots, rows, tombstones, passable);
   }
 
   /** Where the newest row of {@code key} is (input index << 32 | row offset), or -1 if no input has the key. */
   long winner(String key) {
     Slot s = slots.get(key);
     return s == null ? -1 : s.where;
+  }
+
+  /** Whether every key of the inputs is {@link LanceSql#passable} (filter text can carry it). */
+  boolean passable() {
+    return passable;
   }
 
   /** Every key of the inputs. */

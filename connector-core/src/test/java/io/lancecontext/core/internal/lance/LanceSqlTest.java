@@ -20,6 +20,19 @@ import org.junit.jupiter.api.Test;
 class LanceSqlTest {
   private static final Pattern RANGE = Pattern.compile("`id` (>=|>) '((?:[^']|'')*)'(?: AND `id` < '((?:[^']|'')*)')?");
 
+  /** A merge tells passable keys from their UTF-8 bytes, as {@code passable} does from the string. */
+  @Test
+  void passableFromUtf8BytesAgreesWithPassableFromTheString() {
+    Random random = new Random(11);
+    for (int i = 0; i < 5_000; i++) {
+      String key = randomString(random);
+      assertEquals(LanceSql.passable(key), LanceSql.passableUtf8(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+          escape(key));
+    }
+    assertTrue(LanceSql.passableUtf8("ключ-é-日本".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    assertTrue(!LanceSql.passableUtf8("k-🙂".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+  }
+
   @Test
   void filterTextNeverHoldsNulOrSupplementaryCharactersAndItsRangesHoldTheKey() {
     Random random = new Random(7);
