@@ -112,7 +112,8 @@ public final class StoreWriter implements AutoCloseable {
     // buffer is not split by bucket (a copy of every row) before it is staged
     int shards = store.shards();
     this.buffer = atomic
-        ? new RowBuffer(store.spec(), store.resident().allocator(), ids, shards, (b, o, l) -> Buckets.of(b, o, l, shards))
+        ? new RowBuffer(store.spec(), store.resident().allocator(), ids, shards,
+            (utf8, offset, length) -> Buckets.of(utf8, offset, length, shards))
         : new RowBuffer(store.spec(), store.resident().allocator(), ids);
     buffer.consumeKeyless(options.firstKeylessOrdinal());
     this.appender = new RowAppender(this, buffer);

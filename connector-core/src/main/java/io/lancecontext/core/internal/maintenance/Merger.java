@@ -114,7 +114,8 @@ final class Merger {
           tombstones += newest.tombstones()[i];
         }
         version = MergeCommits.replaceAndMark(config, spec, base, source.hasInputs() ? source : null,
-            newest.keys(), newest.passable(), marked, appendedFragments(files, inputs, whole), allocator, lease::ensureHeld);
+            newest.keys(), newest.passable(), marked, appendedFragments(files, inputs, whole), allocator,
+            lease::ensureHeld);
       } else {
         version = MergeCommits.mergeInsert(config, spec, base, source, marked, inputs.size(), allocator,
             lease::ensureHeld);
