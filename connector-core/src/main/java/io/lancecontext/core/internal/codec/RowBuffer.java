@@ -29,9 +29,10 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  *
  * <p><b>By bucket.</b> A buffer made with a {@link KeyRouter} keeps each bucket's rows in a batch of their own
  * ({@link #takeAll()}), so that a writer need not split a batch by bucket afterwards (a copy of every row). A
- * row whose key is its first value set goes straight into its bucket's batch; any other row (its key set
- * later, or generated) is built where the previous one was and copied into its bucket's batch when it ends if
- * that is another. Rows of one key are in one batch, in the order they were added.
+ * row whose key is its first value set goes straight into its bucket's batch. Any other row is built in one
+ * more batch, of rows of any bucket: a row without a key stays there (its generated key is unique, so its place
+ * among the other rows does not matter), and a row whose key comes later is copied into its bucket's batch when
+ * it ends (value by value, the slow path). Rows of one key are in one batch, in the order they were added.
  */
 public final class RowBuffer implements AutoCloseable {
   private final SchemaSpec spec;
@@ -49,6 +50,8 @@ public final class RowBuffer implements AutoCloseable {
   private int current;
   private int at;
   private FieldVector[] vectors;
+  /** The slot of rows of any bucket (the only one without a router). */
+  private final int mixed;
   /** Whether the row being built went to its bucket's slot by its key, set first. */
   private boolean routed;
   private int rows;
@@ -75,7 +78,8 @@ public final class RowBuffer implements AutoCloseable {
     this.keyColumn = columns.indexOf(spec.column(spec.key()));
     this.set = new boolean[columns.size()];
     this.router = buckets > 1 ? router : null;
-    this.slots = new BufferSlot[this.router == null ? 1 : buckets];
+    this.slots = new BufferSlot[this.router == null ? 1 : buckets + 1];
+    this.mixed = slots.length - 1;
     select(0);
   }
 
@@ -89,11 +93,19 @@ public final class RowBuffer implements AutoCloseable {
     vectors = slots[bucket].vectors;
   }
 
-  /** Before the first value of a row: the key, set first, takes the row to its bucket's slot. */
-  private void routeByKey(int column, byte[] utf8, int offset, int length) {
-    if (router != null && column == keyColumn && !rowStarted) {
+  /**
+   * Before the first value of a row: the key, set first, takes the row to its bucket's slot; any other value to
+   * the slot of rows of any bucket.
+   */
+  private void route(int column, byte[] utf8, int offset, int length) {
+    if (router == null || rowStarted) {
+      return;
+    }
+    if (column == keyColumn && utf8 != null) {
       select(router.bucket(utf8, offset, length));
       routed = true;
+    } else if (current != mixed) {
+      select(mixed);
     }
   }
 
@@ -147,16 +159,17 @@ public final class RowBuffer implements AutoCloseable {
   public void set(int column, Object value) {
     ColumnSpec c = columns.get(column);
     try {
-      if (router != null && column == keyColumn && !rowStarted && value instanceof String key) {
-        byte[] utf8 = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        routeByKey(column, utf8, 0, utf8.length);
+      if (router != null && !rowStarted) {
+        byte[] utf8 = column == keyColumn && value instanceof String key
+            ? key.getBytes(java.nio.charset.StandardCharsets.UTF_8) : null;
+        route(column, utf8, 0, utf8 == null ? 0 : utf8.length);
       }
       ValueWriter.write(vectors[column], at, value, c, c.name(), rowNumber());
     } catch (RuntimeException e) {
       abandonRow();
       throw e;
     }
-    mark(column, estimate(value));
+    mark(column, ValueWriter.estimate(value));
   }
 
   /** Sets a string column (string or large_string) from UTF-8 bytes, which are copied. */
@@ -179,7 +192,7 @@ public final class RowBuffer implements AutoCloseable {
       abandonRow();
       throw new InvalidRecordException(c.name(), rowNumber(), "the key is not valid UTF-8");
     }
-    routeByKey(column, utf8, offset, length);
+    route(column, utf8, offset, length);
     ((VariableWidthFieldVector) vectors[column]).setSafe(at, utf8, offset, length);
     mark(column, length);
   }
@@ -191,6 +204,7 @@ public final class RowBuffer implements AutoCloseable {
       abandonRow();
       throw new InvalidRecordException(c.name(), rowNumber(), "a timestamp given for a " + c.type() + " column");
     }
+    route(column, null, 0, 0);
     ((TimeStampMicroTZVector) vectors[column]).setSafe(at, micros);
     mark(column, 8);
   }
@@ -202,6 +216,7 @@ public final class RowBuffer implements AutoCloseable {
       set(column, LocalDate.ofEpochDay(days));  // refused with the column's type named
       return;
     }
+    route(column, null, 0, 0);
     ((DateDayVector) vectors[column]).setSafe(at, days);
     mark(column, 4);
   }
@@ -248,7 +263,8 @@ public final class RowBuffer implements AutoCloseable {
       keylessRows++;
     }
     if (router != null && !routed) {
-      moveToBucket();
+      // a key set after other values: to its bucket's slot; no key (a unique generated one): the slot of any bucket
+      moveTo(set[keyColumn] ? slots[current].keyBucket(keyColumn, router) : mixed);
     }
     BitVector tombstone = slots[current].tombstone;
     if (tombstone != null) {
@@ -257,12 +273,11 @@ public final class RowBuffer implements AutoCloseable {
     completeRow();
   }
 
-  /** Moves the ended row built in the current slot to its key's bucket's slot, when that is another. */
-  private void moveToBucket() {
-    BufferSlot from = slots[current];
-    int bucket = from.keyBucket(keyColumn, router);
-    if (bucket != current) {
-      select(bucket);
+  /** Moves the ended row built in the current slot to slot {@code target}, when that is another. */
+  private void moveTo(int target) {
+    if (target != current) {
+      BufferSlot from = slots[current];
+      select(target);
       slots[current].copyRow(from);
       from.clearStructs(columns, from.rows);
     }
@@ -424,21 +439,6 @@ public final class RowBuffer implements AutoCloseable {
 
   public KeyIds ids() {
     return ids;
-  }
-
-  private static long estimate(Object value) {
-    if (value instanceof CharSequence s) {
-      return s.length();
-    } else if (value instanceof byte[] a) {
-      return a.length;
-    } else if (value instanceof float[] f) {
-      return 4L * f.length;
-    } else if (value instanceof java.nio.ByteBuffer b) {
-      return b.remaining();
-    } else if (value instanceof List<?> l) {
-      return 8L * l.size();
-    }
-    return 8;
   }
 
   @Override

@@ -290,4 +290,20 @@ final class ValueWriter {
     return new InvalidRecordException(path, row, "expected " + expected + " for a " + c.type() + " column, got "
         + value.getClass().getName());
   }
+
+  /** About how many bytes {@code value} takes encoded (a row buffer's batching estimate). */
+  static long estimate(Object value) {
+    if (value instanceof CharSequence s) {
+      return s.length();
+    } else if (value instanceof byte[] a) {
+      return a.length;
+    } else if (value instanceof float[] f) {
+      return 4L * f.length;
+    } else if (value instanceof java.nio.ByteBuffer b) {
+      return b.remaining();
+    } else if (value instanceof java.util.List<?> l) {
+      return 8L * l.size();
+    }
+    return 8;
+  }
 }

@@ -77,9 +77,9 @@ class RowBufferTest {
 
   /**
    * A buffer by bucket keeps each bucket's rows in a batch of their own, in the order they were added, however a
-   * row reached it: its key set first (straight to its bucket), set last, generated, a record, a tombstone (each
-   * copied there when it ends, when it was built elsewhere), with every value intact and nothing of an abandoned
-   * row left.
+   * row reached it: its key set first (straight to its bucket), set last (copied there when it ends), a record, a
+   * tombstone; rows without a key (unique generated keys) in one batch of their own, last; every value intact and
+   * nothing of an abandoned row left.
    */
   @Test
   void aBufferByBucketKeepsEachBucketsRowsInOrderWhateverTheOrderValuesAreSetIn() {
@@ -102,21 +102,28 @@ class RowBufferTest {
       assertThrows(InvalidRecordException.class, () -> buffer.set(v, new float[] {1f}));
       buffer.set(i, 3);  // keyless: a generated key
       buffer.endRow();
+      buffer.endRow();  // keyless, no value at all
       buffer.addRecord(new java.util.LinkedHashMap<>(Map.of("i", 4, "id", "r3")));
       buffer.addTombstone("t1");
       buffer.set(i, 6);
       buffer.set(id, "k5");  // bucket 1 after a row of bucket 1: not moved
       buffer.endRow();
-      assertEquals(6, buffer.rows());
+      assertEquals(7, buffer.rows());
       assertThrows(IllegalStateException.class, buffer::take);
       java.util.List<VectorSchemaRoot> batches = buffer.takeAll();
       try {
         java.util.List<java.util.List<Map<String, Object>>> decoded = new java.util.ArrayList<>();
         java.util.List<String> all = new java.util.ArrayList<>();
-        for (VectorSchemaRoot batch : batches) {
+        for (int n = 0; n < batches.size(); n++) {
+          VectorSchemaRoot batch = batches.get(n);
           BatchValidator.validate(ROUTED, batch);
           var rows = new RecordCodec(ROUTED).decode(batch);
           decoded.add(rows);
+          if (n == batches.size() - 1) {
+            assertEquals(2, rows.size(), "the keyless rows, last: " + rows);
+            rows.forEach(r -> all.add((String) r.get("id")));
+            continue;
+          }
           int bucket = -1;
           for (var r : rows) {
             byte[] key = ((String) r.get("id")).getBytes(java.nio.charset.StandardCharsets.UTF_8);
@@ -126,7 +133,7 @@ class RowBufferTest {
             all.add((String) r.get("id"));
           }
         }
-        assertEquals(6, all.size(), all.toString());
+        assertEquals(7, all.size(), all.toString());
         Map<String, Map<String, Object>> byKey = new java.util.HashMap<>();
         decoded.forEach(rows -> rows.forEach(r -> byKey.put((String) r.get("id"), r)));
         assertEquals(1, byKey.get("k1").get("i"));
@@ -137,8 +144,9 @@ class RowBufferTest {
         assertEquals(2, ((Map<?, ?>) byKey.get("k2").get("meta")).get("step"));
         assertEquals(4, byKey.get("r3").get("i"));
         assertEquals(6, byKey.get("k5").get("i"));
-        String generated = all.stream().filter(k -> !k.matches("k\\d|r3|t1")).findFirst().orElseThrow();
+        String generated = all.get(5);
         assertEquals(3, byKey.get(generated).get("i"));
+        assertEquals(null, byKey.get(all.get(6)).get("i"));
         assertEquals(null, byKey.get(generated).get("meta"), "nothing of the abandoned row");
         assertTrue(all.indexOf("k1") < all.indexOf("k5"), "a bucket's rows in the order they were added: " + all);
         for (VectorSchemaRoot batch : batches) {
