@@ -66,7 +66,10 @@ public final class RowBuffer implements AutoCloseable {
     this(spec, allocator, ids, 1, null);
   }
 
-  /** A buffer of one batch per bucket, of {@code buckets} buckets, routed by {@code router} (null: one batch). */
+  /**
+   * A buffer of one batch per bucket, of {@code buckets} buckets, routed by {@code router}, and one batch of rows
+   * without a key (null router: one batch for every row).
+   */
   public RowBuffer(SchemaSpec spec, BufferAllocator allocator, KeyIds ids, int buckets, KeyRouter router) {
     this.spec = spec;
     this.allocator = allocator;
@@ -148,7 +151,7 @@ public final class RowBuffer implements AutoCloseable {
     return keylessRows;
   }
 
-  /** Rows taken by {@link #take()} so far: with {@link #rows()}, the row number errors report. */
+  /** Rows taken by {@link #takeAll()} so far: with {@link #rows()}, the row number errors report. */
   private int rowNumber() {
     return (int) Math.min(Integer.MAX_VALUE, rowsBefore + rows);
   }
@@ -372,20 +375,6 @@ public final class RowBuffer implements AutoCloseable {
   }
 
   // ---------------------------------------------------------------- batches
-
-  /**
-   * The completed rows as a batch in the dataset schema (the caller closes it), or null if there are
-   * none; the buffer starts empty. Only for a buffer of one batch (without a {@link KeyRouter}).
-   *
-   * @throws IllegalStateException if a row is being built
-   */
-  public VectorSchemaRoot take() {
-    if (router != null) {
-      throw new IllegalStateException("a buffer by bucket has a batch per bucket: takeAll()");
-    }
-    List<VectorSchemaRoot> all = takeAll();
-    return all.isEmpty() ? null : all.get(0);
-  }
 
   /**
    * The completed rows as batches in the dataset schema, one per bucket with rows in bucket order (one without a

@@ -41,7 +41,7 @@ class BatchValidatorTest {
         buffer.addRecord(Map.of("id", "k" + r, "n", r, "meta", Map.of("step", r), "steps", List.of(r, r + 1),
             "emb", List.of(1f, 2f)));
       }
-      return buffer.take();
+      return RowBufferTest.only(buffer);
     }
   }
 
