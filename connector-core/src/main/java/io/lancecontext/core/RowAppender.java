@@ -34,6 +34,26 @@ public final class RowAppender {
   }
 
   /**
+   * The order to set a row's fields in, as indexes into {@code names} (the fields' column names): the store's key
+   * first, then the others in their order. A row whose key is set first goes straight into its bucket's batch;
+   * one whose key comes later is copied there when it ends.
+   */
+  public int[] keyFirst(List<String> names) {
+    int key = names.indexOf(buffer.spec().key());
+    int[] order = new int[names.size()];
+    int n = 0;
+    if (key >= 0) {
+      order[n++] = key;
+    }
+    for (int i = 0; i < names.size(); i++) {
+      if (i != key) {
+        order[n++] = i;
+      }
+    }
+    return order;
+  }
+
+  /**
    * The index of a column for the setters.
    *
    * @throws io.lancecontext.core.error.SchemaException for an unknown or a system ({@code _lc_*}) column

@@ -3,6 +3,7 @@ package io.lancecontext.core;
 import static io.lancecontext.core.StoreTestSupport.inEveryTier;
 import static io.lancecontext.core.StoreTestSupport.options;
 import static io.lancecontext.core.testing.RecordAssertions.assertRecordEqual;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -21,6 +22,18 @@ import org.junit.jupiter.api.Test;
 
 /** Row-by-row writes in the dataset layout, as an adapter converting InternalRow or RowData does. */
 class RowAppenderTest extends StoreTest {
+
+  /** Engines' row writers set fields in this order, so that each row goes straight into its bucket's batch. */
+  @Test
+  void keyFirstPutsTheKeyFieldFirstAndKeepsTheOthersInOrder() {
+    try (ContextStore store = ContextStore.open(options(dir, "order", BatchConformerTest.SPEC));
+        StoreWriter w = store.newWriter()) {
+      String key = store.spec().key();
+      assertArrayEquals(new int[] {2, 0, 1, 3}, w.rows().keyFirst(List.of("a", "b", key, "c")));
+      assertArrayEquals(new int[] {0, 1, 2}, w.rows().keyFirst(List.of("a", "b", "c")), "no key field: as given");
+      assertArrayEquals(new int[] {0, 1}, w.rows().keyFirst(List.of(key, "a")));
+    }
+  }
 
   @Test
   void appendedRowsOfEveryColumnTypeAreReadBackEqual() {

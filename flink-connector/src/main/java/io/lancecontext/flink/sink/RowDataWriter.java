@@ -48,9 +48,7 @@ final class RowDataWriter {
       columns[i] = rows.column(name);
       setters[i] = setter(columns[i], type.getTypeAt(i), spec.column(name).type() == ColumnType.VECTOR);
     }
-    int key = type.getFieldNames().indexOf(spec.key());
-    this.order = java.util.stream.IntStream.concat(key < 0 ? java.util.stream.IntStream.empty()
-        : java.util.stream.IntStream.of(key), java.util.stream.IntStream.range(0, n).filter(i -> i != key)).toArray();
+    this.order = rows.keyFirst(type.getFieldNames());
   }
 
   /**

@@ -58,10 +58,7 @@ final class SparkRowWriter {
       columns[i] = rows.column(fields[i].name());
       setters[i] = setter(columns[i], fields[i].dataType(), spec.column(fields[i].name()));
     }
-    int key = java.util.Arrays.asList(schema.fieldNames()).indexOf(spec.key());
-    this.order = java.util.stream.IntStream.concat(key < 0 ? java.util.stream.IntStream.empty()
-        : java.util.stream.IntStream.of(key), java.util.stream.IntStream.range(0, fields.length).filter(i -> i != key))
-        .toArray();
+    this.order = rows.keyFirst(java.util.Arrays.asList(schema.fieldNames()));
   }
 
   void write(InternalRow row) {
