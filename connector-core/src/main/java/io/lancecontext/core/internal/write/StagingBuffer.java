@@ -3,10 +3,8 @@ package io.lancecontext.core.internal.write;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.result.WriteSummary;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -40,14 +38,15 @@ public final class StagingBuffer implements AutoCloseable {
 
   private static final class Pending {
     final List<VectorSchemaRoot> batches = new ArrayList<>();
-    final Set<String> keys;
+    /** The 64-bit hashes of the keys (see {@link StagingRoute}): equal ones mean a repeated key, or a rare collision. */
+    final LongSet keys;
     int rows;
     int deletes;
     long bytes;
 
     /** Presized for a few batches of {@code keys} keys. */
     Pending(int keys) {
-      this.keys = new HashSet<>(Math.max(16, keys * 4));
+      this.keys = new LongSet(keys * 4);
     }
   }
 
@@ -82,9 +81,9 @@ public final class StagingBuffer implements AutoCloseable {
         boolean keysAdded = false;
         if (p != null) {
           // one pass: the keys are added while looking for a repeated one; on a repeat the part is written
-          // and its key set dropped with it
+          // and its key set dropped with it (a hash collision only writes it sooner)
           boolean repeated = false;
-          for (String k : b.keys()) {
+          for (long k : b.keyHashes()) {
             repeated |= !p.keys.add(k);
           }
           keysAdded = !repeated;
@@ -94,13 +93,15 @@ public final class StagingBuffer implements AutoCloseable {
           }
         }
         if (p == null) {
-          p = new Pending(b.keys().size());
+          p = new Pending(b.keyHashes().length);
           pending.put(b.bucket(), p);
         }
         long size = sizeOf(b.rows());
         p.batches.add(b.rows());
         if (!keysAdded) {
-          p.keys.addAll(b.keys());
+          for (long k : b.keyHashes()) {
+            p.keys.add(k);
+          }
         }
         p.rows += b.rows().getRowCount();
         p.deletes += b.deletes();

@@ -169,18 +169,18 @@ public final class StoreWrites {
     return new Routed(last, deletes, buckets);
   }
 
-  /** Copies each bucket's rows of {@code batch} into a batch of its own (the caller closes them). */
-  private List<VectorSchemaRoot> parts(VectorSchemaRoot batch, boolean owned, Routed routed) {
+  /** Copies each bucket's rows of {@code batch} ({@code rowsOf}, one array per bucket) into a batch of its own (the caller closes them). */
+  private List<VectorSchemaRoot> parts(VectorSchemaRoot batch, boolean owned, List<int[]> rowsOf) {
     int n = batch.getRowCount();
     List<VectorSchemaRoot> parts = new ArrayList<>();
     try {
       List<String> columns = datasetSchema.getFields().stream().map(f -> f.getName()).toList();
-      for (Route route : routed.buckets()) {
+      for (int[] rows : rowsOf) {
         VectorSchemaRoot copy;
-        if (owned && routed.buckets().size() == 1 && route.rows().length == n) {
+        if (owned && rowsOf.size() == 1 && rows.length == n) {
           copy = RowCopier.transfer(batch, columns, allocator);
         } else {
-          copy = RowCopier.copy(batch, columns, route.rows(), route.rows().length, allocator);
+          copy = RowCopier.copy(batch, columns, rows, rows.length, allocator);
         }
         emptyBlobsToNull(copy);
         parts.add(new VectorSchemaRoot(datasetSchema, copy.getFieldVectors(), copy.getRowCount()));
@@ -222,8 +222,11 @@ public final class StoreWrites {
     return new StagingBuffer(this, txid, partId, 0, maxBytes, maxPartBytes, timeout);
   }
 
-  /** One bucket's rows of a staged batch (after dedupe), the caller owns {@code rows}. */
-  record BucketRows(int bucket, VectorSchemaRoot rows, int deletes, List<String> keys) {}
+  /**
+   * One bucket's rows of a staged batch (after dedupe), the caller owns {@code rows}; {@code keyHashes} are the
+   * 64-bit hashes of their keys (see {@link StagingRoute}).
+   */
+  record BucketRows(int bucket, VectorSchemaRoot rows, int deletes, long[] keyHashes) {}
 
   /**
    * Validates {@code batch} and splits it by bucket, deduplicated by key (the last row wins), each bucket's
@@ -235,12 +238,14 @@ public final class StoreWrites {
     if (n == 0) {
       return List.of();
     }
-    Routed routed = route(batch);
-    List<VectorSchemaRoot> parts = parts(batch, owned, routed);
+    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
+    List<StagingRoute.Bucket> routed = StagingRoute.of((VarCharVector) batch.getVector(spec.key()), tombstone, n,
+        writers.length);
+    List<VectorSchemaRoot> parts = parts(batch, owned, routed.stream().map(StagingRoute.Bucket::rows).toList());
     List<BucketRows> out = new ArrayList<>(parts.size());
     for (int i = 0; i < parts.size(); i++) {
-      Route route = routed.buckets().get(i);
-      out.add(new BucketRows(route.bucket(), parts.get(i), route.deletes(), route.keys()));
+      StagingRoute.Bucket b = routed.get(i);
+      out.add(new BucketRows(b.bucket(), parts.get(i), b.deletes(), b.keyHashes()));
     }
     return out;
   }
@@ -307,7 +312,7 @@ public final class StoreWrites {
       uniqueIds.rejectExisting(batch, last, tombstone);
     }
     List<Route> buckets = routed.buckets();
-    List<VectorSchemaRoot> parts = parts(batch, owned, routed);
+    List<VectorSchemaRoot> parts = parts(batch, owned, buckets.stream().map(Route::rows).toList());
     List<PutReceipt> receipts = putAll(buckets, parts,
         unique ? (part, partKeys) -> uniqueIds.rejectExisting(part, partKeys, buckets.size() > 1) : null);
     onWrite.run();

@@ -1,0 +1,58 @@
+package io.lancecontext.core.internal.write;
+
+/** A growing set of {@code long}s without boxing (open addressing, linear probing): the key hashes of a staged bucket. */
+final class LongSet {
+  private long[] slots;
+  private boolean hasZero;
+  private int size;
+
+  /** Room for {@code expected} values before it grows. */
+  LongSet(int expected) {
+    slots = new long[Integer.highestOneBit(Math.max(8, expected) * 2 - 1) << 1];
+  }
+
+  /** Adds {@code v}; false if it was there already. */
+  boolean add(long v) {
+    if (v == 0) {
+      boolean added = !hasZero;
+      hasZero = true;
+      size += added ? 1 : 0;
+      return added;
+    }
+    if ((size + 1) * 2 > slots.length) {
+      grow();
+    }
+    if (!insert(slots, v)) {
+      return false;
+    }
+    size++;
+    return true;
+  }
+
+  int size() {
+    return size;
+  }
+
+  private static boolean insert(long[] slots, long v) {
+    int mask = slots.length - 1;
+    int i = (int) (v ^ (v >>> 32)) * 0x9e3779b9 & mask;
+    while (slots[i] != 0) {
+      if (slots[i] == v) {
+        return false;
+      }
+      i = (i + 1) & mask;
+    }
+    slots[i] = v;
+    return true;
+  }
+
+  private void grow() {
+    long[] bigger = new long[slots.length * 2];
+    for (long v : slots) {
+      if (v != 0) {
+        insert(bigger, v);
+      }
+    }
+    slots = bigger;
+  }
+}

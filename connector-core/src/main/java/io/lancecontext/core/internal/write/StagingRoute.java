@@ -1,0 +1,103 @@
+package io.lancecontext.core.internal.write;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.VarCharVector;
+
+/**
+ * A batch's rows as an atomic write stages them: deduplicated by key (the last row of a key wins) and routed to
+ * their buckets, straight from the key column's UTF-8 bytes. The keys' bytes are copied once per batch; no
+ * {@code String} is made per key. Each winning row also gets a 64-bit hash of its key, with which a
+ * {@link StagingBuffer} notices a key that comes again in a later batch of its bucket (a collision only makes it
+ * write a part sooner). Rows losing to a later row of their key are dropped exactly: equal hashes are
+ * confirmed byte by byte.
+ */
+final class StagingRoute {
+  private StagingRoute() {}
+
+  /** One bucket's winning rows of a batch, in batch order, their keys' hashes, and how many are tombstones. */
+  record Bucket(int bucket, int[] rows, long[] keyHashes, int deletes) {}
+
+  /** The buckets with winning rows, ascending, of the first {@code n} keys (validated: none null) among {@code buckets}. */
+  static List<Bucket> of(VarCharVector keys, BitVector tombstone, int n, int buckets) {
+    ArrowBuf offsets = keys.getOffsetBuffer();
+    int first = offsets.getInt(0);
+    int[] off = new int[n + 1];
+    for (int r = 0; r <= n; r++) {
+      off[r] = offsets.getInt((long) r * VarCharVector.OFFSET_WIDTH) - first;
+    }
+    byte[] bytes = new byte[off[n]];
+    keys.getDataBuffer().getBytes(first, bytes);
+    int[] murmur = new int[n];
+    int[] bucketOf = new int[n];
+    int[] table = new int[Integer.highestOneBit(Math.max(2, n) * 2 - 1) << 1];  // row + 1; 0 is empty
+    int mask = table.length - 1;
+    for (int r = 0; r < n; r++) {
+      int h = Buckets.murmur3(bytes, off[r], off[r + 1] - off[r]);
+      murmur[r] = h;
+      bucketOf[r] = (h & Integer.MAX_VALUE) % buckets;
+      int slot = (h ^ (h >>> 16)) & mask;
+      while (true) {
+        int other = table[slot] - 1;
+        if (other < 0) {
+          table[slot] = r + 1;
+          break;
+        }
+        if (murmur[other] == h && sameKey(bytes, off, other, r)) {
+          table[slot] = r + 1;
+          bucketOf[other] = -1;  // a later row of this batch has the same key
+          break;
+        }
+        slot = (slot + 1) & mask;
+      }
+    }
+    int[] rowCount = new int[buckets];
+    int[] deleteCount = new int[buckets];
+    for (int r = 0; r < n; r++) {
+      int b = bucketOf[r];
+      if (b >= 0) {
+        rowCount[b]++;
+        if (StoreWrites.isTombstone(tombstone, r)) {
+          deleteCount[b]++;
+        }
+      }
+    }
+    int[][] rowsOf = new int[buckets][];
+    long[][] hashesOf = new long[buckets][];
+    int[] filled = new int[buckets];
+    for (int b = 0; b < buckets; b++) {
+      rowsOf[b] = new int[rowCount[b]];
+      hashesOf[b] = new long[rowCount[b]];
+    }
+    for (int r = 0; r < n; r++) {
+      int b = bucketOf[r];
+      if (b >= 0) {
+        int i = filled[b]++;
+        rowsOf[b][i] = r;
+        hashesOf[b][i] = (long) murmur[r] << 32 | (fnv1a(bytes, off[r], off[r + 1]) & 0xffffffffL);
+      }
+    }
+    List<Bucket> out = new ArrayList<>();
+    for (int b = 0; b < buckets; b++) {
+      if (rowCount[b] > 0) {
+        out.add(new Bucket(b, rowsOf[b], hashesOf[b], deleteCount[b]));
+      }
+    }
+    return out;
+  }
+
+  private static boolean sameKey(byte[] bytes, int[] off, int a, int b) {
+    return java.util.Arrays.equals(bytes, off[a], off[a + 1], bytes, off[b], off[b + 1]);
+  }
+
+  /** FNV-1a over {@code bytes[from, to)}: the low half of a key's 64-bit hash (murmur3 is the high half). */
+  private static int fnv1a(byte[] bytes, int from, int to) {
+    int h = 0x811c9dc5;
+    for (int i = from; i < to; i++) {
+      h = (h ^ (bytes[i] & 0xff)) * 0x01000193;
+    }
+    return h;
+  }
+}
