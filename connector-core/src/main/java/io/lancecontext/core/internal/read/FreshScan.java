@@ -226,18 +226,12 @@ final class FreshScan implements AutoCloseable {
   }
 
   /**
-   * The fresh tier's count: its keys whose newest row (across the snapshot's views: {@link LsmSnapshot#winners},
-   * which a base scan needs too, made once per snapshot) is not a tombstone. No row is read.
+   * The fresh tier's count: its keys whose newest row (across the snapshot's views: {@link
+   * LsmSnapshot#liveFreshCount}) is not a tombstone. No row is read.
    */
   private VectorSchemaRoot countWinners() {
     counted = true;
-    int count = 0;
-    for (LsmSnapshot.Winner w : snapshot.winners().values()) {
-      if (!w.ref().tombstone()) {
-        count++;
-      }
-    }
-    return output.emitCount(count);
+    return output.emitCount((int) snapshot.liveFreshCount());
   }
 
   /**

@@ -99,6 +99,8 @@ public final class FreshShard {
   private final String signature;
   private final long maxSequence;
   private volatile Map<String, RowRef> newest;
+  /** Keys of {@link #newest} whose row is not a tombstone; -1 until counted. */
+  private volatile long liveKeys = -1;
 
   FreshShard(String shardId, long watermark, ShardManifest manifest, List<FreshSource> sources, String signature) {
     this.shardId = shardId;
@@ -284,7 +286,23 @@ public final class FreshShard {
     Map<String, RowRef> theirs = other.newest;
     if (newest == null && theirs != null && other.sameSources(sources)) {
       newest = theirs;
+      liveKeys = other.liveKeys;
     }
+  }
+
+  /** How many keys of {@link #newest()} have a row that is not a tombstone; counted once per map. */
+  public long liveKeys() {
+    long n = liveKeys;
+    if (n < 0) {
+      n = 0;
+      for (RowRef r : newest().values()) {
+        if (!r.tombstone()) {
+          n++;
+        }
+      }
+      liveKeys = n;
+    }
+    return n;
   }
 
   /** Newest row per key (tombstones included), built on first use. */

@@ -34,6 +34,8 @@ public final class LsmSnapshot implements AutoCloseable {
   private com.github.benmanes.caffeine.cache.Cache<Object, Object> derived;
   /** No later than the moment this snapshot's contents were read (see {@link #takenAt()}). */
   private final java.time.Instant takenAt;
+  /** The bucket of each shard (its lanes share it), or null if not known (see {@link #liveFreshCount()}). */
+  private Function<String, Integer> bucketOfShard;
 
   /** Where the newest fresh row of a key is: its shard (lane) and its location there. */
   public record Winner(FreshShard shard, FreshShard.RowRef ref) {
@@ -112,6 +114,58 @@ public final class LsmSnapshot implements AutoCloseable {
       }
     }
     return winners;
+  }
+
+  /** Tells this snapshot each shard's bucket: a key's rows are all in the lanes of its bucket. */
+  void bucketsOf(Function<String, Integer> bucketOfShard) {
+    this.bucketOfShard = bucketOfShard;
+  }
+
+  /**
+   * How many keys of the fresh tier have a newest row that is not a tombstone, as {@link #winners()} picks them,
+   * but counted bucket by bucket from each view's own map of newest rows (built once per view and shared with the
+   * views of later snapshots), without the map of the whole snapshot's winners: a count-only read needs no more.
+   */
+  public long liveFreshCount() {
+    Map<String, Winner> known;
+    synchronized (this) {
+      known = winners;
+    }
+    if (known != null || bucketOfShard == null) {
+      return (known != null ? known : winners()).values().stream().filter(w -> !w.ref().tombstone()).count();
+    }
+    Map<Integer, List<FreshShard>> buckets = new LinkedHashMap<>();
+    for (FreshShard s : shards.values()) {
+      buckets.computeIfAbsent(bucketOfShard.apply(s.shardId()), b -> new java.util.ArrayList<>()).add(s);
+    }
+    long count = 0;
+    for (List<FreshShard> lanes : buckets.values()) {
+      List<FreshShard> holding = lanes.stream().filter(v -> !v.newest().isEmpty()).toList();
+      if (holding.size() == 1) {
+        count += holding.get(0).liveKeys();  // one lane holds the bucket's fresh keys (its other lane is merged)
+        continue;
+      }
+      List<Map<String, FreshShard.RowRef>> maps = holding.stream().map(FreshShard::newest).toList();
+      for (int i = 0; i < maps.size(); i++) {
+        for (Map.Entry<String, FreshShard.RowRef> e : maps.get(i).entrySet()) {
+          if (!e.getValue().tombstone() && newestIn(maps, i, e.getKey(), e.getValue().sequence())) {
+            count++;
+          }
+        }
+      }
+    }
+    return count;
+  }
+
+  /** Whether lane {@code i}'s row of {@code key} is the newest of its bucket: no higher sequence, and of equal ones the later lane's. */
+  private static boolean newestIn(List<Map<String, FreshShard.RowRef>> lanes, int i, String key, long sequence) {
+    for (int j = 0; j < lanes.size(); j++) {
+      FreshShard.RowRef other = j == i ? null : lanes.get(j).get(key);
+      if (other != null && (other.sequence() > sequence || (other.sequence() == sequence && j > i))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -49,6 +49,7 @@ public final class Snapshots implements AutoCloseable {
   private final StoreFiles files;
   private final BufferAllocator allocator;
   private final List<String> allShards;
+  private final Function<String, Integer> bucketOfShard;
   private final Function<String, Collection<String>> shardsOfKey;
   private final FreshCache fresh;
   private final BaseKeyHashes keyHashes;
@@ -110,10 +111,12 @@ public final class Snapshots implements AutoCloseable {
    * @param shardsOfKey the shards (the lanes of its bucket) a key's rows are in
    * @param transactions the store's transactions, whose published, unmerged parts are in the fresh tier
    * @param txnBucket the bucket whose transaction parts a shard's views carry (null: none; one shard per bucket)
+   * @param bucketOfShard the bucket of every shard (its lanes share it)
    */
   public Snapshots(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator,
       List<String> allShards, Function<String, Collection<String>> shardsOfKey,
-      Transactions transactions, Function<String, Integer> txnBucket) {
+      Transactions transactions, Function<String, Integer> txnBucket, Function<String, Integer> bucketOfShard) {
+    this.bucketOfShard = bucketOfShard;
     this.config = config;
     this.spec = spec;
     this.files = files;
@@ -214,6 +217,7 @@ public final class Snapshots implements AutoCloseable {
       HashedKeys known = liveFreshKeys.getIfPresent(signatures);
       List<String> liveKey = shardIds == null ? liveKey(b, signatures) : null;
       LsmSnapshot snap = new LsmSnapshot(b, views, known, shardIds == null ? liveSuperseded(liveKey) : null, takenAt);
+      snap.bucketsOf(bucketOfShard);
       if (known == null) {
         snap.onFreshKeysComputed(k -> liveFreshKeys.put(signatures, k));
       }
@@ -286,7 +290,9 @@ public final class Snapshots implements AutoCloseable {
         }
         views.add(fresh.pinnedView(id, p.watermark(), p.manifestVersion(), p.walPositions(), pinnedParts(pinned, id)));
       }
-      return new LsmSnapshot(b, views, null, superseded, pinned.plannedAt());
+      LsmSnapshot snap = new LsmSnapshot(b, views, null, superseded, pinned.plannedAt());
+      snap.bucketsOf(bucketOfShard);
+      return snap;
     } catch (RuntimeException e) {
       views.forEach(FreshShard::release);
       b.release();

@@ -104,7 +104,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
         key -> ShardIds.forBucket(bucketOf(key)), transactions, shard -> {
           int i = allShards.indexOf(shard);
           return i >= 0 && i % ShardIds.LANES == 0 ? i / ShardIds.LANES : null;
-        });
+        }, shard -> allShards.indexOf(shard) / ShardIds.LANES);
     this.maintenance = new Maintenance(this);
     this.writes = new StoreWrites(spec, datasetSchema, config.uri(), name, allocator, writers, codec, this,
         maintenance::onWrite, transactions);
