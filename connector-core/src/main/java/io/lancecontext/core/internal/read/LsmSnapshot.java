@@ -157,7 +157,10 @@ public final class LsmSnapshot implements AutoCloseable {
     return count;
   }
 
-  /** Whether lane {@code i}'s row of {@code key} is the newest of its bucket: no higher sequence, and of equal ones the later lane's. */
+  /**
+   * Whether lane {@code i}'s row of {@code key} is the newest of its bucket: no lane has a higher sequence, and of
+   * equal ones the later lane's wins.
+   */
   private static boolean newestIn(List<Map<String, FreshShard.RowRef>> lanes, int i, String key, long sequence) {
     for (int j = 0; j < lanes.size(); j++) {
       FreshShard.RowRef other = j == i ? null : lanes.get(j).get(key);

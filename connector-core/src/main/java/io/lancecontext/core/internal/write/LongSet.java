@@ -1,6 +1,9 @@
 package io.lancecontext.core.internal.write;
 
-/** A growing set of {@code long}s without boxing (open addressing, linear probing): the key hashes of a staged bucket. */
+/**
+ * A growing set of {@code long}s without boxing (open addressing, linear probing): the key hashes of a staged
+ * bucket.
+ */
 final class LongSet {
   private long[] slots;
   private boolean hasZero;

@@ -38,7 +38,7 @@ public final class StagingBuffer implements AutoCloseable {
 
   private static final class Pending {
     final List<VectorSchemaRoot> batches = new ArrayList<>();
-    /** The 64-bit hashes of the keys (see {@link StagingRoute}): equal ones mean a repeated key, or a rare collision. */
+    /** The 64-bit hashes of the keys (see {@link StagingRoute}): equal ones mean a repeated key or a rare collision. */
     final LongSet keys;
     int rows;
     int deletes;

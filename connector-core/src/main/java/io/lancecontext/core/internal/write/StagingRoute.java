@@ -9,10 +9,10 @@ import org.apache.arrow.vector.VarCharVector;
 /**
  * A batch's rows as an atomic write stages them: deduplicated by key (the last row of a key wins) and routed to
  * their buckets, straight from the key column's UTF-8 bytes. The keys' bytes are copied once per batch; no
- * {@code String} is made per key. Each winning row also gets a 64-bit hash of its key (murmur3 and a second hash of eight bytes at a step), with which a
- * {@link StagingBuffer} notices a key that comes again in a later batch of its bucket (a collision only makes it
- * write a part sooner). Rows losing to a later row of their key are dropped exactly: equal hashes are
- * confirmed byte by byte.
+ * {@code String} is made per key. Each winning row also gets a 64-bit hash of its key (murmur3 and a second hash
+ * taken eight bytes at a step), with which a {@link StagingBuffer} notices a key that comes again in a later batch of
+ * its bucket (a collision only makes it write a part sooner). Rows losing to a later row of their key are dropped
+ * exactly: equal hashes are confirmed byte by byte.
  */
 final class StagingRoute {
   private StagingRoute() {}
@@ -20,7 +20,7 @@ final class StagingRoute {
   /** One bucket's winning rows of a batch, in batch order, their keys' hashes, and how many are tombstones. */
   record Bucket(int bucket, int[] rows, long[] keyHashes, int deletes) {}
 
-  /** The buckets with winning rows, ascending, of the first {@code n} keys (validated: none null) among {@code buckets}. */
+  /** The buckets (of {@code buckets}) with winning rows, ascending, among the first {@code n} keys (none null). */
   static List<Bucket> of(VarCharVector keys, BitVector tombstone, int n, int buckets) {
     ArrowBuf offsets = keys.getOffsetBuffer();
     int first = offsets.getInt(0);

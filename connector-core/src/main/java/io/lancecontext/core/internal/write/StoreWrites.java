@@ -169,7 +169,10 @@ public final class StoreWrites {
     return new Routed(last, deletes, buckets);
   }
 
-  /** Copies each bucket's rows of {@code batch} ({@code rowsOf}, one array per bucket) into a batch of its own (the caller closes them). */
+  /**
+   * Copies each bucket's rows of {@code batch} ({@code rowsOf}, one array per bucket) into a batch of its own (the
+   * caller closes them).
+   */
   private List<VectorSchemaRoot> parts(VectorSchemaRoot batch, boolean owned, List<int[]> rowsOf) {
     int n = batch.getRowCount();
     List<VectorSchemaRoot> parts = new ArrayList<>();
