@@ -103,7 +103,7 @@ public final class LsmSnapshot implements AutoCloseable {
       for (FreshShard s : shards.values()) {
         for (Map.Entry<String, FreshShard.RowRef> e : s.newest().entrySet()) {
           Winner current = m.get(e.getKey());
-          if (current == null || e.getValue().sequence() >= current.ref().sequence()) {
+          if (current == null || newer(e.getValue().sequence(), current.ref().sequence(), true)) {
             m.put(e.getKey(), new Winner(s, e.getValue()));
           }
         }
@@ -164,11 +164,20 @@ public final class LsmSnapshot implements AutoCloseable {
   private static boolean newestIn(List<Map<String, FreshShard.RowRef>> lanes, int i, String key, long sequence) {
     for (int j = 0; j < lanes.size(); j++) {
       FreshShard.RowRef other = j == i ? null : lanes.get(j).get(key);
-      if (other != null && (other.sequence() > sequence || (other.sequence() == sequence && j > i))) {
+      if (other != null && newer(other.sequence(), sequence, j > i)) {
         return false;
       }
     }
     return true;
+  }
+
+  /**
+   * Whether a fresh row of write sequence {@code sequence} wins its key over one of {@code than}: the higher
+   * sequence, and of equal ones the row of the later shard in the snapshot's order ({@code later}), as a merge
+   * picks. The one rule of {@link #winners()} and {@link #liveFreshCount()}.
+   */
+  private static boolean newer(long sequence, long than, boolean later) {
+    return sequence > than || sequence == than && later;
   }
 
   /**
