@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.error.UniqueKeyViolationException;
+import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.testing.ChildJvm;
 import io.lancecontext.core.testing.StoreTest;
 import java.util.ArrayList;
@@ -94,14 +95,16 @@ class UniqueIdsTest extends StoreTest {
   }
 
   private static void assertEachKeyAcceptedOnce(ContextStore store, Map<String, List<Long>> accepted) {
-    assertEachKeyAcceptedOnce(store, accepted, KEYS);
+    assertEachKeyAcceptedOnce(store, accepted, KEYS, k -> null);
   }
 
-  private static void assertEachKeyAcceptedOnce(ContextStore store, Map<String, List<Long>> accepted, int keys) {
+  /** {@code answers}: what the writers answered for a key, for the failure message (null: nothing to add). */
+  private static void assertEachKeyAcceptedOnce(ContextStore store, Map<String, List<Long>> accepted, int keys,
+      java.util.function.Function<String, Object> answers) {
     for (int i = 0; i < keys; i++) {
       String key = "k-" + i;
       List<Long> by = accepted.getOrDefault(key, List.of());
-      assertEquals(1, by.size(), key + " accepted by writers " + by);
+      assertEquals(1, by.size(), () -> key + " accepted by writers " + by + "; answers " + answers.apply(key));
       assertEquals(by.get(0), store.get(key).orElseThrow().get("v"), key + " holds the accepted writer's row");
     }
     assertEquals(keys, store.count());
@@ -120,6 +123,7 @@ class UniqueIdsTest extends StoreTest {
     }
     ContextStore.closeAllResident();
     Map<String, List<Long>> accepted = new HashMap<>();
+    Map<String, List<String>> answers = new HashMap<>();
     int keys = 4 * KEYS;
     try (ChildJvm a = ChildJvm.start(UniqueRacer.class, dir.resolve("a.log"), path, "1");
         ChildJvm b = ChildJvm.start(UniqueRacer.class, dir.resolve("b.log"), path, "2")) {
@@ -134,6 +138,7 @@ class UniqueIdsTest extends StoreTest {
           ChildJvm child = writer == 1 ? a : b;
           String answer = child.readLine();
           assertTrue(answer != null, child::tail);
+          answers.computeIfAbsent(key, k -> new ArrayList<>()).add("writer " + writer + ": " + answer);
           switch (answer.split(" ")[0]) {
             case "ack" -> accepted.computeIfAbsent(key, k -> new ArrayList<>()).add(writer);
             case "dup" -> { }
@@ -148,8 +153,55 @@ class UniqueIdsTest extends StoreTest {
       assertEquals(0, b.waitFor(60), b::tail);
     }
     try (ContextStore store = ContextStore.open(Map.of("path", path))) {
-      assertEachKeyAcceptedOnce(store, accepted, keys);
+      assertEachKeyAcceptedOnce(store, accepted, keys, answers::get);
     }
+  }
+
+  @Test
+  void retryingAnAddWithNullColumnsSucceedsInEveryTier() {
+    try (ContextStore store = ContextStore.open(options("nulls"))) {
+      List<Map<String, Object>> row = List.of(Map.of("id", "n", "v", 7L));
+      store.add(row);
+      store.add(row);  // from the open generation
+      store.seal();
+      store.add(row);  // from a sealed generation
+      store.seal();
+      store.flush();
+      store.add(row);  // from a flushed generation
+      store.merge();
+      store.add(row);  // from the base table
+      assertEquals(7L, store.get("n").orElseThrow().get("v"));
+      assertEquals(1, store.count());
+    }
+  }
+
+  @Test
+  void aCheckedAddClaimsBackALaneItsWriterStillHoldsOpenAfterAnotherProcessClaimedIt() throws Exception {
+    String path = dir.resolve("stale").toString();
+    try (ContextStore store = ContextStore.open(Map.of("path", path, "schema", SPEC, "shards", "1"))) {
+      store.add(List.of(Map.of("id", "a", "v", 1L)));
+      store.add(List.of(Map.of("id", "a", "v", 1L)));  // the same add again: its key is in lane 0, so lane 1 takes it
+      long before = lane1(store).writerEpoch();
+      assertTrue(before > 0, "lane 1 is open here");
+      try (ChildJvm other = ChildJvm.start(UniqueRacer.class, dir.resolve("other.log"), path, "2")) {
+        assertEquals("ready", other.readLine(), other::tail);
+        other.send("add b");  // claims both lanes of the bucket (lane 1 from this JVM, which keeps it open)
+        assertEquals("ack", other.readLine(), other::tail);
+        // the next checked add must hold every lane before its check: the other process could otherwise go on
+        // putting rows into lane 1 that the check never sees
+        store.add(List.of(Map.of("id", "c", "v", 3L)));
+        StoreStats.Shard lane1 = lane1(store);
+        assertTrue(lane1.writerOpen() && lane1.writerEpoch() > before, () -> "lane 1 claimed back: " + lane1);
+        other.send("exit");
+        assertEquals(0, other.waitFor(60), other::tail);
+      }
+      assertEquals(3, store.count());
+      assertEquals(2L, store.get("b").orElseThrow().get("v"));
+    }
+  }
+
+  private static StoreStats.Shard lane1(ContextStore store) {
+    return store.stats().shards().stream().filter(sh -> sh.lane() == 1).findFirst().orElseThrow();
   }
 
   @Test

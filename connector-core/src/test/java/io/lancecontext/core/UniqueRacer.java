@@ -12,8 +12,8 @@ import java.util.Map;
 /**
  * Child JVM adding new keys to a {@code unique-ids} store on command, so that a test can make several of
  * them add the same key at the same moment: {@code <path> <writer>}; stdin {@code add <key>} adds
- * {@code {id: key, v: writer}}, retrying while it is not acknowledged, and answers {@code ack}, {@code dup}
- * or {@code error <detail>}; {@code exit} closes the store.
+ * {@code {id: key, v: writer}}, retrying while it is not acknowledged, and answers {@code ack},
+ * {@code dup <v of the row found>} or {@code error <detail>}; {@code exit} closes the store.
  */
 public final class UniqueRacer {
   private UniqueRacer() {}
@@ -37,9 +37,11 @@ public final class UniqueRacer {
             out.println("ack");
             break;
           } catch (UniqueKeyViolationException e) {
-            out.println("dup");
+            // the writer whose row it found, for a failing test's message
+            out.println("dup " + store.get(key).map(r -> r.get("v")).orElse(null));
             break;
           } catch (FencedWriterException e) {
+            System.err.println("fenced adding " + key + ", retrying: " + e.getMessage());
             if (System.nanoTime() > deadline) {
               out.println("error " + e.getMessage().replace('\n', ' '));
               break;

@@ -69,8 +69,10 @@ final class LaneOwnership {
   }
 
   /**
-   * Claims every lane another writer held since this JVM last did (a lane this JVM closed is still its own:
-   * no other writer can write it without claiming it); the lane a put goes to is opened before.
+   * Claims every lane another writer holds: one it claimed since this JVM last held it, and one whose writer
+   * is open here but was fenced since (its last put may have been long ago: the writer is stale, and the
+   * other writer may still be putting rows the key check would not see). The lane a put goes to is opened
+   * before.
    *
    * @return the epoch each lane is held with
    */
@@ -78,7 +80,10 @@ final class LaneOwnership {
     long[] epochs = new long[lanes.length];
     try {
       for (int l = 0; l < lanes.length; l++) {
-        if (!lanes[l].isOpen() && heldByAnother(l)) {
+        long latest = latestEpoch(l);
+        boolean stale = lanes[l].isOpen() ? latest != lanes[l].epoch() : latest != ownEpochs[l] && latest != 0;
+        if (stale) {
+          lanes[l].discard("another writer claimed the shard (epoch " + latest + ")");
           repairBeforeOpen(l);
           lanes[l].recover();
           held(l);
