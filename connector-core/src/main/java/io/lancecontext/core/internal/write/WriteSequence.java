@@ -14,8 +14,16 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * lock.
  */
 final class WriteSequence {
-  /** Where stamps come from: microseconds since the epoch. Replaced by tests to skew the clock. */
-  static volatile LongSupplier clockMicros = () -> System.currentTimeMillis() * 1_000L;
+  /**
+   * Where stamps come from: microseconds since the epoch (to the microsecond where the system clock has it:
+   * two writers racing on one bucket then rarely stamp the same value). Replaced by tests to skew the clock.
+   */
+  static volatile LongSupplier clockMicros = WriteSequence::systemMicros;
+
+  private static long systemMicros() {
+    java.time.Instant now = java.time.Clock.systemUTC().instant();
+    return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+  }
 
   private final BucketWriter.Host host;
   private final int bucket;
