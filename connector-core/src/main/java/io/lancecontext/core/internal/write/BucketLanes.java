@@ -1,7 +1,6 @@
 package io.lancecontext.core.internal.write;
 
 import java.io.IOException;
-import java.util.Collection;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
@@ -52,8 +51,8 @@ final class BucketLanes {
    *
    * @return the epoch each lane is held with
    */
-  long[] holdEveryLaneLocked(Collection<String> keys) {
-    prepareLocked(keys);
+  long[] holdEveryLaneLocked(long[] keyHashes) {
+    prepareLocked(keyHashes);
     return ownership.claimEveryLane();
   }
 
@@ -62,18 +61,18 @@ final class BucketLanes {
     ownership.requireHeldSince(epochs, written);
   }
 
-  /** Moves the puts to the other lane if the open one holds a key of {@code keys}; opens the lane. */
-  private void prepareLocked(Collection<String> keys) {
-    if (lanes[active].holdsAny(keys)) {
+  /** Moves the puts to the other lane if the open one holds a key of those hashes; opens the lane. */
+  private void prepareLocked(long[] keyHashes) {
+    if (lanes[active].holdsAny(keyHashes)) {
       switchLanesLocked("a key of this put is already in the open generation");
     }
     openActiveLocked();
   }
 
   /** Puts {@code batch} (taking ownership of it) on the active lane; returns where it went. */
-  PutReceipt putLocked(VectorSchemaRoot batch, Collection<String> keys, boolean reclaim) {
+  PutReceipt putLocked(VectorSchemaRoot batch, long[] keyHashes, boolean reclaim) {
     try {
-      prepareLocked(keys);
+      prepareLocked(keyHashes);
       WriteSequence.stamp(batch, sequence.next());
     } catch (RuntimeException e) {
       batch.close();
@@ -81,7 +80,7 @@ final class BucketLanes {
     }
     int written = active;
     LaneWriter lane = lanes[active];
-    lane.put(batch, keys, reclaim);
+    lane.put(batch, keyHashes, reclaim);
     ownership.held(active);
     PutReceipt receipt = new PutReceipt(bucket, written, lane.shardId(), lane.epoch(), lane.lastWalPosition());
     boolean full = lane.entries() >= sealEntries || lane.bytes() >= sealBytes;

@@ -6,7 +6,6 @@ import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceDataset;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.BufferAllocator;
@@ -103,23 +102,17 @@ public final class BucketWriter implements AutoCloseable {
     return bucket;
   }
 
-  /**
-   * Writes {@code batch} (in the dataset schema, keys unique, all in this bucket) durably; see the class
-   * comment. Takes ownership of {@code batch}.
-   */
-  public PutReceipt put(VectorSchemaRoot batch, Collection<String> keys) {
-    return put(batch, keys, null);
-  }
-
   /** Checks rows against what the store holds right before they are put; throws to refuse them. */
   @FunctionalInterface
   public interface KeyCheck {
-    /** Called under the bucket's lock with the caller's batch and keys; must not close the batch. */
-    void check(VectorSchemaRoot batch, Collection<String> keys);
+    /** Called under the bucket's lock with the caller's batch; must not close the batch. */
+    void check(VectorSchemaRoot batch);
   }
 
   /**
-   * As {@link #put(VectorSchemaRoot, Collection)}, atomically with {@code check} (null: none): the check
+   * Writes {@code batch} (in the dataset schema, keys unique, all in this bucket; {@code keyHashes} the
+   * 64-bit hashes of its keys, see {@link StagingRoute}) durably, see the class comment, atomically with
+   * {@code check} (null: none). Takes ownership of {@code batch}. The check
    * runs under the bucket's lock once this JVM holds every lane of the bucket (claiming lanes another
    * writer held), so it sees every row of the bucket acknowledged before; the put is acknowledged only
    * if no other writer claimed a lane of the bucket between the check and the acknowledgment. Otherwise
@@ -128,8 +121,8 @@ public final class BucketWriter implements AutoCloseable {
    *
    * @return where the put holding the rows went (shared with the callers whose rows it also held)
    */
-  public PutReceipt put(VectorSchemaRoot batch, Collection<String> keys, KeyCheck check) {
-    return groupCommit.put(batch, keys, check);
+  public PutReceipt put(VectorSchemaRoot batch, long[] keyHashes, KeyCheck check) {
+    return groupCommit.put(batch, keyHashes, check);
   }
 
   /** Calls whose rows wait for a put (not yet taken into one). */

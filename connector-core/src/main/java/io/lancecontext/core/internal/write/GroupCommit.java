@@ -3,11 +3,8 @@ package io.lancecontext.core.internal.write;
 import io.lancecontext.core.error.WriteInterruptedException;
 import io.lancecontext.core.internal.lance.RowCopier;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -44,13 +41,13 @@ final class GroupCommit {
     this.lanes = lanes;
   }
 
-  /** See {@link BucketWriter#put(VectorSchemaRoot, Collection, BucketWriter.KeyCheck)}. */
-  PutReceipt put(VectorSchemaRoot batch, Collection<String> keys, BucketWriter.KeyCheck check) {
+  /** See {@link BucketWriter#put(VectorSchemaRoot, long[], BucketWriter.KeyCheck)}. */
+  PutReceipt put(VectorSchemaRoot batch, long[] keyHashes, BucketWriter.KeyCheck check) {
     if (Thread.currentThread().isInterrupted()) {
       batch.close();
       throw interrupted("before its rows were handed to a put; nothing was written");
     }
-    Request request = new Request(batch, keys, check);
+    Request request = new Request(batch, keyHashes, check);
     queue.add(request);
     boolean interrupted = false;
     while (!request.done) {
@@ -104,16 +101,16 @@ final class GroupCommit {
    */
   private static final class Request {
     final VectorSchemaRoot batch;
-    final Collection<String> keys;
+    final long[] keyHashes;
     final BucketWriter.KeyCheck check;
     final Thread caller = Thread.currentThread();
     volatile boolean done;
     RuntimeException error;
     PutReceipt receipt;
 
-    Request(VectorSchemaRoot batch, Collection<String> keys, BucketWriter.KeyCheck check) {
+    Request(VectorSchemaRoot batch, long[] keyHashes, BucketWriter.KeyCheck check) {
       this.batch = batch;
-      this.keys = keys;
+      this.keyHashes = keyHashes;
       this.check = check;
     }
 
@@ -147,17 +144,18 @@ final class GroupCommit {
   /** Takes the longest run of queued requests without a repeated key and puts them as one entry. */
   private void putNextGroupLocked() {
     List<Request> group = new ArrayList<>();
-    Set<String> groupKeys = new HashSet<>();
+    LongSet groupKeys = new LongSet(1024);
     long rows = 0;
     for (Request head = queue.peek(); head != null; head = queue.peek()) {
-      if (!group.isEmpty() && (rows + head.batch.getRowCount() > MAX_GROUP_ROWS || anyIn(head.keys, groupKeys))) {
-        break;
+      if (!group.isEmpty() && (rows + head.batch.getRowCount() > MAX_GROUP_ROWS
+          || groupKeys.containsAny(head.keyHashes))) {
+        break;  // a repeated key (or a collision of two keys' hashes) waits for the next put
       }
       if (!queue.remove(head)) {
         continue;  // its caller was interrupted and withdrew it
       }
       group.add(head);
-      groupKeys.addAll(head.keys);
+      groupKeys.addAll(head.keyHashes);
       rows += head.batch.getRowCount();
     }
     if (group.isEmpty()) {
@@ -166,7 +164,7 @@ final class GroupCommit {
     long[] checkedEpochs = null;
     if (group.stream().anyMatch(r -> r.check != null)) {
       try {
-        checkedEpochs = lanes.holdEveryLaneLocked(groupKeys);
+        checkedEpochs = lanes.holdEveryLaneLocked(keyHashesOf(group));
       } catch (RuntimeException e) {
         finish(group, e);
         return;
@@ -177,7 +175,7 @@ final class GroupCommit {
           continue;
         }
         try {
-          r.check.check(r.batch, r.keys);
+          r.check.check(r.batch);
         } catch (RuntimeException e) {
           it.remove();
           finish(List.of(r), e);
@@ -185,10 +183,6 @@ final class GroupCommit {
       }
       if (group.isEmpty()) {
         return;
-      }
-      groupKeys = new HashSet<>();
-      for (Request r : group) {
-        groupKeys.addAll(r.keys);
       }
     }
     RuntimeException error = null;
@@ -207,7 +201,7 @@ final class GroupCommit {
         }
         grouped.addAndGet(group.size());
       }
-      receipt = lanes.putLocked(combined, groupKeys, checkedEpochs == null);
+      receipt = lanes.putLocked(combined, keyHashesOf(group), checkedEpochs == null);
       if (checkedEpochs != null) {
         lanes.requireLanesHeldSince(checkedEpochs, receipt.lane());
       }
@@ -228,12 +222,21 @@ final class GroupCommit {
     }
   }
 
-  private static boolean anyIn(Collection<String> keys, Set<String> set) {
-    for (String k : keys) {
-      if (set.contains(k)) {
-        return true;
-      }
+  /** The key hashes of a group's requests, one array. */
+  private static long[] keyHashesOf(List<Request> group) {
+    if (group.size() == 1) {
+      return group.get(0).keyHashes;
     }
-    return false;
+    int n = 0;
+    for (Request r : group) {
+      n += r.keyHashes.length;
+    }
+    long[] all = new long[n];
+    int at = 0;
+    for (Request r : group) {
+      System.arraycopy(r.keyHashes, 0, all, at, r.keyHashes.length);
+      at += r.keyHashes.length;
+    }
+    return all;
   }
 }

@@ -1,8 +1,5 @@
 package io.lancecontext.core.internal.write;
 
-import java.util.Collection;
-import java.util.HashSet;
-import java.util.Set;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
@@ -11,7 +8,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * lock.
  */
 final class LaneMemtable {
-  private final Set<String> keys = new HashSet<>();
+  /** The 64-bit hashes of its keys ({@link StagingRoute}); a collision only seals a generation sooner. */
+  private final LongSet keys = new LongSet(1024);
   private long entries;
   private long bytes;
   private long rows;
@@ -33,22 +31,17 @@ final class LaneMemtable {
     return firstPutNanos;
   }
 
-  /** Whether any of {@code keys} is in the generation. */
-  boolean holdsAny(Collection<String> candidates) {
-    for (String k : candidates) {
-      if (keys.contains(k)) {
-        return true;
-      }
-    }
-    return false;
+  /** Whether any key of those hashes ({@code keyHashes}) is in the generation. */
+  boolean holdsAny(long[] keyHashes) {
+    return keys.containsAny(keyHashes);
   }
 
   /** Counts an acknowledged put of {@code rowCount} rows pinning {@code putBytes}. */
-  void add(Collection<String> putKeys, int rowCount, long putBytes) {
+  void add(long[] keyHashes, int rowCount, long putBytes) {
     if (entries == 0) {
       firstPutNanos = System.nanoTime();
     }
-    keys.addAll(putKeys);
+    keys.addAll(keyHashes);
     entries++;
     rows += rowCount;
     bytes += putBytes;

@@ -7,7 +7,6 @@ import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.MemWalShardWriter;
 import java.io.IOException;
-import java.util.Collection;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -127,9 +126,9 @@ final class LaneWriter {
     return lastWalPosition;
   }
 
-  /** Whether any of {@code keys} is in the open generation. */
-  boolean holdsAny(Collection<String> keys) {
-    return writer != null && memtable.holdsAny(keys);
+  /** Whether a key of those hashes ({@code keyHashes}, see {@link StagingRoute}) is in the open generation. */
+  boolean holdsAny(long[] keyHashes) {
+    return writer != null && memtable.holdsAny(keyHashes);
   }
 
   /**
@@ -140,10 +139,10 @@ final class LaneWriter {
    * holding the shard fails at once (not acknowledged) instead of winning it back: a put whose rows were
    * checked against the store (unique-ids) must be checked again after another writer held it.
    */
-  void put(VectorSchemaRoot batch, Collection<String> keys, boolean reclaim) {
+  void put(VectorSchemaRoot batch, long[] keyHashes, boolean reclaim) {
     batchHeldByNative = false;
     try {
-      withShard(deadline -> attempt(batch, keys, deadline, !reclaim), reclaim);
+      withShard(deadline -> attempt(batch, keyHashes, deadline, !reclaim), reclaim);
     } finally {
       if (!batchHeldByNative) {
         batch.close();
@@ -199,7 +198,7 @@ final class LaneWriter {
    * lane's epoch as the one the keys were checked under, and a stale writer's put must not become durable
    * under it (two racing writers could then both find the other's unacknowledged row).
    */
-  private void attempt(VectorSchemaRoot batch, Collection<String> keys, long deadline, boolean alwaysCheck)
+  private void attempt(VectorSchemaRoot batch, long[] keyHashes, long deadline, boolean alwaysCheck)
       throws IOException {
     lastUseNanos = System.nanoTime();
     openIfClosed(deadline);
@@ -216,7 +215,7 @@ final class LaneWriter {
     checkFenced();
     backoff.acknowledged();
     lastWalPosition = nextWalPosition++;
-    memtable.add(keys, batch.getRowCount(), bytes);
+    memtable.add(keyHashes, batch.getRowCount(), bytes);
     puts.incrementAndGet();
     lastUseNanos = System.nanoTime();
   }

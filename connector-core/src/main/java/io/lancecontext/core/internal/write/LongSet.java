@@ -2,7 +2,7 @@ package io.lancecontext.core.internal.write;
 
 /**
  * A growing set of {@code long}s without boxing (open addressing, linear probing): the key hashes of a staged
- * bucket.
+ * bucket, of an open generation, of a group of puts.
  */
 final class LongSet {
   private long[] slots;
@@ -30,6 +30,50 @@ final class LongSet {
     }
     size++;
     return true;
+  }
+
+  /** Whether {@code v} is in the set. */
+  boolean contains(long v) {
+    if (v == 0) {
+      return hasZero;
+    }
+    int mask = slots.length - 1;
+    int i = (int) (v ^ (v >>> 32)) * 0x9e3779b9 & mask;
+    while (slots[i] != 0) {
+      if (slots[i] == v) {
+        return true;
+      }
+      i = (i + 1) & mask;
+    }
+    return false;
+  }
+
+  /** Whether any of {@code values} is in the set. */
+  boolean containsAny(long[] values) {
+    for (long v : values) {
+      if (contains(v)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Adds every one of {@code values}. */
+  void addAll(long[] values) {
+    for (long v : values) {
+      add(v);
+    }
+  }
+
+  /** Empties the set (keeping its room, unless it grew past {@code 1 << 16} slots). */
+  void clear() {
+    if (slots.length > 1 << 16) {
+      slots = new long[16];
+    } else {
+      java.util.Arrays.fill(slots, 0L);
+    }
+    hasZero = false;
+    size = 0;
   }
 
   int size() {

@@ -1,7 +1,6 @@
 package io.lancecontext.core.internal.write;
 
 import java.io.IOException;
-import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -31,7 +30,7 @@ final class PublishClaim {
   long begin() {
     lock.lock();
     try {
-      long[] epochs = bucketLanes.holdEveryLaneLocked(List.of());
+      long[] epochs = bucketLanes.holdEveryLaneLocked(new long[0]);
       if (sequence.claimedSinceSeed() || ownership.anyHeldByAnother()) {
         // a lane claimed after the seed may hold puts of the writer it was claimed from. Otherwise every stamp
         // of the bucket above the seed is this JVM's and below the last stamp: the fresh tier is not read (a

@@ -14,10 +14,8 @@ import io.lancecontext.core.internal.read.LsmSnapshot;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -105,68 +103,6 @@ public final class StoreWrites {
   /** The shard (bucket) of a key. */
   public int bucketOf(String key) {
     return Buckets.of(key, writers.length);
-  }
-
-  /**
-   * A batch's rows after dedupe by key (the last row of a key wins): {@code last} maps every key to its
-   * winning row, in first-seen order; {@code deletes} counts the winning tombstones; {@code buckets} holds
-   * the buckets with rows, ascending.
-   */
-  private record Routed(Map<String, Integer> last, int deletes, List<Route> buckets) {}
-
-  /** One bucket's winning rows of a batch, in batch order, with their keys and how many are tombstones. */
-  private record Route(int bucket, int[] rows, List<String> keys, int deletes) {}
-
-  /** Dedupes {@code batch} by key and routes its rows to their buckets; each key decoded and hashed once. */
-  private Routed route(VectorSchemaRoot batch) {
-    int n = batch.getRowCount();
-    VarCharVector keyVector = (VarCharVector) batch.getVector(spec.key());
-    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
-    String[] keyOf = new String[n];
-    int[] bucketOfRow = new int[n];
-    Map<String, Integer> last = new LinkedHashMap<>(n * 4 / 3 + 1);
-    for (int r = 0; r < n; r++) {
-      byte[] utf8 = keyVector.get(r);
-      keyOf[r] = new String(utf8, StandardCharsets.UTF_8);
-      bucketOfRow[r] = Buckets.of(utf8, 0, utf8.length, writers.length);
-      last.put(keyOf[r], r);
-    }
-    int[] rowCount = new int[writers.length];
-    int[] deleteCount = new int[writers.length];
-    int deletes = 0;
-    for (int r = 0; r < n; r++) {
-      if (last.get(keyOf[r]) != r) {
-        bucketOfRow[r] = -1;  // a later row of this batch has the same key
-        continue;
-      }
-      int b = bucketOfRow[r];
-      rowCount[b]++;
-      if (isTombstone(tombstone, r)) {
-        deleteCount[b]++;
-        deletes++;
-      }
-    }
-    int[][] rowsOf = new int[writers.length][];
-    List<List<String>> keysOf = new ArrayList<>(writers.length);
-    for (int b = 0; b < writers.length; b++) {
-      rowsOf[b] = new int[rowCount[b]];
-      keysOf.add(rowCount[b] == 0 ? List.of() : new ArrayList<>(rowCount[b]));
-    }
-    int[] filled = new int[writers.length];
-    for (int r = 0; r < n; r++) {
-      int b = bucketOfRow[r];
-      if (b >= 0) {
-        rowsOf[b][filled[b]++] = r;
-        keysOf.get(b).add(keyOf[r]);
-      }
-    }
-    List<Route> buckets = new ArrayList<>();
-    for (int b = 0; b < writers.length; b++) {
-      if (rowCount[b] > 0) {
-        buckets.add(new Route(b, rowsOf[b], keysOf.get(b), deleteCount[b]));
-      }
-    }
-    return new Routed(last, deletes, buckets);
   }
 
   /**
@@ -305,21 +241,26 @@ public final class StoreWrites {
       return Outcome.NONE;
     }
     BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
-    Routed routed = route(batch);
-    Map<String, Integer> last = routed.last();
-    int deletes = routed.deletes();
-    boolean unique = spec.has(Capability.UNIQUE_IDS) && deletes < last.size();
+    List<StagingRoute.Bucket> buckets = StagingRoute.of((VarCharVector) batch.getVector(spec.key()), tombstone, n,
+        writers.length);
+    List<int[]> rowsOf = buckets.stream().map(StagingRoute.Bucket::rows).toList();
+    int rows = 0;
+    int deletes = 0;
+    for (StagingRoute.Bucket b : buckets) {
+      rows += b.rows().length;
+      deletes += b.deletes();
+    }
+    boolean unique = spec.has(Capability.UNIQUE_IDS) && deletes < rows;
     if (unique) {
       // fail fast, with nothing written, when the keys exist already; the binding check runs per bucket
       // under its writer's lock, right before the put
-      uniqueIds.rejectExisting(batch, last, tombstone);
+      uniqueIds.rejectExisting(batch, rowsOf, tombstone);
     }
-    List<Route> buckets = routed.buckets();
-    List<VectorSchemaRoot> parts = parts(batch, owned, buckets.stream().map(Route::rows).toList());
+    List<VectorSchemaRoot> parts = parts(batch, owned, rowsOf);
     List<PutReceipt> receipts = putAll(buckets, parts,
-        unique ? (part, partKeys) -> uniqueIds.rejectExisting(part, partKeys, buckets.size() > 1) : null);
+        unique ? part -> uniqueIds.rejectExisting(part, buckets.size() > 1) : null);
     onWrite.run();
-    return new Outcome(last.size() - deletes, deletes, receipts);
+    return new Outcome(rows - deletes, deletes, receipts);
   }
 
   /**
@@ -373,17 +314,18 @@ public final class StoreWrites {
   }
 
   /** Puts every part on its shard; parts go to the shard writers, which close them. */
-  private List<PutReceipt> putAll(List<Route> buckets, List<VectorSchemaRoot> parts, BucketWriter.KeyCheck check) {
+  private List<PutReceipt> putAll(List<StagingRoute.Bucket> buckets, List<VectorSchemaRoot> parts,
+      BucketWriter.KeyCheck check) {
     if (buckets.size() == 1) {
-      return List.of(writers[buckets.get(0).bucket()].put(parts.get(0), buckets.get(0).keys(), check));
+      return List.of(writers[buckets.get(0).bucket()].put(parts.get(0), buckets.get(0).keyHashes(), check));
     }
     // shards are put in parallel; the first on the calling thread
     List<Future<PutReceipt>> futures = new ArrayList<>();
     for (int i = 1; i < buckets.size(); i++) {
-      Route route = buckets.get(i);
+      StagingRoute.Bucket route = buckets.get(i);
       VectorSchemaRoot part = parts.get(i);
       try {
-        futures.add(putPool.submit(() -> writers[route.bucket()].put(part, route.keys(), check)));
+        futures.add(putPool.submit(() -> writers[route.bucket()].put(part, route.keyHashes(), check)));
       } catch (RejectedExecutionException e) {
         // only after close gave up waiting for this add; the parts not handed over are freed
         parts.get(0).close();
@@ -396,7 +338,7 @@ public final class StoreWrites {
     List<PutReceipt> receipts = new ArrayList<>();
     RuntimeException first = null;
     try {
-      receipts.add(writers[buckets.get(0).bucket()].put(parts.get(0), buckets.get(0).keys(), check));
+      receipts.add(writers[buckets.get(0).bucket()].put(parts.get(0), buckets.get(0).keyHashes(), check));
     } catch (RuntimeException e) {
       first = e;
     }

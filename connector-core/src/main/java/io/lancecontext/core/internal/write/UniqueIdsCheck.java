@@ -5,6 +5,7 @@ import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
@@ -36,50 +38,50 @@ final class UniqueIdsCheck {
     this.uri = uri;
   }
 
-  /** {@link #rejectExisting(VectorSchemaRoot, Collection, boolean)} for the rows {@code lastRow} maps keys to. */
-  void rejectExisting(VectorSchemaRoot batch, Map<String, Integer> lastRow, BitVector tombstone) {
-    List<String> keys = new ArrayList<>();
-    for (var e : lastRow.entrySet()) {
-      if (!StoreWrites.isTombstone(tombstone, e.getValue())) {
-        keys.add(e.getKey());
-      }
-    }
-    Map<String, Map<String, Object>> existing = existing(keys);
-    if (existing.isEmpty()) {
-      return;
-    }
-    List<String> clashing = new ArrayList<>();
-    for (String k : keys) {
-      Map<String, Object> stored = existing.get(k);
-      if (stored != null && !sameRecord(stored, codec.decodeRow(batch, lastRow.get(k)))) {
-        clashing.add(k);
-      }
-    }
-    throwIfAny(clashing, false);
+  /**
+   * The check over a whole batch before anything is put: fails if a key of the rows {@code rowsOf} names (the
+   * winning row of each key, per bucket) exists with other content. Tombstone rows are not checked.
+   */
+  void rejectExisting(VectorSchemaRoot batch, List<int[]> rowsOf, BitVector tombstone) {
+    int[] rows = rowsOf.stream().flatMapToInt(java.util.Arrays::stream).sorted().toArray();
+    rejectExisting(batch, rows, tombstone, false);
   }
 
   /**
-   * Capability {@code unique-ids}: fails if a key of {@code batch} (dataset schema, one row per key)
-   * exists with other content. A stored row equal to the one being added is not a violation: it is this
-   * add, retried after it failed unacknowledged. Tombstone rows are not checked.
+   * The binding check of one bucket's part (dataset schema, one row per key) under its writer's lock: fails if
+   * a key of it exists with other content. A stored row equal to the one being added is not a violation: it
+   * is this add, retried after it failed unacknowledged. Tombstone rows are not checked.
+   *
+   * @param otherBuckets whether the call that wrote this part has rows in other buckets too
    */
-  void rejectExisting(VectorSchemaRoot batch, Collection<String> keys, boolean otherBuckets) {
+  void rejectExisting(VectorSchemaRoot part, boolean otherBuckets) {
+    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) part.getVector(SystemColumns.TOMBSTONE) : null;
+    int[] rows = new int[part.getRowCount()];
+    for (int r = 0; r < rows.length; r++) {
+      rows[r] = r;
+    }
+    rejectExisting(part, rows, tombstone, otherBuckets);
+  }
+
+  private void rejectExisting(VectorSchemaRoot batch, int[] rows, BitVector tombstone, boolean otherBuckets) {
+    VarCharVector keyVector = (VarCharVector) batch.getVector(spec.key());
+    List<String> keys = new ArrayList<>(rows.length);
+    List<Integer> rowOfKey = new ArrayList<>(rows.length);
+    for (int r : rows) {
+      if (!StoreWrites.isTombstone(tombstone, r)) {
+        keys.add(new String(keyVector.get(r), StandardCharsets.UTF_8));
+        rowOfKey.add(r);
+      }
+    }
     Map<String, Map<String, Object>> existing = existing(keys);
     if (existing.isEmpty()) {
       return;
     }
-    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
-    List<Map<String, Object>> rows = codec.decode(batch);
     List<String> clashing = new ArrayList<>();
-    for (int r = 0; r < rows.size(); r++) {
-      if (StoreWrites.isTombstone(tombstone, r)) {
-        continue;
-      }
-      Map<String, Object> row = rows.get(r);
-      String k = (String) row.get(spec.key());
-      Map<String, Object> stored = existing.get(k);
-      if (stored != null && !sameRecord(stored, row)) {
-        clashing.add(k);
+    for (int i = 0; i < keys.size(); i++) {
+      Map<String, Object> stored = existing.get(keys.get(i));
+      if (stored != null && !sameRecord(stored, codec.decodeRow(batch, rowOfKey.get(i)))) {
+        clashing.add(keys.get(i));
       }
     }
     throwIfAny(clashing, otherBuckets);

@@ -108,7 +108,7 @@ class StagingRouteTest {
   }
 
   @Test
-  void aLongSetAddsEachValueOnceAndGrows() {
+  void aLongSetAddsEachValueOnceGrowsAndEmpties() {
     LongSet set = new LongSet(2);
     Set<Long> model = new HashSet<>();
     Random random = new Random(3);
@@ -118,11 +118,20 @@ class StagingRouteTest {
         case 1 -> random.nextInt(100);
         default -> random.nextLong();
       };
+      long probe = random.nextBoolean() ? v : random.nextLong();
+      assertEquals(model.contains(probe), set.contains(probe), "contains " + probe);
       assertEquals(model.add(v), set.add(v), "add " + v);
     }
     assertEquals(model.size(), set.size());
     assertFalse(set.add(0));
     assertTrue(set.add(Long.MIN_VALUE) || model.contains(Long.MIN_VALUE));
+    assertTrue(set.containsAny(new long[] {random.nextLong(), 0L}));
+    set.clear();
+    assertEquals(0, set.size());
+    assertFalse(set.contains(0) || set.contains(model.iterator().next()));
+    assertFalse(set.containsAny(model.stream().mapToLong(Long::longValue).toArray()));
+    set.addAll(new long[] {5, 0, 5});
+    assertEquals(2, set.size());
   }
 
   private static VarCharVector vector(BufferAllocator allocator, String... values) {
