@@ -34,18 +34,7 @@ final class LongSet {
 
   /** Whether {@code v} is in the set. */
   boolean contains(long v) {
-    if (v == 0) {
-      return hasZero;
-    }
-    int mask = slots.length - 1;
-    int i = (int) (v ^ (v >>> 32)) * 0x9e3779b9 & mask;
-    while (slots[i] != 0) {
-      if (slots[i] == v) {
-        return true;
-      }
-      i = (i + 1) & mask;
-    }
-    return false;
+    return v == 0 ? hasZero : slots[slot(slots, v)] == v;
   }
 
   /** Whether any of {@code values} is in the set. */
@@ -81,16 +70,22 @@ final class LongSet {
   }
 
   private static boolean insert(long[] slots, long v) {
-    int mask = slots.length - 1;
-    int i = (int) (v ^ (v >>> 32)) * 0x9e3779b9 & mask;
-    while (slots[i] != 0) {
-      if (slots[i] == v) {
-        return false;
-      }
-      i = (i + 1) & mask;
+    int i = slot(slots, v);
+    if (slots[i] == v) {
+      return false;
     }
     slots[i] = v;
     return true;
+  }
+
+  /** The slot holding {@code v} (not 0), or the empty slot where it would go. */
+  private static int slot(long[] slots, long v) {
+    int mask = slots.length - 1;
+    int i = (int) (v ^ (v >>> 32)) * 0x9e3779b9 & mask;
+    while (slots[i] != 0 && slots[i] != v) {
+      i = (i + 1) & mask;
+    }
+    return i;
   }
 
   private void grow() {
