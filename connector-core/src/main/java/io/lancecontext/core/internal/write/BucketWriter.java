@@ -111,7 +111,7 @@ public final class BucketWriter implements AutoCloseable {
 
   /**
    * Writes {@code batch} (in the dataset schema, keys unique, all in this bucket; {@code keyHashes} the
-   * 64-bit hashes of its keys, see {@link StagingRoute}) durably, see the class comment, atomically with
+   * 64-bit hashes of its keys, see {@link KeyRoute}) durably, see the class comment, atomically with
    * {@code check} (null: none). Takes ownership of {@code batch}. The check
    * runs under the bucket's lock once this JVM holds every lane of the bucket (claiming lanes another
    * writer held), so it sees every row of the bucket acknowledged before; the put is acknowledged only

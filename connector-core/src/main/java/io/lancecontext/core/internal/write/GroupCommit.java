@@ -144,7 +144,7 @@ final class GroupCommit {
   /** Takes the longest run of queued requests without a repeated key and puts them as one entry. */
   private void putNextGroupLocked() {
     List<Request> group = new ArrayList<>();
-    LongSet groupKeys = new LongSet(1024);
+    LongSet groupKeys = new LongSet(64);  // grows with the group
     long rows = 0;
     for (Request head = queue.peek(); head != null; head = queue.peek()) {
       if (!group.isEmpty() && (rows + head.batch.getRowCount() > MAX_GROUP_ROWS

@@ -8,7 +8,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * lock.
  */
 final class LaneMemtable {
-  /** The 64-bit hashes of its keys ({@link StagingRoute}); a collision only seals a generation sooner. */
+  /** The 64-bit hashes of its keys ({@link KeyRoute}); a collision only seals a generation sooner. */
   private final LongSet keys = new LongSet(1024);
   private long entries;
   private long bytes;

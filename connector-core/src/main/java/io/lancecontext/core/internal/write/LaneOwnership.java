@@ -89,7 +89,8 @@ final class LaneOwnership {
           held(l);
           sequence.claimedLane();
         }
-        epochs[l] = lanes[l].isOpen() ? lanes[l].epoch() : latestEpoch(l);
+        // a closed lane not claimed now is held with the epoch just read
+        epochs[l] = lanes[l].isOpen() ? lanes[l].epoch() : stale ? latestEpoch(l) : latest;
       }
     } catch (IOException e) {
       throw manifestsUnreadable(e);

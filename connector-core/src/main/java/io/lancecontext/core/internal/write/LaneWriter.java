@@ -126,7 +126,7 @@ final class LaneWriter {
     return lastWalPosition;
   }
 
-  /** Whether a key of those hashes ({@code keyHashes}, see {@link StagingRoute}) is in the open generation. */
+  /** Whether a key of those hashes ({@code keyHashes}, see {@link KeyRoute}) is in the open generation. */
   boolean holdsAny(long[] keyHashes) {
     return writer != null && memtable.holdsAny(keyHashes);
   }

@@ -38,7 +38,7 @@ public final class StagingBuffer implements AutoCloseable {
 
   private static final class Pending {
     final List<VectorSchemaRoot> batches = new ArrayList<>();
-    /** The 64-bit hashes of the keys (see {@link StagingRoute}): equal ones mean a repeated key or a rare collision. */
+    /** The 64-bit hashes of the keys (see {@link KeyRoute}): equal ones mean a repeated key or a rare collision. */
     final LongSet keys;
     int rows;
     int deletes;
@@ -99,9 +99,7 @@ public final class StagingBuffer implements AutoCloseable {
         long size = sizeOf(b.rows());
         p.batches.add(b.rows());
         if (!keysAdded) {
-          for (long k : b.keyHashes()) {
-            p.keys.add(k);
-          }
+          p.keys.addAll(b.keyHashes());
         }
         p.rows += b.rows().getRowCount();
         p.deletes += b.deletes();

@@ -163,7 +163,7 @@ public final class StoreWrites {
 
   /**
    * One bucket's rows of a staged batch (after dedupe), the caller owns {@code rows}; {@code keyHashes} are the
-   * 64-bit hashes of their keys (see {@link StagingRoute}).
+   * 64-bit hashes of their keys (see {@link KeyRoute}).
    */
   record BucketRows(int bucket, VectorSchemaRoot rows, int deletes, long[] keyHashes) {}
 
@@ -177,13 +177,11 @@ public final class StoreWrites {
     if (n == 0) {
       return List.of();
     }
-    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
-    List<StagingRoute.Bucket> routed = StagingRoute.of((VarCharVector) batch.getVector(spec.key()), tombstone, n,
-        writers.length);
-    List<VectorSchemaRoot> parts = parts(batch, owned, routed.stream().map(StagingRoute.Bucket::rows).toList());
+    List<KeyRoute.Bucket> routed = route(batch, tombstones(spec, batch));
+    List<VectorSchemaRoot> parts = parts(batch, owned, routed.stream().map(KeyRoute.Bucket::rows).toList());
     List<BucketRows> out = new ArrayList<>(parts.size());
     for (int i = 0; i < parts.size(); i++) {
-      StagingRoute.Bucket b = routed.get(i);
+      KeyRoute.Bucket b = routed.get(i);
       out.add(new BucketRows(b.bucket(), parts.get(i), b.deletes(), b.keyHashes()));
     }
     return out;
@@ -240,13 +238,12 @@ public final class StoreWrites {
     if (n == 0) {
       return Outcome.NONE;
     }
-    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
-    List<StagingRoute.Bucket> buckets = StagingRoute.of((VarCharVector) batch.getVector(spec.key()), tombstone, n,
-        writers.length);
-    List<int[]> rowsOf = buckets.stream().map(StagingRoute.Bucket::rows).toList();
+    BitVector tombstone = tombstones(spec, batch);
+    List<KeyRoute.Bucket> buckets = route(batch, tombstone);
+    List<int[]> rowsOf = buckets.stream().map(KeyRoute.Bucket::rows).toList();
     int rows = 0;
     int deletes = 0;
-    for (StagingRoute.Bucket b : buckets) {
+    for (KeyRoute.Bucket b : buckets) {
       rows += b.rows().length;
       deletes += b.deletes();
     }
@@ -291,6 +288,16 @@ public final class StoreWrites {
     return bulkWrites.get();
   }
 
+  /** The tombstone column of a batch in the dataset schema; null without capability {@code tombstones}. */
+  static BitVector tombstones(SchemaSpec spec, VectorSchemaRoot batch) {
+    return spec.has(Capability.TOMBSTONES) ? (BitVector) batch.getVector(SystemColumns.TOMBSTONE) : null;
+  }
+
+  /** A batch's winning rows by bucket ({@link KeyRoute}). */
+  private List<KeyRoute.Bucket> route(VectorSchemaRoot batch, BitVector tombstone) {
+    return KeyRoute.of((VarCharVector) batch.getVector(spec.key()), tombstone, batch.getRowCount(), writers.length);
+  }
+
   static boolean isTombstone(BitVector tombstone, int row) {
     return tombstone != null && !tombstone.isNull(row) && tombstone.get(row) == 1;
   }
@@ -314,7 +321,7 @@ public final class StoreWrites {
   }
 
   /** Puts every part on its shard; parts go to the shard writers, which close them. */
-  private List<PutReceipt> putAll(List<StagingRoute.Bucket> buckets, List<VectorSchemaRoot> parts,
+  private List<PutReceipt> putAll(List<KeyRoute.Bucket> buckets, List<VectorSchemaRoot> parts,
       BucketWriter.KeyCheck check) {
     if (buckets.size() == 1) {
       return List.of(writers[buckets.get(0).bucket()].put(parts.get(0), buckets.get(0).keyHashes(), check));
@@ -322,7 +329,7 @@ public final class StoreWrites {
     // shards are put in parallel; the first on the calling thread
     List<Future<PutReceipt>> futures = new ArrayList<>();
     for (int i = 1; i < buckets.size(); i++) {
-      StagingRoute.Bucket route = buckets.get(i);
+      KeyRoute.Bucket route = buckets.get(i);
       VectorSchemaRoot part = parts.get(i);
       try {
         futures.add(putPool.submit(() -> writers[route.bucket()].put(part, route.keyHashes(), check)));

@@ -2,9 +2,7 @@ package io.lancecontext.core.internal.write;
 
 import io.lancecontext.core.error.UniqueKeyViolationException;
 import io.lancecontext.core.internal.codec.RecordCodec;
-import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
-import io.lancecontext.core.schema.SystemColumns;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -55,7 +53,7 @@ final class UniqueIdsCheck {
    * @param otherBuckets whether the call that wrote this part has rows in other buckets too
    */
   void rejectExisting(VectorSchemaRoot part, boolean otherBuckets) {
-    BitVector tombstone = spec.has(Capability.TOMBSTONES) ? (BitVector) part.getVector(SystemColumns.TOMBSTONE) : null;
+    BitVector tombstone = StoreWrites.tombstones(spec, part);
     int[] rows = new int[part.getRowCount()];
     for (int r = 0; r < rows.length; r++) {
       rows[r] = r;

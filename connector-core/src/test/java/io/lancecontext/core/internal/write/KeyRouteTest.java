@@ -21,7 +21,7 @@ import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.junit.jupiter.api.Test;
 
-class StagingRouteTest {
+class KeyRouteTest {
   private static final String[] ALPHABET = {"a", "b", "é", "ß", "中", "😀", "", "\u0000", "key-"};
 
   private static String randomKey(Random random, int distinct) {
@@ -72,10 +72,10 @@ class StagingRouteTest {
             }
           }
 
-          List<StagingRoute.Bucket> got = StagingRoute.of(keyVector, tomb, n, buckets);
-          assertEquals(new ArrayList<>(want.keySet()), got.stream().map(StagingRoute.Bucket::bucket).toList());
+          List<KeyRoute.Bucket> got = KeyRoute.of(keyVector, tomb, n, buckets);
+          assertEquals(new ArrayList<>(want.keySet()), got.stream().map(KeyRoute.Bucket::bucket).toList());
           Map<String, Long> hashOf = new java.util.HashMap<>();
-          for (StagingRoute.Bucket b : got) {
+          for (KeyRoute.Bucket b : got) {
             assertArrayEquals(want.get(b.bucket()).stream().mapToInt(Integer::intValue).toArray(), b.rows(),
                 "round " + round + ", bucket " + b.bucket());
             assertEquals(wantDeletes.get(b.bucket()), b.deletes());
@@ -97,12 +97,12 @@ class StagingRouteTest {
     try (BufferAllocator allocator = new RootAllocator();
         VarCharVector one = vector(allocator, "x", "k1", "y");
         VarCharVector two = vector(allocator, "k1")) {
-      List<StagingRoute.Bucket> a = StagingRoute.of(one, null, 3, 1);
-      List<StagingRoute.Bucket> b = StagingRoute.of(two, null, 1, 1);
+      List<KeyRoute.Bucket> a = KeyRoute.of(one, null, 3, 1);
+      List<KeyRoute.Bucket> b = KeyRoute.of(two, null, 1, 1);
       assertEquals(a.get(0).keyHashes()[1], b.get(0).keyHashes()[0]);
       assertNotEquals(a.get(0).keyHashes()[0], a.get(0).keyHashes()[1]);
       for (int buckets = 1; buckets <= 16; buckets++) {
-        assertEquals(Buckets.of("k1", buckets), StagingRoute.of(two, null, 1, buckets).get(0).bucket());
+        assertEquals(Buckets.of("k1", buckets), KeyRoute.of(two, null, 1, buckets).get(0).bucket());
       }
     }
   }

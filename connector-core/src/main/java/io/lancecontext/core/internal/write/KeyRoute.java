@@ -7,15 +7,16 @@ import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.VarCharVector;
 
 /**
- * A batch's rows as an atomic write stages them: deduplicated by key (the last row of a key wins) and routed to
- * their buckets, straight from the key column's UTF-8 bytes. The keys' bytes are copied once per batch; no
+ * A batch's rows as every write takes them, staged or put: deduplicated by key (the last row of a key wins) and
+ * routed to their buckets, straight from the key column's UTF-8 bytes. The keys' bytes are copied once per batch; no
  * {@code String} is made per key. Each winning row also gets a 64-bit hash of its key (murmur3 and a second hash
  * taken eight bytes at a step), with which a {@link StagingBuffer} notices a key that comes again in a later batch of
- * its bucket (a collision only makes it write a part sooner). Rows losing to a later row of their key are dropped
- * exactly: equal hashes are confirmed byte by byte.
+ * its bucket, and a lane a key that comes again in its open generation (a collision only writes a part or seals a
+ * generation sooner). Rows losing to a later row of their key are dropped exactly: equal hashes are confirmed byte
+ * by byte.
  */
-final class StagingRoute {
-  private StagingRoute() {}
+final class KeyRoute {
+  private KeyRoute() {}
 
   /** One bucket's winning rows of a batch, in batch order, their keys' hashes, and how many are tombstones. */
   record Bucket(int bucket, int[] rows, long[] keyHashes, int deletes) {}
