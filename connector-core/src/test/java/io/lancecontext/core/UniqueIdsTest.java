@@ -124,7 +124,7 @@ class UniqueIdsTest extends StoreTest {
     ContextStore.closeAllResident();
     Map<String, List<Long>> accepted = new HashMap<>();
     Map<String, List<String>> answers = new HashMap<>();
-    int keys = 4 * KEYS;
+    int keys = 2 * KEYS;
     try (ChildJvm a = ChildJvm.start(UniqueRacer.class, dir.resolve("a.log"), path, "1");
         ChildJvm b = ChildJvm.start(UniqueRacer.class, dir.resolve("b.log"), path, "2")) {
       assertEquals("ready", a.readLine(), a::tail);

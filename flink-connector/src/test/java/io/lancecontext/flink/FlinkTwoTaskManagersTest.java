@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.result.StoreStats;
+import io.lancecontext.core.testing.ChildJvm;
 import io.lancecontext.flink.sink.LanceContextSink;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -276,14 +277,16 @@ class FlinkTwoTaskManagersTest {
   private static void start(String name, Class<?> main, Path conf) throws IOException {
     String java = System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     Path logs = Files.createDirectories(dir.resolve("logs"));
-    List<String> cmd = List.of(java, "-Xmx320m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx320m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC"));
+    cmd.addAll(ChildJvm.startFlags());
+    cmd.addAll(List.of(
         "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
         "--add-opens=java.base/java.util=ALL-UNNAMED",
         "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
         "-Dlog4j.configurationFile=" + conf.resolve("log4j.properties").toUri(),
         "-Dlog.file=" + logs.resolve(name + ".log"),
         "-cp", System.getProperty("java.class.path"),
-        main.getName(), "--configDir", conf.toString());
+        main.getName(), "--configDir", conf.toString()));
     ProcessBuilder pb = new ProcessBuilder(cmd)
         .redirectOutput(logs.resolve(name + ".out").toFile())
         .redirectError(logs.resolve(name + ".err").toFile());

@@ -43,6 +43,7 @@ public final class JobProcess implements AutoCloseable {
       Map<String, String> options) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(S3Server.java());
+    cmd.addAll(S3Server.startFlags());
     cmd.addAll(jvmFlags);
     cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
     cmd.add("-cp");

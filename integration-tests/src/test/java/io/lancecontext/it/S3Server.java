@@ -50,8 +50,9 @@ public final class S3Server implements AutoCloseable {
           + " name the S3 server's class path (set by integration-tests/pom.xml)");
     }
     String cp = classes + java.io.File.pathSeparator + Files.readString(Path.of(file), StandardCharsets.UTF_8).trim();
-    List<String> cmd = List.of(java(), "-Xmx256m", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-        "-cp", cp, S3ServerMain.class.getName());
+    List<String> cmd = new java.util.ArrayList<>(List.of(java(), "-Xmx256m"));
+    cmd.addAll(startFlags());
+    cmd.addAll(List.of("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"), "-cp", cp, S3ServerMain.class.getName()));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
     // the server needs no credentials from the environment; keep AWS_* of the build out of it
     pb.environment().keySet().removeIf(k -> k.startsWith("AWS_"));
@@ -67,6 +68,15 @@ public final class S3Server implements AutoCloseable {
       throw new IOException("the S3 server exited before it was ready; its log:\n" + tail(log));
     }
     return server;
+  }
+
+  /**
+   * The build's flags that start a test JVM faster (C1 alone, no class verification; {@code test.start.flags} of
+   * the project's POM, passed on to the consumer builds as {@code lancecontext.test.jvm.flags}); none outside it.
+   */
+  static List<String> startFlags() {
+    String flags = System.getProperty("lancecontext.test.jvm.flags", "").trim();
+    return flags.isEmpty() ? List.of() : List.of(flags.split("\\s+"));
   }
 
   static String java() {

@@ -61,7 +61,7 @@ class NotebooksTest {
         String classPath = TARGET.resolve("classes") + java.io.File.pathSeparator
             + Files.readString(TARGET.resolve("kernel.classpath")).strip();
         KernelSpec.write(JUPYTER.resolve("kernels").resolve(LanceKernel.NAME), classPath,
-            List.of("-Xmx1g", "-XX:+UseG1GC", "-Djava.io.tmpdir=" + tmp), Map.of("SPARK_LOCAL_IP", "127.0.0.1"));
+            kernelFlags(tmp), Map.of("SPARK_LOCAL_IP", "127.0.0.1"));
       }
     }
     if (kernelProblem != null) {
@@ -223,5 +223,15 @@ class NotebooksTest {
     List<String> lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
     return "the last lines of " + log + ":\n" + lines.subList(Math.max(0, lines.size() - 60), lines.size()).stream()
         .collect(Collectors.joining("\n"));
+  }
+
+  /** The kernel JVM's flags: the build's fast-start flags too (C1 alone, no class verification) when it passes them. */
+  private static List<String> kernelFlags(Path tmp) {
+    List<String> flags = new java.util.ArrayList<>(List.of("-Xmx1g", "-XX:+UseG1GC", "-Djava.io.tmpdir=" + tmp));
+    String start = System.getProperty("lancecontext.test.jvm.flags", "").trim();
+    if (!start.isEmpty()) {
+      flags.addAll(List.of(start.split("\\s+")));
+    }
+    return flags;
   }
 }

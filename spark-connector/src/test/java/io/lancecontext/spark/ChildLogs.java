@@ -1,5 +1,6 @@
 package io.lancecontext.spark;
 
+import io.lancecontext.core.testing.ChildJvm;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,10 +21,11 @@ final class ChildLogs {
     List<String> cmd = new java.util.ArrayList<>(List.of(
         System.getProperty("lancecontext.test.java",
             java.nio.file.Paths.get(System.getProperty("java.home"), "bin", "java").toString()),
-        "-Xmx768m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "-Xmx768m", "-XX:+UseSerialGC", "--add-opens=java.base/java.nio=ALL-UNNAMED",
         "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED",
-        "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-        "-cp", System.getProperty("java.class.path"), main.getName()));
+        "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")));
+    cmd.addAll(ChildJvm.startFlags());
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
     pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");

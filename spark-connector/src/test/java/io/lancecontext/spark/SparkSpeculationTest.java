@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.read.ScanSpec;
+import io.lancecontext.core.testing.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -178,7 +179,8 @@ class SparkSpeculationTest {
           // the executors' class path is the test class path: lance-core on the system class path (it must not
           // be loaded by a child class loader, docs/spark.md "Set-up")
           .config("spark.executor.extraClassPath", executorClassPath)
-          .config("spark.executor.extraJavaOptions", "-XX:TieredStopAtLevel=1 --add-opens=java.base/java.nio=ALL-UNNAMED "
+          .config("spark.executor.extraJavaOptions", String.join(" ", ChildJvm.startFlags())
+              + " --add-opens=java.base/java.nio=ALL-UNNAMED "
               + "-Djava.io.tmpdir="
               + System.getProperty("java.io.tmpdir"))
           .config("spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1")

@@ -68,7 +68,9 @@ class SparkStreamingKillTest extends SparkTest {
               store.compact();
               store.gc();
             }
-            Thread.sleep(30);
+            // a round every ~150 ms (a merge about every 0.6 s) is change enough for 100 ms triggers; a faster
+            // writer only took CPU from the drivers' start on 2 cores
+            Thread.sleep(150);
           }
         } catch (Throwable t) {
           failed.set(t);

@@ -43,9 +43,9 @@ public final class ChildJvm implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(java);
     cmd.add("-Xmx512m");
-    // a child lives seconds: C1 alone and one GC thread start it faster on 2 cores than the full JIT and G1
-    cmd.add("-XX:TieredStopAtLevel=1");
+    // a child lives seconds: one GC thread starts it faster on 2 cores than G1
     cmd.add("-XX:+UseSerialGC");
+    cmd.addAll(startFlags());
     cmd.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
     cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
     cmd.add("-cp");
@@ -55,6 +55,16 @@ public final class ChildJvm implements AutoCloseable {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
     pb.environment().putAll(env);
     return new ChildJvm(pb.start(), log);
+  }
+
+  /**
+   * The flags that start a test JVM faster (C1 alone, no verification of class-path classes): the build's
+   * {@code test.start.flags}, which it passes to test JVMs as system property {@code lancecontext.test.jvm.flags}
+   * for the JVMs they start in turn (child processes, Spark executors, Flink TaskManagers). Empty outside the build.
+   */
+  public static List<String> startFlags() {
+    String flags = System.getProperty("lancecontext.test.jvm.flags", "").trim();
+    return flags.isEmpty() ? List.of() : List.of(flags.split("\\s+"));
   }
 
   /** Sends one line. */

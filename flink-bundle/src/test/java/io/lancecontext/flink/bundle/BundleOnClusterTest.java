@@ -213,8 +213,13 @@ class BundleOnClusterTest {
       String... args) throws IOException {
     String java = System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     Path logs = Files.createDirectories(dir.resolve("logs"));
-    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx320m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx320m", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC",
         "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED"));
+    // the build's fast-start flags (C1 alone, no class verification)
+    String startFlags = System.getProperty("lancecontext.test.jvm.flags", "").trim();
+    if (!startFlags.isEmpty()) {
+      cmd.addAll(List.of(startFlags.split("\\s+")));
+    }
     cmd.addAll(JVM_OPTIONS);
     cmd.addAll(jvmOptions);
     cmd.addAll(List.of("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),

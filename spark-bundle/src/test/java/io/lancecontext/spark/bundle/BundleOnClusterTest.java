@@ -44,12 +44,17 @@ class BundleOnClusterTest {
     String sparkClassPath = String.join(File.pathSeparator, spark);
     String testClasses = Paths.get(BundleOnClusterTest.class.getProtectionDomain().getCodeSource().getLocation().toURI())
         .toString();
+    // the build's fast-start flags (C1 alone, no class verification), for the driver and its executors
+    String startFlags = System.getProperty("lancecontext.test.jvm.flags", "").trim();
     List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx768m", "-XX:TieredStopAtLevel=1", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "-Xmx768m", "-Dlancecontext.test.jvm.flags=" + startFlags, "--add-opens=java.base/java.nio=ALL-UNNAMED",
         "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
         "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-        "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-        "-cp", String.join(File.pathSeparator, bundle, sparkClassPath, testClasses),
+        "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")));
+    if (!startFlags.isEmpty()) {
+      cmd.addAll(List.of(startFlags.split("\\s+")));
+    }
+    cmd.addAll(List.of("-cp", String.join(File.pathSeparator, bundle, sparkClassPath, testClasses),
         Driver.class.getName(), dir.resolve("store").toString(), bundle + File.pathSeparator + sparkClassPath));
     Path log = dir.resolve("driver.log");
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
@@ -86,7 +91,8 @@ class BundleOnClusterTest {
           .config("spark.driver.bindAddress", "127.0.0.1")
           .config("spark.driver.host", "127.0.0.1")
           .config("spark.executor.extraClassPath", args[1])
-          .config("spark.executor.extraJavaOptions", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"))
+          .config("spark.executor.extraJavaOptions", (System.getProperty("lancecontext.test.jvm.flags", "") + " -Djava.io.tmpdir="
+              + System.getProperty("java.io.tmpdir")).trim())
           .config("spark.executorEnv.SPARK_TESTING", "1")
           .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
           .config("spark.executorEnv.LANCE_LOG", "warn,lance::index=off")

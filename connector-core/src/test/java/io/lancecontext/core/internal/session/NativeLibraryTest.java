@@ -124,6 +124,7 @@ class NativeLibraryTest {
       List<String> cmd = new ArrayList<>();
       cmd.add(System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString()));
       cmd.add("-Xmx256m");
+      cmd.addAll(io.lancecontext.core.testing.ChildJvm.startFlags());
       cmd.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
       cmd.add("-Djava.io.tmpdir=" + tmp);
       if (sweep != null) {
