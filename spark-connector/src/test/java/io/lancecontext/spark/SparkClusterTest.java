@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.testing.ChildJvm;
 import java.io.BufferedReader;
@@ -14,9 +15,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
@@ -40,19 +43,30 @@ import org.junit.jupiter.api.io.TempDir;
 import scala.Option;
 
 /**
- * Speculative task attempts never duplicate or lose rows, in both commit modes, with Spark's own speculation.
+ * Spark on a cluster of two executor JVMs: Spark's own speculation, and one bounded Lance session per executor.
  *
  * <p>Spark launches no speculative attempt in local mode (its scheduler starts the speculation check only for a
  * non-local master), and never on a host that already runs an attempt of the task, which rules out {@code
- * local-cluster} (it names every executor's host alike; {@link SparkTwoExecutorsTest} uses it). So the driver
- * runs in a child JVM with a standalone Master and two Workers (one core each) started in it, the Workers named
- * {@code 127.0.0.1} and {@code localhost} (both loopback): two executor JVMs on two host names, started from the
- * Maven test class path, no Spark distribution.
+ * local-cluster} (it names every executor's host alike). So the driver runs in a child JVM (the test JVM already
+ * holds the shared local session, {@link SparkTestSession}, and a JVM has one SparkContext) with a standalone
+ * Master and two Workers (one core each) started in it, the Workers named {@code 127.0.0.1} and {@code localhost}
+ * (both loopback): two executor JVMs on two host names, started from the Maven test class path, no Spark
+ * distribution. One driver runs both scenarios: starting the cluster is most of their time.
+ *
+ * <p>Specifies: speculative task attempts never duplicate or lose rows, in both commit modes; each executor JVM
+ * holds exactly one Lance session, within the budget its environment sets ({@code LANCECONTEXT_CACHE_BYTES}),
+ * however many tasks and stores it serves; and an atomic write whose tasks ran on both executors publishes every
+ * row.
  */
-class SparkSpeculationTest {
+class SparkClusterTest {
   /** The speculated writes: 4 partitions of 500 rows; partition 0's first attempt hangs after 250 rows. */
   static final int SPECULATED_PARTITIONS = 4;
   static final int ROWS_PER_PARTITION = 500;
+  /** The executors' session budget ({@code LANCECONTEXT_CACHE_BYTES}). */
+  static final long BUDGET = 256L << 20;
+  /** The write across both executors: 4,000 rows in 8 partitions. */
+  static final int ROWS = 4000;
+  static final int PARTITIONS = 8;
 
   @TempDir
   static Path dir;
@@ -130,6 +144,37 @@ class SparkSpeculationTest {
     }
   }
 
+  @Test
+  void eachExecutorHoldsOneBoundedSessionAndBothExecutorsRowsArePublished() {
+    assertEquals(0, exit, () -> "driver failed; stdout " + out + "\nlog tail:\n" + tail(log));
+    Map<String, Set<String>> sessionsByPid = new HashMap<>();
+    Set<String> writerPids = new HashSet<>();
+    long rows = -1;
+    String driverPid = null;
+    for (String line : out) {
+      String[] f = line.split(" ");
+      switch (f[0]) {
+        case "driver" -> driverPid = f[1];
+        case "session" -> {
+          // session <pid> <session identity> <session bytes> <budget bytes> <resident stores>
+          sessionsByPid.computeIfAbsent(f[1], k -> new HashSet<>()).add(f[2]);
+          assertEquals(BUDGET, Long.parseLong(f[4]), "the executor's budget is the one its environment set: " + line);
+          assertTrue(Long.parseLong(f[3]) <= BUDGET * 11 / 10, "session within its budget (+10%): " + line);
+          assertTrue(Integer.parseInt(f[5]) >= 2, "the executor serves both stores: " + line);
+        }
+        case "writers" -> writerPids.addAll(List.of(f).subList(1, f.length));
+        case "rows" -> rows = Long.parseLong(f[1]);
+        default -> { }
+      }
+    }
+    assertEquals(2, sessionsByPid.size(), () -> "two executor JVMs answered: " + out);
+    assertTrue(!sessionsByPid.containsKey(driverPid), "executors are not the driver's JVM");
+    sessionsByPid.forEach((pid, sessions) ->
+        assertEquals(1, sessions.size(), "executor " + pid + " holds exactly one Lance session: " + sessions));
+    assertEquals(sessionsByPid.keySet(), writerPids, "both executors wrote rows");
+    assertEquals(ROWS, rows, "every row written by both executors is present");
+  }
+
   static String key(int partition, int i) {
     return String.format("k%d-%04d", partition, i);
   }
@@ -150,9 +195,10 @@ class SparkSpeculationTest {
   }
 
   /**
-   * The driver: {@code Driver <dir> <executor class path>}. For the speculated writes into {@code <dir>/atomic}
-   * and {@code <dir>/immediate}, prints {@code task <mode> <partition> <attempt> <speculative>
-   * <host> <end reason>} per task attempt and {@code hung <mode> <parts staged> <first row visible>}.
+   * The driver: {@code Driver <dir> <executor class path>}. Prints {@code driver <pid>}; for the speculated writes
+   * into {@code <dir>/atomic} and {@code <dir>/immediate}, {@code task <mode> <partition> <attempt> <speculative>
+   * <host> <end reason>} per task attempt and {@code hung <mode> <parts staged> <first row visible>}; then what
+   * {@link #twoExecutors} prints for {@code <dir>/store} and {@code <dir>/other}.
    */
   public static final class Driver {
     private Driver() {}
@@ -171,7 +217,7 @@ class SparkSpeculationTest {
       }
       SparkSession spark = SparkSession.builder()
           .master(masterUrl)
-          .appName("speculation")
+          .appName("two-executors")
           .config("spark.ui.enabled", "false")
           .config("spark.driver.bindAddress", "127.0.0.1")
           .config("spark.driver.host", "127.0.0.1")
@@ -183,6 +229,7 @@ class SparkSpeculationTest {
               + " --add-opens=java.base/java.nio=ALL-UNNAMED "
               + "-Djava.io.tmpdir="
               + System.getProperty("java.io.tmpdir"))
+          .config("spark.executorEnv.LANCECONTEXT_CACHE_BYTES", Long.toString(BUDGET))
           .config("spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1")
           // without a Spark distribution the Worker's launcher needs these to build the executor command
           .config("spark.executorEnv.SPARK_TESTING", "1")
@@ -198,14 +245,68 @@ class SparkSpeculationTest {
           .getOrCreate();
       try {
         ChildLogs.awaitExecutors(spark, 2);
+        System.out.println("driver " + pid());
         for (String mode : List.of("atomic", "immediate")) {
           speculated(spark, mode, base.resolve(mode).toString(), base);
         }
+        twoExecutors(spark, base.resolve("store").toString(), base.resolve("other").toString());
       } finally {
         spark.stop();
         workers.forEach(RpcEnv::shutdown);
         master.shutdown();
       }
+    }
+
+    /**
+     * A write whose tasks run on both executors ({@code rows <n>}, {@code writers <pid>...}), then one probe task
+     * per partition that opens two stores and reports its executor's Lance session ({@code session <pid> <session
+     * identity> <session bytes> <budget bytes> <resident stores>}).
+     */
+    private static void twoExecutors(SparkSession spark, String store, String other) {
+      StructType schema = new StructType().add("id", DataTypes.StringType, false).add("worker_id", DataTypes.StringType)
+          .add("reward", DataTypes.DoubleType);
+      Dataset<Row> rows = spark.range(0, ROWS, 1, PARTITIONS).mapPartitions((MapPartitionsFunction<Long, Row>) it -> {
+        String pid = pid();
+        List<Row> batch = new ArrayList<>();
+        it.forEachRemaining(r -> {
+          long i = r;
+          batch.add(RowFactory.create(String.format("k%05d", i), pid, i / 1000.0));
+        });
+        Thread.sleep(300);  // keeps one executor from taking every task before the other asks
+        return batch.iterator();
+      }, Encoders.row(schema)).toDF();
+      rows.write().format("lancecontext").option("schema", "rollout").option("schema.embedding-dim", "8")
+          .option("shards", "2").mode("append").save(store);
+
+      Dataset<Row> back = spark.read().format("lancecontext").load(store);
+      System.out.println("rows " + back.count());
+      List<Row> writers = back.select("worker_id").distinct().collectAsList();
+      StringBuilder w = new StringBuilder("writers");
+      writers.forEach(r -> w.append(' ').append(r.getString(0)));
+      System.out.println(w);
+
+      Map<String, String> otherOptions = Map.of("path", other, "schema", "context", "schema.embedding-dim", "8",
+          "shards", "1");
+      try (ContextStore s = ContextStore.open(otherOptions)) {
+        s.add(List.of(Map.of("id", "x")));
+      }
+      List<String> probes = spark.range(0, PARTITIONS, 1, PARTITIONS).mapPartitions((MapPartitionsFunction<Long, String>) it -> {
+        try (ContextStore a = ContextStore.open(Map.of("path", store)); ContextStore b = ContextStore.open(Map.of("path", other))) {
+          a.count();
+          a.get("k00001");
+          b.count();
+          Thread.sleep(300);
+          LanceRuntime lance = LanceRuntime.get();
+          return List.of("session " + pid() + " " + System.identityHashCode(lance.sharedSession()) + " "
+              + lance.sessionSizeBytes() + " " + lance.sharedBudget().bytes() + " " + ContextStore.residentStores())
+              .iterator();
+        }
+      }, Encoders.STRING()).collectAsList();
+      probes.forEach(System.out::println);
+    }
+
+    static String pid() {
+      return Long.toString(ProcessHandle.current().pid());
     }
 
     /** A write whose partition 0 hangs on its first attempt after 250 rows, until Spark kills it. */
