@@ -217,7 +217,7 @@ class SparkClusterTest {
       }
       SparkSession spark = SparkSession.builder()
           .master(masterUrl)
-          .appName("two-executors")
+          .appName("cluster")
           .config("spark.ui.enabled", "false")
           .config("spark.driver.bindAddress", "127.0.0.1")
           .config("spark.driver.host", "127.0.0.1")
