@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.error.BadOptionException;
@@ -55,6 +56,22 @@ class NativeLibraryTest {
       next.exit();
     }
     assertEquals(List.of(), copies(tmp), "a JVM that exits normally removes its own copy");
+  }
+
+  /**
+   * The tests' JVMs load the library unpacked into the test class path in place ({@code org.lance.JniLoader} of
+   * core's tests): if that stand-in lost its place ahead of lance-core, every test JVM would copy 181 MB again.
+   */
+  @Test
+  void theTestsLoadTheLibraryInPlaceFromTheTestClassPath() throws IOException {
+    assumeTrue(Files.isReadable(Paths.get("/proc/self/maps")), "the platform names mapped files in /proc/self/maps");
+    try (ContextStore store = ContextStore.open(Map.of("path", dir.resolve("s").toString(), "schema", "context",
+        "schema.embedding-dim", "4"))) {
+      store.add(List.of(Map.of("id", "x")));
+    }
+    assertEquals(java.util.Optional.empty(), NativeLibrary.loadedCopy(), "no temp copy");
+    String maps = Files.readString(Paths.get("/proc/self/maps"));
+    assertTrue(maps.contains("test-classes/nativelib/"), "the library mapped from target/test-classes");
   }
 
   @Test
@@ -127,6 +144,7 @@ class NativeLibraryTest {
       cmd.addAll(io.lancecontext.core.testing.ChildJvm.startFlags());
       cmd.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
       cmd.add("-Djava.io.tmpdir=" + tmp);
+      cmd.add("-D" + org.lance.JniLoader.COPY_PROPERTY + "=true");  // as users load it, not as the tests do
       if (sweep != null) {
         cmd.add("-D" + NativeLibrary.SWEEP_PROPERTY + "=" + sweep);
       }
