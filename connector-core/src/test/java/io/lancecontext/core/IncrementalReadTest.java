@@ -205,7 +205,9 @@ class IncrementalReadTest extends StoreTest {
       writer.start();
       while (!stop.get()) {
         tokens.add(store.snapshot().token());
-        Thread.sleep(15);
+        // about 4 snapshots per writer round (add, delete, seal, merge), some inside a merge: each pair costs two
+        // scans to check, and every 15 ms (7 per round) cost twice the time for the same windows
+        Thread.sleep(35);
       }
       writer.join();
       assertNull(failed.get());
