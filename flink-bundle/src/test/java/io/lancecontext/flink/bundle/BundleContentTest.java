@@ -52,6 +52,32 @@ class BundleContentTest {
     }
   }
 
+  /**
+   * The native libraries of lance-core and arrow-dataset for every platform they ship, as their jars hold them: the
+   * same names, CRCs, sizes and compressed sizes (the build adds them raw after the shade,
+   * build-tools/AddNativeLibraries.java).
+   */
+  @Test
+  void bundleHoldsTheNativeLibrariesAsTheirJarsHoldThem() throws IOException {
+    try (ZipFile jar = new ZipFile(JAR.toFile())) {
+      for (String[] source : List.of(new String[] {"lancecontext.lance-core.jar", "nativelib/"},
+          new String[] {"lancecontext.arrow-dataset.jar", "arrow_dataset_jni/"})) {
+        try (ZipFile from = new ZipFile(System.getProperty(source[0]))) {
+          List<String> names = from.stream().map(ZipEntry::getName).filter(n -> n.startsWith(source[1])).toList();
+          assertTrue(names.stream().filter(n -> n.matches(".*\\.(so|dylib)")).count() >= 2, names::toString);
+          for (String name : names) {
+            ZipEntry want = from.getEntry(name);
+            ZipEntry got = jar.getEntry(name);
+            assertNotNull(got, "the bundle holds " + name);
+            assertEquals(List.of(want.getCrc(), want.getSize(), want.getCompressedSize(), (long) want.getMethod()),
+                List.of(got.getCrc(), got.getSize(), got.getCompressedSize(), (long) got.getMethod()), name);
+          }
+          assertEquals(names, jar.stream().map(ZipEntry::getName).filter(n -> n.startsWith(source[1])).toList());
+        }
+      }
+    }
+  }
+
   /** No class of the bundle is also in Flink's jars (the module's provided dependencies), so no two versions meet. */
   @Test
   void noClassIsAlsoInFlinksJars() throws IOException {
