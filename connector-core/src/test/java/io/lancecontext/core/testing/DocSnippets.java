@@ -66,17 +66,19 @@ public final class DocSnippets {
     return out;
   }
 
+  /** This JVM's jshell, on its class path: javac indexes the class path's jars once, not once per block. */
+  private static JShell shell;
+  private static final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+
   /**
-   * Runs {@code code} statement by statement in a {@code jshell} on this JVM's class path (its default
-   * imports), failing the test on a statement that does not compile or throws. Returns what it printed.
+   * Runs {@code code} statement by statement in a {@code jshell} on this JVM's class path, failing the test on a
+   * statement that does not compile or throws. Returns what it printed. Every block starts from an empty shell's
+   * state: what a block declared or imported is dropped after it, so no block compiles thanks to another.
    */
-  public static String runJava(Object name, String code) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (PrintStream print = new PrintStream(out, true, StandardCharsets.UTF_8);
-        JShell shell = JShell.builder().executionEngine("local").out(print).err(print).build()) {
-      for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
-        shell.addToClasspath(entry);
-      }
+  public static synchronized String runJava(Object name, String code) {
+    JShell shell = shell();
+    printed.reset();
+    try {
       SourceCodeAnalysis analysis = shell.sourceCodeAnalysis();
       String rest = code;
       int snippets = 0;
@@ -90,14 +92,27 @@ public final class DocSnippets {
             fail(name + " does not compile in jshell: " + ev.snippet().source().strip() + "\n" + why);
           }
           if (ev.exception() != null) {
-            fail(name + " throws in jshell: " + ev.exception() + "\n" + out.toString(StandardCharsets.UTF_8));
+            fail(name + " throws in jshell: " + ev.exception() + "\n" + printed.toString(StandardCharsets.UTF_8));
           }
         }
         snippets++;
         rest = info.remaining();
       }
       assertTrue(snippets > 0);
+      return printed.toString(StandardCharsets.UTF_8);
+    } finally {
+      shell.snippets().filter(sn -> shell.status(sn).isActive()).toList().forEach(shell::drop);
     }
-    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private static JShell shell() {
+    if (shell == null) {
+      PrintStream print = new PrintStream(printed, true, StandardCharsets.UTF_8);
+      shell = JShell.builder().executionEngine("local").out(print).err(print).build();
+      for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+        shell.addToClasspath(entry);
+      }
+    }
+    return shell;
   }
 }
