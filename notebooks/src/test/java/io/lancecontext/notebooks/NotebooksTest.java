@@ -225,9 +225,12 @@ class NotebooksTest {
         .collect(Collectors.joining("\n"));
   }
 
-  /** The kernel JVM's flags: the build's fast-start flags too (C1 alone, no class verification) when it passes them. */
+  /**
+   * The kernel JVM's flags: the build's fast-start flags too (C1 alone, no class verification, the serial collector)
+   * when it passes them.
+   */
   private static List<String> kernelFlags(Path tmp) {
-    List<String> flags = new java.util.ArrayList<>(List.of("-Xmx1g", "-XX:+UseG1GC", "-Djava.io.tmpdir=" + tmp));
+    List<String> flags = new java.util.ArrayList<>(List.of("-Xmx1g", "-Djava.io.tmpdir=" + tmp));
     String start = System.getProperty("lancecontext.test.jvm.flags", "").trim();
     if (!start.isEmpty()) {
       flags.addAll(List.of(start.split("\\s+")));
