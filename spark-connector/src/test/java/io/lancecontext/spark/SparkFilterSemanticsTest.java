@@ -21,7 +21,6 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -68,10 +67,6 @@ class SparkFilterSemanticsTest extends SparkTest {
     spark.conf().set("spark.sql.catalog." + CATALOG, LanceContextCatalog.class.getName());
     spark.conf().set("spark.sql.catalog." + CATALOG + ".warehouse", dir.resolve("wh").toString());
     spark.sql("CREATE NAMESPACE IF NOT EXISTS " + CATALOG + ".f");
-    // Spark evaluates both sides of each comparison interpreted: the same semantics as generated code (Spark's own
-    // tests hold them equal) without compiling ~800 scans' code, about a quarter of this class's time
-    spark.conf().set("spark.sql.codegen.wholeStage", "false");
-    spark.conf().set("spark.sql.codegen.factoryMode", "NO_CODEGEN");
     Random random = new Random(SEED);
     for (int i = 0; i < ROWS; i++) {
       Map<String, Object> row = new HashMap<>();
@@ -90,12 +85,6 @@ class SparkFilterSemanticsTest extends SparkTest {
     rows.forEach((id, r) -> sparkRows.add(RowFactory.create(id, r.get("n"), r.get("big"), r.get("d"), r.get("s"))));
     // not cached: the partition statistics of a cached relation skip batches for d = NaN (NaN is no bound)
     spark.createDataFrame(sparkRows, schema).createOrReplaceTempView(REFERENCE);
-  }
-
-  @AfterAll
-  static void generatedCodeAgain() {
-    spark.conf().unset("spark.sql.codegen.wholeStage");
-    spark.conf().unset("spark.sql.codegen.factoryMode");
   }
 
   private static Object pick(Random random, Object[] pool) {
