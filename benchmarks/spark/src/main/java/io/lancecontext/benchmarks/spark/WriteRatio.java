@@ -15,7 +15,9 @@ import org.apache.spark.storage.StorageLevel;
  * rows as Parquet, as fragment-append and as a {@code lancecontext} atomic write, one after the other, so that a
  * slow minute of the machine hits all three; the best time of each over the rounds counts. Stores are closed and
  * locations cleared outside the timed part. For comparing two builds' write paths quickly.
- * Usage: {@code WriteRatio [rows] [rounds] [dataDir]}. Last line: {@code RESULT spark_write write_vs_parquet=…
+ * Usage: {@code WriteRatio [rows] [rounds] [dataDir]} ({@code -Dspark.bench.options=key=value,...}: more options for
+ * the {@code lancecontext} write, as in {@link SparkWriteReadBenchmark}). Last line:
+ * {@code RESULT spark_write write_vs_parquet=…
  * write_vs_fragment_append=…}.
  */
 public final class WriteRatio {
@@ -28,6 +30,9 @@ public final class WriteRatio {
     SparkWriteReadBenchmark.deleteTree(data);
     Files.createDirectories(data);
     SparkSession spark = SparkWriteReadBenchmark.session("WriteRatio");
+    if (!SparkWriteReadBenchmark.EXTRA_OPTIONS.isEmpty()) {
+      System.out.println("lancecontext write options: " + SparkWriteReadBenchmark.EXTRA_OPTIONS);
+    }
     double parquet = Double.MAX_VALUE;
     double fragments = Double.MAX_VALUE;
     double store = Double.MAX_VALUE;
