@@ -28,12 +28,12 @@ import java.util.Optional;
 
 /**
  * {@link StoreFiles} on a local or mounted file system. Directories are created on demand and removed by
- * {@link #deletePrefix} once empty; in-flight temporary files (named {@code <name>.lc-tmp.<pid>.<nanos>})
- * never appear in listings. Store times are the files' modification times (a file is written once, or
- * replaced whole by {@link #overwrite}); directories' times are never reported.
+ * {@link #deletePrefix} once empty; in-flight temporary files ({@link TemporaryFiles}) never appear in
+ * listings, and those a killed writer left behind are deleted by {@link #deleteAll} (in the directories it
+ * deletes in) and {@link #deletePrefix}. Store times are the files' modification times (a file is written
+ * once, or replaced whole by {@link #overwrite}); directories' times are never reported.
  */
 final class LocalStoreFiles implements StoreFiles {
-  private static final String TMP_MARKER = ".lc-tmp.";
   private final Path root;
 
   private LocalStoreFiles(Path root) {
@@ -57,11 +57,25 @@ final class LocalStoreFiles implements StoreFiles {
   }
 
   private static boolean isTemporary(Path p) {
-    return p.getFileName().toString().contains(TMP_MARKER);
+    return TemporaryFiles.isTemporary(p);
   }
 
-  private Path temporaryFor(Path target) {
-    return target.resolveSibling(target.getFileName() + TMP_MARKER + ProcessHandle.current().pid() + "." + System.nanoTime());
+  private static Path temporaryFor(Path target) {
+    return TemporaryFiles.temporaryFor(target);
+  }
+
+  /** Deletes the temporaries in {@code dir} that a dead writer of this host left behind ({@link TemporaryFiles}). */
+  private static void deleteOrphans(Path dir) throws IOException {
+    String glob = "*" + TemporaryFiles.MARKER + "*";
+    try (java.nio.file.DirectoryStream<Path> temporaries = Files.newDirectoryStream(dir, glob)) {
+      for (Path p : temporaries) {
+        if (TemporaryFiles.isOrphan(p)) {
+          Files.deleteIfExists(p);
+        }
+      }
+    } catch (NoSuchFileException | java.nio.file.NotDirectoryException e) {
+      // gone meanwhile: nothing left in it
+    }
   }
 
   @Override
@@ -217,6 +231,20 @@ final class LocalStoreFiles implements StoreFiles {
     }
   }
 
+  /** As {@link StoreFiles#deleteAll}, and then the orphaned temporaries of the directories it deleted in. */
+  @Override
+  public int deleteAll(java.util.Collection<String> paths) throws IOException {
+    java.util.Set<Path> dirs = new java.util.LinkedHashSet<>();
+    for (String p : paths) {
+      delete(p);
+      dirs.add(resolve(p).getParent());
+    }
+    for (Path dir : dirs) {
+      deleteOrphans(dir);
+    }
+    return paths.size();
+  }
+
   @Override
   public int deletePrefix(String prefix) throws IOException {
     if (prefix.isEmpty()) {
@@ -226,7 +254,14 @@ final class LocalStoreFiles implements StoreFiles {
     Path base = resolve(slash < 0 ? "" : prefix.substring(0, slash));
     int[] deleted = {0};
     walk(base, (file, attrs) -> {
-      if (relative(file).startsWith(prefix) && !isTemporary(file) && Files.deleteIfExists(file)) {
+      if (!relative(file).startsWith(prefix)) {
+        return;
+      }
+      if (isTemporary(file)) {
+        if (TemporaryFiles.isOrphan(file)) {
+          Files.deleteIfExists(file);  // a dead writer's: it would keep the directory forever
+        }
+      } else if (Files.deleteIfExists(file)) {
         deleted[0]++;
       }
     }, dir -> {

@@ -35,6 +35,48 @@ class StoreFilesTest {
   }
 
   /**
+   * A writer killed between writing its temporary and moving it into place leaves it behind, invisible to
+   * listings: garbage collection's deletes remove it once its process (of this host) is dead, and never the
+   * temporary of a live process, of another host or of an older build's name, which may still be moved into place.
+   */
+  @Test
+  void deletesRemoveTheTemporariesADeadWriterOfThisHostLeftAndNoOthers() throws Exception {
+    StoreFiles files = StoreFiles.forUri(dir.toString());
+    Process done = new ProcessBuilder("true").start();
+    done.waitFor();
+    String dead = Long.toString(done.pid());
+    String own = Long.toString(ProcessHandle.current().pid());
+    for (String d : List.of("t", "u", "v")) {
+      Files.createDirectories(dir.resolve(d));
+      Files.write(dir.resolve(d + "/live-1"), new byte[1]);
+    }
+    // <name>.lc-tmp.<pid>.<host>.<nanos>, as this process names its temporaries
+    String[] mine = TemporaryFiles.temporaryFor(dir.resolve("t/live-2")).getFileName().toString()
+        .split("\\.lc-tmp\\.")[1].split("\\.");
+    String host = mine[1];
+    Path orphan = dir.resolve("t/live-2.lc-tmp." + dead + "." + host + ".1");
+    Path inFlight = dir.resolve("t/live-3.lc-tmp." + own + "." + host + ".2");
+    Path otherHost = dir.resolve("t/live-4.lc-tmp." + dead + ".f00.3");
+    Path olderBuild = dir.resolve("t/live-5.lc-tmp." + dead + ".4");
+    Path orphanAlone = dir.resolve("u/x.lc-tmp." + dead + "." + host + ".5");
+    Path inFlightAlone = dir.resolve("v/x.lc-tmp." + own + "." + host + ".6");
+    for (Path p : List.of(orphan, inFlight, otherHost, olderBuild, orphanAlone, inFlightAlone)) {
+      Files.write(p, new byte[1]);
+    }
+    assertEquals(List.of("t/live-1"), files.listPrefix("t/").stream().map(StoreFiles.Entry::path).toList());
+
+    files.deleteAll(List.of("t/live-1"));
+    assertFalse(Files.exists(orphan), "a dead writer's temporary goes with the deletes in its directory");
+    for (Path kept : List.of(inFlight, otherHost, olderBuild)) {
+      assertTrue(Files.exists(kept), kept.getFileName() + " may still be moved into place");
+    }
+    files.deletePrefix("u/");
+    assertFalse(Files.exists(dir.resolve("u")), "a directory with only a dead writer's temporary left is deleted");
+    files.deletePrefix("v/");
+    assertTrue(Files.exists(inFlightAlone), "a live writer's temporary stays");
+  }
+
+  /**
    * Stats walk the store while garbage collection deletes in it (seen in the soak benchmark): a walk neither
    * fails nor stops at a path deleted under it, so it always counts every file that is never deleted, and
    * never more than what exists.
