@@ -62,13 +62,6 @@ final class TemporaryFiles {
     if (host == null || host.isEmpty()) {
       host = System.getenv("HOSTNAME");
     }
-    if (host == null || host.isEmpty()) {
-      return null;
-    }
-    long h = 1125899906842597L;
-    for (byte b : host.getBytes(StandardCharsets.UTF_8)) {
-      h = 31 * h + b;
-    }
-    return Long.toHexString(h);
+    return host == null || host.isEmpty() ? null : Integer.toHexString(host.hashCode());
   }
 }
