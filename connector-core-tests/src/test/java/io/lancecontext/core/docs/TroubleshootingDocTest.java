@@ -14,7 +14,7 @@ class TroubleshootingDocTest {
   void everyPublicExceptionHasARow() throws Exception {
     String docs = Files.readString(Path.of("..", "docs", "troubleshooting.md"));
     List<String> exceptions;
-    try (Stream<Path> files = Files.list(Path.of("src", "main", "java", "io", "lancecontext", "core", "error"))) {
+    try (Stream<Path> files = Files.list(Path.of("..", "connector-core", "src", "main", "java", "io", "lancecontext", "core", "error"))) {
       exceptions = files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith("Exception.java"))
           .map(n -> n.substring(0, n.length() - ".java".length())).sorted().toList();
     }

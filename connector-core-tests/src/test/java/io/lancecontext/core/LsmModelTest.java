@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * plus filtered scans (odd literals included), limit 0 and point lookups of the keys the step touched.
  *
  * <p>{@value #OPERATIONS_PROPERTY} sets the number of operations per test (default {@value #DEFAULT_OPERATIONS},
- * so that {@code verify} stays short); the {@code nightly} Maven profile of connector-core runs 5,000.
+ * so that {@code verify} stays short); the {@code nightly} Maven profile of connector-core-tests runs 5,000.
  * {@code lancecontext.test.seed} sets the seed.
  */
 class LsmModelTest extends StoreTest {
