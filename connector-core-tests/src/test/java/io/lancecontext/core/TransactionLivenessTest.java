@@ -164,7 +164,9 @@ class TransactionLivenessTest extends StoreTest {
   void markersAreRemovedOnceTheTransactionIsDecidedOrItsHolderIsGone() throws Exception {
     try (ContextStore store = ContextStore.open(options())) {
       WriteSummary a = stage(store, "tx", "a", 0, 10, 1);
-      assertEquals(1, markers("tx").size(), "a staged part renews its transaction");
+      // one marker; two when staging outlasted a renewal period (a quarter of the 1 s timeout) on a loaded machine
+      List<String> staged = markers("tx");
+      assertTrue(!staged.isEmpty() && staged.size() <= 2, "a staged part renews its transaction: " + staged);
       store.publish("tx", List.of(a));
       store.gc();
       assertEquals(List.of(), markers("tx"));
