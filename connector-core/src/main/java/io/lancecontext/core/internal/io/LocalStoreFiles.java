@@ -1,5 +1,8 @@
 package io.lancecontext.core.internal.io;
 
+import static io.lancecontext.core.internal.io.TemporaryFiles.isTemporary;
+import static io.lancecontext.core.internal.io.TemporaryFiles.temporaryFor;
+
 import io.lancecontext.core.error.BadOptionException;
 import io.lancecontext.core.options.StoreOptions;
 import java.io.IOException;
@@ -22,9 +25,12 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * {@link StoreFiles} on a local or mounted file system. Directories are created on demand and removed by
@@ -54,28 +60,6 @@ final class LocalStoreFiles implements StoreFiles {
 
   private String relative(Path file) {
     return root.relativize(file).toString().replace(java.io.File.separatorChar, '/');
-  }
-
-  private static boolean isTemporary(Path p) {
-    return TemporaryFiles.isTemporary(p);
-  }
-
-  private static Path temporaryFor(Path target) {
-    return TemporaryFiles.temporaryFor(target);
-  }
-
-  /** Deletes the temporaries in {@code dir} that a dead writer of this host left behind ({@link TemporaryFiles}). */
-  private static void deleteOrphans(Path dir) throws IOException {
-    String glob = "*" + TemporaryFiles.MARKER + "*";
-    try (java.nio.file.DirectoryStream<Path> temporaries = Files.newDirectoryStream(dir, glob)) {
-      for (Path p : temporaries) {
-        if (TemporaryFiles.isOrphan(p)) {
-          Files.deleteIfExists(p);
-        }
-      }
-    } catch (NoSuchFileException | java.nio.file.NotDirectoryException e) {
-      // gone meanwhile: nothing left in it
-    }
   }
 
   @Override
@@ -233,14 +217,14 @@ final class LocalStoreFiles implements StoreFiles {
 
   /** As {@link StoreFiles#deleteAll}, and then the orphaned temporaries of the directories it deleted in. */
   @Override
-  public int deleteAll(java.util.Collection<String> paths) throws IOException {
-    java.util.Set<Path> dirs = new java.util.LinkedHashSet<>();
+  public int deleteAll(Collection<String> paths) throws IOException {
+    Set<Path> dirs = new LinkedHashSet<>();
     for (String p : paths) {
       delete(p);
       dirs.add(resolve(p).getParent());
     }
     for (Path dir : dirs) {
-      deleteOrphans(dir);
+      TemporaryFiles.deleteOrphansIn(dir);
     }
     return paths.size();
   }
@@ -258,9 +242,7 @@ final class LocalStoreFiles implements StoreFiles {
         return;
       }
       if (isTemporary(file)) {
-        if (TemporaryFiles.isOrphan(file)) {
-          Files.deleteIfExists(file);  // a dead writer's: it would keep the directory forever
-        }
+        TemporaryFiles.deleteIfOrphan(file);  // a dead writer's would keep the directory forever
       } else if (Files.deleteIfExists(file)) {
         deleted[0]++;
       }

@@ -2,7 +2,10 @@ package io.lancecontext.core.internal.io;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 
@@ -14,7 +17,7 @@ import java.nio.file.Paths;
  * by an older build (no host) is never an orphan: it may still be moved into place.
  */
 final class TemporaryFiles {
-  static final String MARKER = ".lc-tmp.";
+  private static final String MARKER = ".lc-tmp.";
   /** This host's token, or null where the host name cannot be read (then nothing is an orphan). */
   private static final String HOST = hostToken();
 
@@ -45,6 +48,24 @@ final class TemporaryFiles {
       return ProcessHandle.of(Long.parseLong(parts[0])).map(h -> !h.isAlive()).orElse(true);
     } catch (NumberFormatException e) {
       return false;
+    }
+  }
+
+  /** Deletes {@code p} if it is an orphan. */
+  static void deleteIfOrphan(Path p) throws IOException {
+    if (isOrphan(p)) {
+      Files.deleteIfExists(p);
+    }
+  }
+
+  /** Deletes the orphans in {@code dir}; nothing if {@code dir} is gone. */
+  static void deleteOrphansIn(Path dir) throws IOException {
+    try (DirectoryStream<Path> temporaries = Files.newDirectoryStream(dir, "*" + MARKER + "*")) {
+      for (Path p : temporaries) {
+        deleteIfOrphan(p);
+      }
+    } catch (NoSuchFileException | NotDirectoryException e) {
+      // gone meanwhile: nothing left in it
     }
   }
 
