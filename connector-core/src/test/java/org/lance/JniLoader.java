@@ -3,9 +3,11 @@ package org.lance;
 import io.questdb.jar.jni.JarJniLoader;
 import io.questdb.jar.jni.Platform;
 import io.questdb.jar.jni.PlatformConventions;
+import java.io.IOException;
 import java.net.URISyntaxException;
 import java.net.URL;
 import java.nio.file.Paths;
+import java.util.Enumeration;
 
 /**
  * The tests' stand-in for lance-core 7.0.0's {@code org.lance.JniLoader}: it loads the native library in place
@@ -41,9 +43,8 @@ public class JniLoader {
   static native void initLanceLogger();
 
   private static void load() {
-    URL url = Dataset.class.getResource("/nativelib/" + Platform.RESOURCE_PREFIX + "/" + PlatformConventions.LIB_PREFIX
-        + "lance_jni" + PlatformConventions.LIB_SUFFIX);
-    if (Boolean.getBoolean(COPY_PROPERTY) || url == null || !"file".equals(url.getProtocol())) {
+    URL url = unpacked();
+    if (Boolean.getBoolean(COPY_PROPERTY) || url == null) {
       JarJniLoader.loadLib(Dataset.class, "/nativelib", "lance_jni");
       return;
     }
@@ -51,6 +52,27 @@ public class JniLoader {
       System.load(Paths.get(url.toURI()).toString());
     } catch (URISyntaxException e) {
       throw new IllegalStateException("cannot load lance's native library from " + url, e);
+    }
+  }
+
+  /**
+   * The library as a plain file anywhere on the class path (not only first: child JVMs put their jars first, for
+   * class-data sharing), or null.
+   */
+  private static URL unpacked() {
+    String name = "nativelib/" + Platform.RESOURCE_PREFIX + "/" + PlatformConventions.LIB_PREFIX + "lance_jni"
+        + PlatformConventions.LIB_SUFFIX;
+    try {
+      Enumeration<URL> all = Dataset.class.getClassLoader().getResources(name);
+      while (all.hasMoreElements()) {
+        URL url = all.nextElement();
+        if ("file".equals(url.getProtocol())) {
+          return url;
+        }
+      }
+      return null;
+    } catch (IOException e) {
+      return null;
     }
   }
 }

@@ -2,6 +2,7 @@ package io.lancecontext.core.testing;
 
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
@@ -40,16 +41,27 @@ public final class ChildJvm implements AutoCloseable {
   public static ChildJvm start(Class<?> mainClass, Path log, Map<String, String> env, String... args)
       throws IOException {
     String java = System.getProperty("lancecontext.test.java", Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+    // a child lives seconds: one GC thread starts it faster on 2 cores than G1
+    List<String> flags = new ArrayList<>(List.of("-Xmx512m", "-XX:+UseSerialGC"));
+    flags.addAll(startFlags());
+    flags.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
+    flags.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
+    // the JVM's own warnings (a refused class-data archive among them) go to the log, not among the answers on stdout
+    flags.addAll(List.of("-Xlog:disable", "-Xlog:all=warning:stderr"));
+    boolean simpleLogging = ChildClassPath.simpleLogging()
+        && env.keySet().stream().noneMatch(k -> k.endsWith("LOG_LEVEL"));  // S3StoreTest's DEBUG run: Log4j 2's levels
+    if (simpleLogging) {
+      flags.addAll(ChildClassPath.SIMPLE_LOGGING_FLAGS);
+    }
+    List<String> classPath = ChildClassPath.of(System.getProperty("java.class.path"), simpleLogging);
     List<String> cmd = new ArrayList<>();
     cmd.add(java);
-    cmd.add("-Xmx512m");
-    // a child lives seconds: one GC thread starts it faster on 2 cores than G1
-    cmd.add("-XX:+UseSerialGC");
-    cmd.addAll(startFlags());
-    cmd.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
-    cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
+    cmd.addAll(flags);
+    if (simpleLogging) {  // the rare child with its own logging (a DEBUG run) is not worth a training run
+      cmd.addAll(SharedClasses.flags(java, flags, classPath));
+    }
     cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(String.join(File.pathSeparator, classPath));
     cmd.add(mainClass.getName());
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
