@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.ShardLayout;
+import io.lancecontext.core.internal.txn.StagedKeys;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.testing.StoreTest;
@@ -42,7 +43,7 @@ class FreshCacheLockTest extends StoreTest {
       CountDownLatch release = new CountDownLatch(1);
       StoreFiles slow = new Delaying(files, ShardLayout.walDir(slowShard) + "/", entered, release);
       try (RootAllocator allocator = new RootAllocator()) {
-        FreshCache cache = new FreshCache(config, store.spec(), slow, allocator);
+        FreshCache cache = new FreshCache(config, store.spec(), slow, allocator, new StagedKeys());
         CompletableFuture<FreshShard> slowView = CompletableFuture.supplyAsync(() -> cache.view(slowShard, 0));
         try {
           assertTrue(entered.await(60, TimeUnit.SECONDS), "the slow shard's WAL entry is being read");

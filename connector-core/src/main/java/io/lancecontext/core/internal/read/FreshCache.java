@@ -7,6 +7,7 @@ import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceErrors;
 import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.ShardManifests;
+import io.lancecontext.core.internal.txn.StagedKeys;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -51,10 +52,12 @@ public final class FreshCache implements AutoCloseable {
   private final long recheckNanos;
   private volatile boolean closed;
 
-  public FreshCache(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator) {
+  /** {@code staged}: the keys of parts this JVM staged, taken instead of reading them once they are published. */
+  public FreshCache(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator,
+      StagedKeys staged) {
     this.config = config;
     this.files = files;
-    this.loader = new FreshLoader(config, spec, files, allocator);
+    this.loader = new FreshLoader(config, spec, files, allocator, staged);
     this.recheckNanos = manifestRecheckNanos(config.get(StoreOptions.GC_GRACE));
     this.sources = Caffeine.newBuilder()
         .maximumWeight(config.get(StoreOptions.FRESH_CACHE_BYTES))

@@ -10,6 +10,7 @@ import io.lancecontext.core.internal.lance.ShardLayout;
 import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.WalEntry;
 import io.lancecontext.core.internal.session.StoreDatasets;
+import io.lancecontext.core.internal.txn.StagedKeys;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
@@ -33,12 +34,14 @@ final class FreshLoader {
   private final SchemaSpec spec;
   private final StoreFiles files;
   private final BufferAllocator allocator;
+  private final StagedKeys staged;
 
-  FreshLoader(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator) {
+  FreshLoader(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator, StagedKeys staged) {
     this.config = config;
     this.spec = spec;
     this.files = files;
     this.allocator = allocator;
+    this.staged = staged;
   }
 
 
@@ -57,13 +60,13 @@ final class FreshLoader {
   /** A flushed generation of a shard. */
   GenerationSource generation(String shardId, ShardManifest.FlushedGeneration g) {
     return loadDataset(shardId, config.uri() + "/" + ShardLayout.generationDir(shardId, g.path()), g.generation(),
-        g.path(), null);
+        g.path(), null, null);
   }
 
   /** A published transaction part of a shard's bucket; its rows all read as its publish sequence. */
   GenerationSource part(String shardId, io.lancecontext.core.internal.txn.PublishedPart part) {
     try {
-      return loadDataset(shardId, config.uri() + "/" + part.path(), -1, part.path(), part);
+      return loadDataset(shardId, config.uri() + "/" + part.path(), -1, part.path(), part, staged.take(part.path()));
     } catch (io.lancecontext.core.error.LanceContextException e) {
       throw new io.lancecontext.core.error.StorageException(config.uri() + ": staged part " + part.path()
           + " of published transaction " + part.txid() + " cannot be read (removed by hand, or garbage-collected under "
@@ -71,11 +74,20 @@ final class FreshLoader {
     }
   }
 
-  /** A generation, or with {@code part} a transaction part whose rows all read as its publish sequence. */
+  /**
+   * A generation, or with {@code part} a transaction part whose rows all read as its publish sequence; with
+   * {@code stagedKeys} (the part's keys, kept by this JVM when it staged it) its key column is not read.
+   */
   private GenerationSource loadDataset(String shardId, String uri, long generation, String path,
-      io.lancecontext.core.internal.txn.PublishedPart part) {
+      io.lancecontext.core.internal.txn.PublishedPart part, StagedKeys.Keys stagedKeys) {
     LanceDataset ds = StoreDatasets.open(uri, config, allocator);
     try {
+      if (stagedKeys != null) {
+        GenerationSource kept = fromStagedKeys(shardId, path, ds, part, stagedKeys);
+        if (kept != null) {
+          return kept;
+        }
+      }
       List<String> columns = new ArrayList<>();
       columns.add(spec.key());
       boolean hasTombstones = ds.hasColumn(SystemColumns.TOMBSTONE);
@@ -128,5 +140,20 @@ final class FreshLoader {
       ds.close();
       throw LanceErrors.translate("read generation " + path + " of shard " + shardId, e);
     }
+  }
+
+  /** The part from the keys this JVM kept when it staged it; null if they do not match the dataset (then read). */
+  private static GenerationSource fromStagedKeys(String shardId, String path, LanceDataset ds,
+      io.lancecontext.core.internal.txn.PublishedPart part, StagedKeys.Keys staged) {
+    long physical = 0;
+    for (LanceFragment f : ds.fragments()) {
+      physical += f.physicalRows();
+    }
+    if (physical != staged.keys().length || ds.hasColumn(SystemColumns.TOMBSTONE) != (staged.tombstones() != null)) {
+      return null;
+    }
+    long[] q = new long[staged.keys().length];
+    java.util.Arrays.fill(q, part.sequence());
+    return new GenerationSource(shardId, -1, path, ds, staged.keys(), q, staged.tombstones(), part);
   }
 }

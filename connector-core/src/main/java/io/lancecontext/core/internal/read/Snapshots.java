@@ -7,6 +7,7 @@ import io.lancecontext.core.internal.codec.RecordCodec;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.BaseVersions;
 import io.lancecontext.core.internal.txn.PublishedPart;
+import io.lancecontext.core.internal.txn.StagedKeys;
 import io.lancecontext.core.internal.txn.Transactions;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.options.StoreConfig;
@@ -125,7 +126,8 @@ public final class Snapshots implements AutoCloseable {
     this.shardsOfKey = shardsOfKey;
     this.transactions = transactions;
     this.txnBucket = txnBucket;
-    this.fresh = new FreshCache(config, spec, files, allocator);
+    this.fresh = new FreshCache(config, spec, files, allocator,
+        transactions == null ? new StagedKeys() : transactions.stagedKeys());
     this.keyHashes = new BaseKeyHashes(config.get(StoreOptions.FRESH_CACHE_BYTES) / KEY_HASHES_SHARE);
     this.bases = new BaseTables(config, allocator, new BaseVersions(files), keyHashes);
   }

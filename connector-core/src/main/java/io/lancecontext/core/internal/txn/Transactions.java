@@ -45,6 +45,7 @@ public final class Transactions {
   private record Listing(String marker, long atNanos, Map<Integer, List<PublishedPart>> parts) {}
 
   private final TxnLiveness liveness;
+  private final StagedKeys staged = new StagedKeys();
 
   public Transactions(StoreConfig config, StoreFiles files, BufferAllocator allocator) {
     this.config = config;
@@ -281,6 +282,11 @@ public final class Transactions {
       return List.copyOf(l);
     });
     return Map.copyOf(out);
+  }
+
+  /** The keys of the parts this JVM staged, for its readers ({@link StagedKeys}). */
+  public StagedKeys stagedKeys() {
+    return staged;
   }
 
   /**

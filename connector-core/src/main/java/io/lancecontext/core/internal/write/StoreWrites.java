@@ -1,6 +1,7 @@
 package io.lancecontext.core.internal.write;
 
 import io.lancecontext.core.error.StoreClosedException;
+import io.lancecontext.core.internal.txn.StagedKeys;
 import io.lancecontext.core.internal.txn.Transactions;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.result.WriteSummary;
@@ -215,6 +216,11 @@ public final class StoreWrites {
   /** Writes one part of {@code txid} from {@code batches} (one bucket's rows, one row per key, in order). */
   void writePart(String txid, int bucket, String partName, List<VectorSchemaRoot> batches) {
     transactions.writePart(txid, bucket, partName, batches);
+    StagedKeys staged = transactions.stagedKeys();
+    if (staged.wanted()) {  // a reader in this JVM takes them once the part is published
+      staged.offer(TxnIds.partDir(txid, bucket, partName), StagedKeys.Keys.of(batches, spec.key(),
+          SystemColumns.TOMBSTONE));
+    }
   }
 
   /** Publishes and aborts this store's transactions. */
