@@ -9,6 +9,7 @@ import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.testing.StoreTest;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
@@ -51,8 +52,12 @@ class StagedKeysTest extends StoreTest {
       assertEquals(2, store.get("k40").orElseThrow().get("token_count"));
       assertTrue(store.get("k35").isEmpty());
       assertEquals(model.size(), store.count());
-      store.merge();
+      store.merge();  // the parts' data files join the base as they are
       assertEquals(model, StoreTestSupport.view(store, "token_count"), "merged: the same rows");
+      for (String k : List.of("k0", "k3", "k35", "k40", "k59", "never-written")) {
+        assertEquals(Optional.ofNullable(model.get(k)), store.get(k).map(r -> r.get("token_count")), "merged: " + k);
+      }
+      assertEquals(model.size(), store.lookup(List.copyOf(model.keySet()), List.of("id"), false).size());
     }
   }
 
