@@ -7,10 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.StoreWriter;
+import io.lancecontext.core.WriterOptions;
 import io.lancecontext.core.internal.lance.KeyIndexCoverage;
 import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceFragment;
+import io.lancecontext.core.internal.lance.ScanHandle;
+import io.lancecontext.core.internal.lance.ScanRequest;
+import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.testing.StoreTest;
 import java.util.ArrayList;
@@ -236,6 +242,72 @@ class BaseKeyHashesTest extends StoreTest {
         }
       }
       assertEquals(Map.of("id", "a5", "text_payload", "first"), one(store, "a5"));
+    }
+  }
+
+  @Test
+  void aPartAppendedToTheBaseAsItIsIsHashedFromTheKeysItWasExpectedWith() throws Exception {
+    StoreConfig config = config("merge.append-min-rows", "1");
+    SchemaSpec spec;
+    String partIdentity;
+    List<String> keys = new ArrayList<>();
+    try (ContextStore store = ContextStore.open(config)) {
+      spec = store.spec();
+      WriteSummary staged;
+      try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction("t", "a").build())) {
+        for (int i = 0; i < 60; i++) {
+          w.write(Map.of("id", "p" + i, "text_payload", "part"));
+        }
+        staged = w.commit();
+      }
+      store.publish("t", List.of(staged));
+      WriteSummary.StagedPart part = staged.staged().get(0);
+      try (RootAllocator a = new RootAllocator();
+          Dataset ds = Dataset.open().allocator(a).uri(config.uri() + "/" + TxnIds.partDir("t", part.bucket(),
+              part.name())).build()) {
+        assertEquals(1, ds.getFragments().size());
+        LanceDataset partData = LanceDataset.wrap(ds);
+        partIdentity = partData.fragments().get(0).identity();
+        try (ScanHandle scan = partData.scan(ScanRequest.of(List.of("id")))) {
+          while (scan.reader().loadNextBatch()) {
+            var id = (org.apache.arrow.vector.VarCharVector) scan.reader().getVectorSchemaRoot().getVector("id");
+            for (int r = 0; r < id.getValueCount(); r++) {
+              keys.add(new String(id.get(r), java.nio.charset.StandardCharsets.UTF_8));
+            }
+          }
+        }
+      }
+      store.merge();
+      assertEquals(Map.of("id", "p7", "text_payload", "part"), one(store, "p7"));
+    }
+    ContextStore.closeAllResident();
+    try (RootAllocator a = new RootAllocator(); BaseKeyHashes hashes = new BaseKeyHashes(1 << 20)) {
+      BaseTable base = BaseTable.of(LanceDataset.wrap(Dataset.open().allocator(a).uri(config.uri()).build()));
+      try {
+        List<LanceFragment> fragments = base.keyIndexCoverage(spec).fragments();
+        LanceFragment appended = fragments.stream().filter(f -> f.identity().equals(partIdentity)).findFirst()
+            .orElseThrow(() -> new AssertionError("the part's data file is not a base fragment: " + fragments));
+        assertEquals(1, fragments.size(), fragments.toString());
+        hashes.expect(partIdentity, keys.toArray(new String[0]), null);
+        long[] addresses = hashes.addressesFor(base, spec, List.of("p7", "zz"));
+        assertTrue(addresses != null, "hashed from the expected keys at once, not read later");
+        assertEquals(1, addresses.length);
+        assertEquals(((long) appended.id() << 32) | keys.indexOf("p7"), addresses[0]);
+        assertEquals(List.of(), hashes.fragmentsFor(base, spec, List.of("zz")));
+        assertEquals(1, hashes.footprint().fragments());
+      } finally {
+        base.release();
+      }
+    }
+    try (RootAllocator a = new RootAllocator(); BaseKeyHashes hashes = new BaseKeyHashes(1 << 20)) {
+      BaseTable base = BaseTable.of(LanceDataset.wrap(Dataset.open().allocator(a).uri(config.uri()).build()));
+      try {
+        hashes.expect(partIdentity, keys.subList(1, keys.size()).toArray(new String[0]), null);
+        assertNull(hashes.addressesFor(base, spec, List.of("p7")), "keys that do not match the fragment: read");
+        BaseKeyHashes.awaitReads();
+      } finally {
+        base.release();
+      }
     }
   }
 

@@ -43,7 +43,7 @@ class FreshCacheLockTest extends StoreTest {
       CountDownLatch release = new CountDownLatch(1);
       StoreFiles slow = new Delaying(files, ShardLayout.walDir(slowShard) + "/", entered, release);
       try (RootAllocator allocator = new RootAllocator()) {
-        FreshCache cache = new FreshCache(config, store.spec(), slow, allocator, new StagedKeys());
+        FreshCache cache = new FreshCache(config, store.spec(), slow, allocator, new StagedKeys(), null);
         CompletableFuture<FreshShard> slowView = CompletableFuture.supplyAsync(() -> cache.view(slowShard, 0));
         try {
           assertTrue(entered.await(60, TimeUnit.SECONDS), "the slow shard's WAL entry is being read");

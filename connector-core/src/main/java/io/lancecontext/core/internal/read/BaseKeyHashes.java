@@ -85,6 +85,13 @@ final class BaseKeyHashes implements AutoCloseable {
 
   private final long maxBytes;
   private final Cache<String, FragmentKeys> byFragment;
+  /**
+   * The keys of published parts a merge may append to the base as they are (their one data file becomes a base
+   * fragment, Merger's whole parts), by the identity that fragment will have: its hashes are made from them when a
+   * lookup first needs them instead of read on the background thread, until when every lookup searches the base
+   * through Lance (44-250 ms each after a merge in docs/performance.md, "Freshness: staged keys...").
+   */
+  private final Cache<String, ExpectedKeys> expected;
   /** Fragments (by identity) whose keys are being read or queued. */
   private final Set<String> reading = ConcurrentHashMap.newKeySet();
   private final Set<Future<?>> inFlight = ConcurrentHashMap.newKeySet();
@@ -98,6 +105,48 @@ final class BaseKeyHashes implements AutoCloseable {
         .weigher((String k, FragmentKeys v) -> (int) Math.min(Integer.MAX_VALUE, v.hashes().bytes() + k.length() + 72))
         .executor(Runnable::run)
         .build();
+    this.expected = Caffeine.newBuilder()
+        .maximumWeight(maxBytes)
+        .weigher((String k, ExpectedKeys v) -> (int) Math.min(Integer.MAX_VALUE, 16L * v.keys().length + 72))
+        .executor(Runnable::run)
+        .build();
+  }
+
+  /** A part's keys in row order, and which rows are tombstones (null: none are). */
+  private record ExpectedKeys(String[] keys, boolean[] tombstones) {}
+
+  /**
+   * Keeps the keys (in row order; {@code tombstones} null when the part has none) of a published part whose one
+   * data file a merge may append to the base as the fragment {@code identity} ({@link LanceFragment#identity}).
+   */
+  void expect(String identity, String[] keys, boolean[] tombstones) {
+    expected.put(identity, new ExpectedKeys(keys, tombstones));
+  }
+
+  /** The hashes of {@code f}: read before, or made from keys {@link #expect}ed for it; null if neither. */
+  private FragmentKeys known(LanceFragment f) {
+    String id = f.identity();
+    FragmentKeys known = byFragment.getIfPresent(id);
+    if (known != null) {
+      return known;
+    }
+    ExpectedKeys e = expected.getIfPresent(id);
+    if (e == null || e.keys().length != f.physicalRows() || f.deletedRows() != 0) {
+      return null;
+    }
+    expected.invalidate(id);
+    long[] hashes = new long[e.keys().length];
+    int[] offsets = new int[hashes.length];
+    long tombstones = 0;
+    for (int r = 0; r < hashes.length; r++) {
+      byte[] utf8 = e.keys()[r].getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      hashes[r] = KeyHashSet.hash(utf8, utf8.length);
+      offsets[r] = r;
+      tombstones += e.tombstones() != null && e.tombstones()[r] ? 1 : 0;
+    }
+    FragmentKeys made = new FragmentKeys(new KeyHashSet(hashes, offsets), tombstones);
+    byFragment.put(id, made);
+    return made;
   }
 
   /**
@@ -130,11 +179,10 @@ final class BaseKeyHashes implements AutoCloseable {
         read.add(f.id());
         continue;
       }
-      String id = f.identity();
-      FragmentKeys known = byFragment.getIfPresent(id);
+      FragmentKeys known = known(f);
       if (known == null) {
         read.add(f.id());
-        missing.put(f.id(), id);
+        missing.put(f.id(), f.identity());
       } else if (known.hashes().containsAny(wanted)) {
         read.add(f.id());
       }
@@ -163,7 +211,7 @@ final class BaseKeyHashes implements AutoCloseable {
       if (f.stableRowIds()) {
         return null;  // takeRows takes ids, which are then not addresses
       }
-      FragmentKeys known = byFragment.getIfPresent(f.identity());
+      FragmentKeys known = known(f);
       if (known == null) {
         missing.put(f.id(), f.identity());
         continue;
@@ -207,11 +255,10 @@ final class BaseKeyHashes implements AutoCloseable {
       if ((wanted != null && !wanted.contains(f.id())) || (!every && coverage.coveredIds().contains(f.id()))) {
         continue;
       }
-      String id = f.identity();
-      FragmentKeys known = byFragment.getIfPresent(id);
+      FragmentKeys known = known(f);
       if (known == null) {
         if (f.rows() >= MIN_ROWS_HASHED_FOR_COUNTS) {
-          missing.put(f.id(), id);
+          missing.put(f.id(), f.identity());
         }
       } else if (freshKeys == null || !known.hashes().intersects(freshKeys)) {
         out.put(f.id(), known.records());
@@ -293,6 +340,7 @@ final class BaseKeyHashes implements AutoCloseable {
       }
     }
     byFragment.invalidateAll();
+    expected.invalidateAll();
   }
 
   /**

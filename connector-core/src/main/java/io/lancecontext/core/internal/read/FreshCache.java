@@ -52,12 +52,16 @@ public final class FreshCache implements AutoCloseable {
   private final long recheckNanos;
   private volatile boolean closed;
 
-  /** {@code staged}: the keys of parts this JVM staged, taken instead of reading them once they are published. */
-  public FreshCache(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator,
-      StagedKeys staged) {
+  /**
+   * @param staged the keys of parts this JVM staged, taken instead of reading them once they are published
+   * @param keyHashes told the keys of the parts it loads that a merge may append to the base as they are (null:
+   *     none)
+   */
+  FreshCache(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator, StagedKeys staged,
+      BaseKeyHashes keyHashes) {
     this.config = config;
     this.files = files;
-    this.loader = new FreshLoader(config, spec, files, allocator, staged);
+    this.loader = new FreshLoader(config, spec, files, allocator, staged, keyHashes);
     this.recheckNanos = manifestRecheckNanos(config.get(StoreOptions.GC_GRACE));
     this.sources = Caffeine.newBuilder()
         .maximumWeight(config.get(StoreOptions.FRESH_CACHE_BYTES))

@@ -12,6 +12,7 @@ import io.lancecontext.core.internal.lance.WalEntry;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.txn.StagedKeys;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
 import java.io.IOException;
@@ -35,13 +36,18 @@ final class FreshLoader {
   private final StoreFiles files;
   private final BufferAllocator allocator;
   private final StagedKeys staged;
+  private final BaseKeyHashes keyHashes;
+  private final int appendMinRows;
 
-  FreshLoader(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator, StagedKeys staged) {
+  FreshLoader(StoreConfig config, SchemaSpec spec, StoreFiles files, BufferAllocator allocator, StagedKeys staged,
+      BaseKeyHashes keyHashes) {
     this.config = config;
     this.spec = spec;
     this.files = files;
     this.allocator = allocator;
     this.staged = staged;
+    this.keyHashes = keyHashes;
+    this.appendMinRows = config.get(StoreOptions.MERGE_APPEND_MIN_ROWS);
   }
 
 
@@ -85,6 +91,7 @@ final class FreshLoader {
       if (stagedKeys != null) {
         GenerationSource kept = fromStagedKeys(shardId, path, ds, part, stagedKeys);
         if (kept != null) {
+          expectInBase(ds, part, stagedKeys.keys(), stagedKeys.tombstones());
           return kept;
         }
       }
@@ -135,10 +142,25 @@ final class FreshLoader {
         q = java.util.Arrays.copyOf(q, n);
         t = t == null ? null : java.util.Arrays.copyOf(t, n);
       }
+      expectInBase(ds, part, keys, t);
       return new GenerationSource(shardId, generation, path, ds, keys, q, t, part);
     } catch (Exception e) {
       ds.close();
       throw LanceErrors.translate("read generation " + path + " of shard " + shardId, e);
+    }
+  }
+
+  /**
+   * Tells the base's key hashes the keys of a published part large enough for a merge to append its one data file
+   * to the base as it is ({@code merge.append-min-rows}), so that the new base fragment's hashes need no read.
+   */
+  private void expectInBase(LanceDataset ds, io.lancecontext.core.internal.txn.PublishedPart part, String[] keys,
+      boolean[] tombstones) {
+    if (part != null && keyHashes != null && keys.length >= appendMinRows) {
+      List<LanceFragment> fragments = ds.fragments();
+      if (fragments.size() == 1) {
+        keyHashes.expect(fragments.get(0).identity(), keys, tombstones);
+      }
     }
   }
 

@@ -126,9 +126,9 @@ public final class Snapshots implements AutoCloseable {
     this.shardsOfKey = shardsOfKey;
     this.transactions = transactions;
     this.txnBucket = txnBucket;
-    this.fresh = new FreshCache(config, spec, files, allocator,
-        transactions == null ? new StagedKeys() : transactions.stagedKeys());
     this.keyHashes = new BaseKeyHashes(config.get(StoreOptions.FRESH_CACHE_BYTES) / KEY_HASHES_SHARE);
+    this.fresh = new FreshCache(config, spec, files, allocator,
+        transactions == null ? new StagedKeys() : transactions.stagedKeys(), keyHashes);
     this.bases = new BaseTables(config, allocator, new BaseVersions(files), keyHashes);
   }
 
