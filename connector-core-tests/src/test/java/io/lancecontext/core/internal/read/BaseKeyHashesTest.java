@@ -14,6 +14,7 @@ import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceFragment;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ScanRequest;
+import io.lancecontext.core.internal.txn.StagedKeys;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.WriteSummary;
@@ -288,7 +289,7 @@ class BaseKeyHashesTest extends StoreTest {
         LanceFragment appended = fragments.stream().filter(f -> f.identity().equals(partIdentity)).findFirst()
             .orElseThrow(() -> new AssertionError("the part's data file is not a base fragment: " + fragments));
         assertEquals(1, fragments.size(), fragments.toString());
-        hashes.expect(partIdentity, keys.toArray(new String[0]), null);
+        hashes.expect(partIdentity, new StagedKeys.Keys(keys.toArray(new String[0]), null));
         long[] addresses = hashes.addressesFor(base, spec, List.of("p7", "zz"));
         assertTrue(addresses != null, "hashed from the expected keys at once, not read later");
         assertEquals(1, addresses.length);
@@ -302,7 +303,7 @@ class BaseKeyHashesTest extends StoreTest {
     try (RootAllocator a = new RootAllocator(); BaseKeyHashes hashes = new BaseKeyHashes(1 << 20)) {
       BaseTable base = BaseTable.of(LanceDataset.wrap(Dataset.open().allocator(a).uri(config.uri()).build()));
       try {
-        hashes.expect(partIdentity, keys.subList(1, keys.size()).toArray(new String[0]), null);
+        hashes.expect(partIdentity, new StagedKeys.Keys(keys.subList(1, keys.size()).toArray(new String[0]), null));
         assertNull(hashes.addressesFor(base, spec, List.of("p7")), "keys that do not match the fragment: read");
         BaseKeyHashes.awaitReads();
       } finally {

@@ -9,6 +9,7 @@ import io.lancecontext.core.internal.lance.LanceFragment;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ScanRequest;
+import io.lancecontext.core.internal.txn.StagedKeys;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
@@ -91,7 +92,7 @@ final class BaseKeyHashes implements AutoCloseable {
    * lookup first needs them instead of read on the background thread, until when every lookup searches the base
    * through Lance (44-250 ms each after a merge in docs/performance.md, "Freshness: staged keys...").
    */
-  private final Cache<String, ExpectedKeys> expected;
+  private final Cache<String, StagedKeys.Keys> expected;
   /** Fragments (by identity) whose keys are being read or queued. */
   private final Set<String> reading = ConcurrentHashMap.newKeySet();
   private final Set<Future<?>> inFlight = ConcurrentHashMap.newKeySet();
@@ -107,20 +108,17 @@ final class BaseKeyHashes implements AutoCloseable {
         .build();
     this.expected = Caffeine.newBuilder()
         .maximumWeight(maxBytes)
-        .weigher((String k, ExpectedKeys v) -> (int) Math.min(Integer.MAX_VALUE, 16L * v.keys().length + 72))
+        .weigher((String k, StagedKeys.Keys v) -> (int) Math.min(Integer.MAX_VALUE, v.bytes() + k.length() + 72))
         .executor(Runnable::run)
         .build();
   }
 
-  /** A part's keys in row order, and which rows are tombstones (null: none are). */
-  private record ExpectedKeys(String[] keys, boolean[] tombstones) {}
-
   /**
-   * Keeps the keys (in row order; {@code tombstones} null when the part has none) of a published part whose one
-   * data file a merge may append to the base as the fragment {@code identity} ({@link LanceFragment#identity}).
+   * Keeps the keys (in row order, with their tombstone flags) of a published part whose one data file a merge may
+   * append to the base as the fragment {@code identity} ({@link LanceFragment#identity}).
    */
-  void expect(String identity, String[] keys, boolean[] tombstones) {
-    expected.put(identity, new ExpectedKeys(keys, tombstones));
+  void expect(String identity, StagedKeys.Keys keys) {
+    expected.put(identity, keys);
   }
 
   /** The hashes of {@code f}: read before, or made from keys {@link #expect}ed for it; null if neither. */
@@ -130,7 +128,7 @@ final class BaseKeyHashes implements AutoCloseable {
     if (known != null) {
       return known;
     }
-    ExpectedKeys e = expected.getIfPresent(id);
+    StagedKeys.Keys e = expected.getIfPresent(id);
     if (e == null || e.keys().length != f.physicalRows() || f.deletedRows() != 0) {
       return null;
     }

@@ -91,7 +91,7 @@ final class FreshLoader {
       if (stagedKeys != null) {
         GenerationSource kept = fromStagedKeys(shardId, path, ds, part, stagedKeys);
         if (kept != null) {
-          expectInBase(ds, part, stagedKeys.keys(), stagedKeys.tombstones());
+          expectInBase(ds, part, stagedKeys);
           return kept;
         }
       }
@@ -142,7 +142,7 @@ final class FreshLoader {
         q = java.util.Arrays.copyOf(q, n);
         t = t == null ? null : java.util.Arrays.copyOf(t, n);
       }
-      expectInBase(ds, part, keys, t);
+      expectInBase(ds, part, new StagedKeys.Keys(keys, t));
       return new GenerationSource(shardId, generation, path, ds, keys, q, t, part);
     } catch (Exception e) {
       ds.close();
@@ -154,12 +154,12 @@ final class FreshLoader {
    * Tells the base's key hashes the keys of a published part large enough for a merge to append its one data file
    * to the base as it is ({@code merge.append-min-rows}), so that the new base fragment's hashes need no read.
    */
-  private void expectInBase(LanceDataset ds, io.lancecontext.core.internal.txn.PublishedPart part, String[] keys,
-      boolean[] tombstones) {
-    if (part != null && keyHashes != null && keys.length >= appendMinRows) {
+  private void expectInBase(LanceDataset ds, io.lancecontext.core.internal.txn.PublishedPart part,
+      StagedKeys.Keys keys) {
+    if (part != null && keyHashes != null && keys.keys().length >= appendMinRows) {
       List<LanceFragment> fragments = ds.fragments();
       if (fragments.size() == 1) {
-        keyHashes.expect(fragments.get(0).identity(), keys, tombstones);
+        keyHashes.expect(fragments.get(0).identity(), keys);
       }
     }
   }

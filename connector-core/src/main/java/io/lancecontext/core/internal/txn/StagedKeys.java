@@ -26,7 +26,8 @@ public final class StagedKeys {
 
   /** One part's keys and tombstone flags (null: no tombstones), in row order. */
   public record Keys(String[] keys, boolean[] tombstones) {
-    long bytes() {
+    /** About what the keys take on the heap (as if no one else held them). */
+    public long bytes() {
       long b = 16L * keys.length + (tombstones == null ? 0 : tombstones.length);
       for (String k : keys) {
         b += 40 + k.length();
