@@ -137,8 +137,7 @@ final class BaseKeyHashes implements AutoCloseable {
     int[] offsets = new int[hashes.length];
     long tombstones = 0;
     for (int r = 0; r < hashes.length; r++) {
-      byte[] utf8 = e.keys()[r].getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      hashes[r] = KeyHashSet.hash(utf8, utf8.length);
+      hashes[r] = KeyHashSet.hash(e.keys()[r]);
       offsets[r] = r;
       tombstones += e.tombstones() != null && e.tombstones()[r] ? 1 : 0;
     }

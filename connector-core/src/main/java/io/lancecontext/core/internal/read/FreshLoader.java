@@ -88,25 +88,27 @@ final class FreshLoader {
       io.lancecontext.core.internal.txn.PublishedPart part, StagedKeys.Keys stagedKeys) {
     LanceDataset ds = StoreDatasets.open(uri, config, allocator);
     try {
-      if (stagedKeys != null) {
-        GenerationSource kept = fromStagedKeys(shardId, path, ds, part, stagedKeys);
-        if (kept != null) {
-          expectInBase(ds, part, stagedKeys);
-          return kept;
-        }
+      List<LanceFragment> fragments = ds.fragments();
+      long physical = 0;
+      for (LanceFragment f : fragments) {
+        physical += f.physicalRows();
+      }
+      boolean hasTombstones = ds.hasColumn(SystemColumns.TOMBSTONE);
+      // keys that do not match the dataset (its rows, its tombstone column) are left: the part is read
+      if (stagedKeys != null && stagedKeys.keys().length == physical
+          && hasTombstones == (stagedKeys.tombstones() != null)) {
+        long[] q = new long[stagedKeys.keys().length];
+        java.util.Arrays.fill(q, part.sequence());
+        expectInBase(fragments, part, stagedKeys);
+        return new GenerationSource(shardId, generation, path, ds, stagedKeys.keys(), q, stagedKeys.tombstones(), part);
       }
       List<String> columns = new ArrayList<>();
       columns.add(spec.key());
-      boolean hasTombstones = ds.hasColumn(SystemColumns.TOMBSTONE);
       if (hasTombstones) {
         columns.add(SystemColumns.TOMBSTONE);
       }
       if (part == null) {
         columns.add(SystemColumns.SEQUENCE);  // a part's rows all read as its publish sequence
-      }
-      long physical = 0;
-      for (LanceFragment f : ds.fragments()) {
-        physical += f.physicalRows();
       }
       int capacity = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(16, physical));
       String[] keys = new String[capacity];
@@ -142,7 +144,7 @@ final class FreshLoader {
         q = java.util.Arrays.copyOf(q, n);
         t = t == null ? null : java.util.Arrays.copyOf(t, n);
       }
-      expectInBase(ds, part, new StagedKeys.Keys(keys, t));
+      expectInBase(fragments, part, new StagedKeys.Keys(keys, t));
       return new GenerationSource(shardId, generation, path, ds, keys, q, t, part);
     } catch (Exception e) {
       ds.close();
@@ -154,28 +156,10 @@ final class FreshLoader {
    * Tells the base's key hashes the keys of a published part large enough for a merge to append its one data file
    * to the base as it is ({@code merge.append-min-rows}), so that the new base fragment's hashes need no read.
    */
-  private void expectInBase(LanceDataset ds, io.lancecontext.core.internal.txn.PublishedPart part,
+  private void expectInBase(List<LanceFragment> fragments, io.lancecontext.core.internal.txn.PublishedPart part,
       StagedKeys.Keys keys) {
-    if (part != null && keyHashes != null && keys.keys().length >= appendMinRows) {
-      List<LanceFragment> fragments = ds.fragments();
-      if (fragments.size() == 1) {
-        keyHashes.expect(fragments.get(0).identity(), keys);
-      }
+    if (part != null && keyHashes != null && keys.keys().length >= appendMinRows && fragments.size() == 1) {
+      keyHashes.expect(fragments.get(0).identity(), keys);
     }
-  }
-
-  /** The part from the keys this JVM kept when it staged it; null if they do not match the dataset (then read). */
-  private static GenerationSource fromStagedKeys(String shardId, String path, LanceDataset ds,
-      io.lancecontext.core.internal.txn.PublishedPart part, StagedKeys.Keys staged) {
-    long physical = 0;
-    for (LanceFragment f : ds.fragments()) {
-      physical += f.physicalRows();
-    }
-    if (physical != staged.keys().length || ds.hasColumn(SystemColumns.TOMBSTONE) != (staged.tombstones() != null)) {
-      return null;
-    }
-    long[] q = new long[staged.keys().length];
-    java.util.Arrays.fill(q, part.sequence());
-    return new GenerationSource(shardId, -1, path, ds, staged.keys(), q, staged.tombstones(), part);
   }
 }
