@@ -41,7 +41,7 @@ class LsmModelTest extends StoreTest {
       + "{\"name\":\"n\",\"type\":\"int64\"},{\"name\":\"tag\",\"type\":\"string\"}],\"capabilities\":[\"tombstones\"]}";
 
   /** A user spec with every shape that has its own read path: struct, list, vector, blob. */
-  private static final String RICH_SPEC = "{\"columns\":[{\"name\":\"id\",\"type\":\"string\"},"
+  static final String RICH_SPEC = "{\"columns\":[{\"name\":\"id\",\"type\":\"string\"},"
       + "{\"name\":\"n\",\"type\":\"int64\"},{\"name\":\"i32\",\"type\":\"int32\"},{\"name\":\"f\",\"type\":\"float32\"},"
       + "{\"name\":\"tag\",\"type\":\"string\"},"
       + "{\"name\":\"meta\",\"type\":\"struct\",\"fields\":[{\"name\":\"step\",\"type\":\"int32\"},"

@@ -4,9 +4,16 @@ import static io.lancecontext.core.TransactionTest.transactionOptions;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lancecontext.core.internal.session.LanceRuntime;
+import io.lancecontext.core.internal.store.StoreRegistry;
 import io.lancecontext.core.internal.txn.StagedKeys;
+import io.lancecontext.core.internal.txn.TxnIds;
+import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.result.WriteSummary;
+import io.lancecontext.core.testing.RandomRecords;
+import io.lancecontext.core.testing.RecordAssertions;
 import io.lancecontext.core.testing.StoreTest;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -14,8 +21,8 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
- * A JVM that reads a store's published parts keeps the keys of the parts it stages until its readers load them
- * (no key column read after the publish); a JVM that only writes keeps none.
+ * A JVM that reads a store's published parts keeps the keys and rows of the parts it stages until its readers load
+ * them (no key column read after the publish, no part opened for a lookup); a JVM that only writes keeps none.
  */
 class StagedKeysTest extends StoreTest {
   @Test
@@ -59,6 +66,77 @@ class StagedKeysTest extends StoreTest {
       }
       assertEquals(model.size(), store.lookup(List.copyOf(model.keySet()), List.of("id"), false).size());
     }
+  }
+
+  @Test
+  void aReaderInThisJvmCopiesTheRowsThisJvmStagedWithoutOpeningTheirParts() throws Exception {
+    Map<String, String> options = StoreTestSupport.options(dir, "rich", LsmModelTest.RICH_SPEC, "gc.grace", "0s",
+        "merge.trigger.generations", "1000", "merge.trigger.interval", "1h", "write.idle-timeout", "1h");
+    long baseline = LanceRuntime.get().allocator().getAllocatedMemory();
+    StoreRegistry registry = new StoreRegistry(8, Duration.ofMillis(200));
+    try (ContextStore store = ContextStore.open(registry, StoreConfig.of(options))) {
+      List<Map<String, Object>> records = new RandomRecords(store.spec(), 11, 0.3).next(120);
+      Map<String, Map<String, Object>> model = new TreeMap<>();
+      for (int i = 0; i < records.size(); i++) {
+        Map<String, Object> r = records.get(i);
+        r.put("id", "k" + i);
+        if (i % 4 == 0) {
+          r.put("meta", null);
+          r.put("rels", null);
+        }
+        model.put("k" + i, r);
+      }
+      store.publish("tx0", List.of(stageRecords(store, "tx0", records.subList(0, 20))));
+      assertEquals(20, store.lookup(List.copyOf(model.keySet()), List.of("id"), false).size(),
+          "a reader loaded the first part: from now on this JVM keeps what it stages");
+      WriteSummary staged = stageRecords(store, "tx1", records.subList(20, records.size()));
+      store.publish("tx1", List.of(staged));
+
+      List<String> columns = store.spec().columnNames().stream().filter(c -> !store.spec().column(c).blob()).toList();
+      List<String> keys = new java.util.ArrayList<>(model.keySet());
+      keys.add("never-written");
+      assertLookups(model, store.lookup(keys, columns, false), columns, "copied from the staged rows");
+      assertLookups(model, store.lookup(keys, store.spec().columnNames(), false), store.spec().columnNames(),
+          "a blob column is taken from the part");
+
+      // the parts' files gone: lookups of kept rows neither open nor read them
+      for (WriteSummary.StagedPart p : staged.staged()) {
+        java.nio.file.Path part = dir.resolve("rich").resolve(TxnIds.partDir("tx1", p.bucket(), p.name()));
+        try (var files = java.nio.file.Files.walk(part)) {
+          files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+      }
+      Map<String, Map<String, Object>> kept = new TreeMap<>(model);
+      kept.keySet().removeIf(k -> Integer.parseInt(k.substring(1)) < 20);
+      assertLookups(kept, store.lookup(List.copyOf(kept.keySet()), columns, false), columns, "from memory only");
+    }
+    long deadline = System.nanoTime() + 20_000_000_000L;
+    while (registry.residentStores() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+      registry.cleanUp();
+    }
+    assertEquals(0, registry.residentStores());
+    assertEquals(baseline, LanceRuntime.get().allocator().getAllocatedMemory(), "the kept rows were freed");
+  }
+
+  private static WriteSummary stageRecords(ContextStore store, String txid, List<Map<String, Object>> records) {
+    try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(txid, "a").build())) {
+      records.forEach(w::write);
+      return w.commit();
+    }
+  }
+
+  private static void assertLookups(Map<String, Map<String, Object>> model, List<Map<String, Object>> found,
+      List<String> columns, String context) {
+    Map<String, Map<String, Object>> byKey = new TreeMap<>();
+    found.forEach(r -> byKey.put((String) r.get("id"), r));
+    assertEquals(model.keySet(), byKey.keySet(), context);
+    model.forEach((k, expected) -> {
+      Map<String, Object> e = new TreeMap<>(expected);
+      e.keySet().retainAll(columns);
+      String d = RecordAssertions.difference(e, new TreeMap<>(byKey.get(k)), k);
+      assertTrue(d == null, context + ": " + d);
+    });
   }
 
   @Test

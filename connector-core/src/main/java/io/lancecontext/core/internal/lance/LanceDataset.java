@@ -62,9 +62,10 @@ public final class LanceDataset implements AutoCloseable {
 
   /**
    * Writes {@code batches} (one schema; not closed) as a new dataset at {@code uri}, in their order and in one
-   * data file, so that a row's offset is its place among them; {@code action} names the write in errors.
+   * data file, so that a row's offset is its place among them; {@code action} names the write in errors. Returns
+   * its fragments.
    */
-  public static void writeNew(String uri, List<VectorSchemaRoot> batches, StoreConfig config,
+  public static List<LanceFragment> writeNew(String uri, List<VectorSchemaRoot> batches, StoreConfig config,
       BufferAllocator allocator, String action) {
     WriteParams params = new WriteParams.Builder().withMode(WriteParams.WriteMode.CREATE)
         .withMaxRowsPerFile(Integer.MAX_VALUE).withStorageOptions(config.storageOptions()).build();
@@ -73,6 +74,11 @@ public final class LanceDataset implements AutoCloseable {
       Data.exportArrayStream(allocator, reader, stream);
       try (Dataset ds = LanceErrors.call(action, () -> Dataset.create(allocator, stream, uri, params))) {
         // written and committed
+        List<LanceFragment> out = new ArrayList<>();
+        for (Fragment f : ds.getFragments()) {
+          out.add(new LanceFragment(f.metadata()));
+        }
+        return out;
       }
     } catch (IOException e) {
       throw LanceErrors.translate(action, e);

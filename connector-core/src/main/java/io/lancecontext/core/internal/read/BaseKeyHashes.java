@@ -92,7 +92,22 @@ final class BaseKeyHashes implements AutoCloseable {
    * lookup first needs them instead of read on the background thread, until when every lookup searches the base
    * through Lance (44-250 ms each after a merge in docs/performance.md, "Freshness: staged keys...").
    */
-  private final Cache<String, StagedKeys.Keys> expected;
+  private final Cache<String, Expected> expected;
+
+  /** Keys {@link #expect}ed for a fragment, and their hashes: made on the background thread, or by who needs them. */
+  private record Expected(StagedKeys.Keys keys, java.util.concurrent.FutureTask<FragmentKeys> hashes) {
+    FragmentKeys get() {
+      hashes.run();  // no-op once made or while the background thread makes them (then wait for it)
+      try {
+        return hashes.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return null;
+      } catch (ExecutionException e) {
+        return null;
+      }
+    }
+  }
   /** Fragments (by identity) whose keys are being read or queued. */
   private final Set<String> reading = ConcurrentHashMap.newKeySet();
   private final Set<Future<?>> inFlight = ConcurrentHashMap.newKeySet();
@@ -108,7 +123,8 @@ final class BaseKeyHashes implements AutoCloseable {
         .build();
     this.expected = Caffeine.newBuilder()
         .maximumWeight(maxBytes)
-        .weigher((String k, StagedKeys.Keys v) -> (int) Math.min(Integer.MAX_VALUE, v.bytes() + k.length() + 72))
+        .weigher((String k, Expected v) -> (int) Math.min(Integer.MAX_VALUE,
+            v.keys().bytes() + 12L * v.keys().keys().length + k.length() + 72))
         .executor(Runnable::run)
         .build();
   }
@@ -118,7 +134,25 @@ final class BaseKeyHashes implements AutoCloseable {
    * append to the base as the fragment {@code identity} ({@link LanceFragment#identity}).
    */
   void expect(String identity, StagedKeys.Keys keys) {
-    expected.put(identity, keys);
+    Expected e = new Expected(keys, new java.util.concurrent.FutureTask<>(() -> hash(keys)));
+    expected.put(identity, e);
+    if (!closed) {
+      // made before the merge that appends the part, so that the first lookup after it does not hash
+      // (100,000 keys after a merge of 8 parts: 13-66 ms of a lookup)
+      READERS.execute(e.hashes());
+    }
+  }
+
+  private static FragmentKeys hash(StagedKeys.Keys keys) {
+    long[] hashes = new long[keys.keys().length];
+    int[] offsets = new int[hashes.length];
+    long tombstones = 0;
+    for (int r = 0; r < hashes.length; r++) {
+      hashes[r] = KeyHashSet.hash(keys.keys()[r]);
+      offsets[r] = r;
+      tombstones += keys.tombstones() != null && keys.tombstones()[r] ? 1 : 0;
+    }
+    return new FragmentKeys(new KeyHashSet(hashes, offsets), tombstones);
   }
 
   /** The hashes of {@code f}: read before, or made from keys {@link #expect}ed for it; null if neither. */
@@ -128,21 +162,15 @@ final class BaseKeyHashes implements AutoCloseable {
     if (known != null) {
       return known;
     }
-    StagedKeys.Keys e = expected.getIfPresent(id);
-    if (e == null || e.keys().length != f.physicalRows() || f.deletedRows() != 0) {
+    Expected e = expected.getIfPresent(id);
+    if (e == null || e.keys().keys().length != f.physicalRows() || f.deletedRows() != 0) {
       return null;
     }
-    expected.invalidate(id);
-    long[] hashes = new long[e.keys().length];
-    int[] offsets = new int[hashes.length];
-    long tombstones = 0;
-    for (int r = 0; r < hashes.length; r++) {
-      hashes[r] = KeyHashSet.hash(e.keys()[r]);
-      offsets[r] = r;
-      tombstones += e.tombstones() != null && e.tombstones()[r] ? 1 : 0;
+    FragmentKeys made = e.get();
+    if (made != null) {
+      expected.invalidate(id);
+      byFragment.put(id, made);
     }
-    FragmentKeys made = new FragmentKeys(new KeyHashSet(hashes, offsets), tombstones);
-    byFragment.put(id, made);
     return made;
   }
 

@@ -1,5 +1,7 @@
 package io.lancecontext.core.internal.read;
 
+import io.lancecontext.core.error.LanceContextException;
+import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.internal.io.StoreFiles;
 import io.lancecontext.core.internal.lance.LanceDataset;
 import io.lancecontext.core.internal.lance.LanceErrors;
@@ -11,6 +13,7 @@ import io.lancecontext.core.internal.lance.ShardManifest;
 import io.lancecontext.core.internal.lance.WalEntry;
 import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.txn.StagedKeys;
+import io.lancecontext.core.internal.txn.PublishedPart;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.options.StoreOptions;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -70,14 +73,52 @@ final class FreshLoader {
   }
 
   /** A published transaction part of a shard's bucket; its rows all read as its publish sequence. */
-  GenerationSource part(String shardId, io.lancecontext.core.internal.txn.PublishedPart part) {
-    try {
-      return loadDataset(shardId, config.uri() + "/" + part.path(), -1, part.path(), part, staged.take(part.path()));
-    } catch (io.lancecontext.core.error.LanceContextException e) {
-      throw new io.lancecontext.core.error.StorageException(config.uri() + ": staged part " + part.path()
-          + " of published transaction " + part.txid() + " cannot be read (removed by hand, or garbage-collected under "
-          + "a read older than gc.grace)", e);
+  GenerationSource part(String shardId, PublishedPart part) {
+    StagedKeys.Part kept = staged.take(part.path());
+    if (kept != null && kept.rows() != null && kept.fragments() != null
+        && kept.rows().rows() == kept.keys().keys().length) {
+      return kept(shardId, part, kept);
     }
+    if (kept != null && kept.rows() != null) {
+      kept.rows().close();
+    }
+    try {
+      return loadDataset(shardId, config.uri() + "/" + part.path(), -1, part.path(), part,
+          kept == null ? null : kept.keys());
+    } catch (LanceContextException e) {
+      throw unreadable(part, e);
+    }
+  }
+
+  /**
+   * A part this JVM staged, from what it kept: its keys and rows as written, so that neither its key column is read
+   * nor its dataset opened until a read needs more than the kept rows (lookups of them never do).
+   */
+  private GenerationSource kept(String shardId, PublishedPart part, StagedKeys.Part kept) {
+    String uri = config.uri() + "/" + part.path();
+    long[] q = new long[kept.keys().keys().length];
+    java.util.Arrays.fill(q, part.sequence());
+    GenerationSource source;
+    try {
+      source = new GenerationSource(shardId, -1, part.path(), () -> {
+        try {
+          return StoreDatasets.open(uri, config, allocator);
+        } catch (LanceContextException e) {
+          throw unreadable(part, e);
+        }
+      }, kept.keys().keys(), q, kept.keys().tombstones(), part);
+    } catch (RuntimeException | Error e) {
+      kept.rows().close();
+      throw e;
+    }
+    source.keepRows(kept.rows());
+    expectInBase(kept.fragments().size() == 1 ? kept.fragments().get(0) : null, part, kept.keys());
+    return source;
+  }
+
+  private StorageException unreadable(PublishedPart part, LanceContextException e) {
+    return new StorageException(config.uri() + ": staged part " + part.path() + " of published transaction "
+        + part.txid() + " cannot be read (removed by hand, or garbage-collected under a read older than gc.grace)", e);
   }
 
   /**
@@ -85,7 +126,7 @@ final class FreshLoader {
    * {@code stagedKeys} (the part's keys, kept by this JVM when it staged it) its key column is not read.
    */
   private GenerationSource loadDataset(String shardId, String uri, long generation, String path,
-      io.lancecontext.core.internal.txn.PublishedPart part, StagedKeys.Keys stagedKeys) {
+      PublishedPart part, StagedKeys.Keys stagedKeys) {
     LanceDataset ds = StoreDatasets.open(uri, config, allocator);
     try {
       List<LanceFragment> fragments = ds.fragments();
@@ -99,7 +140,7 @@ final class FreshLoader {
           && hasTombstones == (stagedKeys.tombstones() != null)) {
         long[] q = new long[stagedKeys.keys().length];
         java.util.Arrays.fill(q, part.sequence());
-        expectInBase(fragments, part, stagedKeys);
+        expectInBase(fragments.size() == 1 ? fragments.get(0).identity() : null, part, stagedKeys);
         return new GenerationSource(shardId, generation, path, ds, stagedKeys.keys(), q, stagedKeys.tombstones(), part);
       }
       List<String> columns = new ArrayList<>();
@@ -144,7 +185,7 @@ final class FreshLoader {
         q = java.util.Arrays.copyOf(q, n);
         t = t == null ? null : java.util.Arrays.copyOf(t, n);
       }
-      expectInBase(fragments, part, new StagedKeys.Keys(keys, t));
+      expectInBase(fragments.size() == 1 ? fragments.get(0).identity() : null, part, new StagedKeys.Keys(keys, t));
       return new GenerationSource(shardId, generation, path, ds, keys, q, t, part);
     } catch (Exception e) {
       ds.close();
@@ -154,12 +195,12 @@ final class FreshLoader {
 
   /**
    * Tells the base's key hashes the keys of a published part large enough for a merge to append its one data file
-   * to the base as it is ({@code merge.append-min-rows}), so that the new base fragment's hashes need no read.
+   * to the base as it is ({@code merge.append-min-rows}), so that the new base fragment's hashes need no read;
+   * {@code fragment} is the identity of the part's one fragment (null: it has several).
    */
-  private void expectInBase(List<LanceFragment> fragments, io.lancecontext.core.internal.txn.PublishedPart part,
-      StagedKeys.Keys keys) {
-    if (part != null && keyHashes != null && keys.keys().length >= appendMinRows && fragments.size() == 1) {
-      keyHashes.expect(fragments.get(0).identity(), keys);
+  private void expectInBase(String fragment, PublishedPart part, StagedKeys.Keys keys) {
+    if (part != null && keyHashes != null && keys.keys().length >= appendMinRows && fragment != null) {
+      keyHashes.expect(fragment, keys);
     }
   }
 }

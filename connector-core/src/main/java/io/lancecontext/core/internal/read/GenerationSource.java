@@ -6,6 +6,7 @@ import io.lancecontext.core.internal.lance.RowCopier;
 import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ScanRequest;
+import io.lancecontext.core.internal.txn.StagedRows;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,7 +25,10 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 public final class GenerationSource extends FreshSource {
   private final long generation;
   private final String path;
-  private final LanceDataset dataset;
+  /** Opens the dataset on first use (null once open, or when it was given open). */
+  private java.util.function.Supplier<LanceDataset> opener;
+  private LanceDataset dataset;
+  private final Object datasetLock = new Object();
   private final String[] keys;
   private final long[] sequences;
   private final boolean[] tombstones;
@@ -42,11 +46,23 @@ public final class GenerationSource extends FreshSource {
 
   GenerationSource(String shardId, long generation, String path, LanceDataset dataset, String[] keys, long[] sequences,
       boolean[] tombstones, io.lancecontext.core.internal.txn.PublishedPart part) {
+    this(shardId, generation, path, (java.util.function.Supplier<LanceDataset>) null, keys, sequences, tombstones,
+        part);
+    this.dataset = dataset;
+  }
+
+  /**
+   * A part whose keys (and rows: {@link #keepRows}) this JVM kept when it staged it: its dataset is opened by
+   * {@code opener} when a read first needs it (a lookup of kept rows never does; an open took 10–57 ms of the
+   * first lookup after a Flink checkpoint's publish).
+   */
+  GenerationSource(String shardId, long generation, String path, java.util.function.Supplier<LanceDataset> opener,
+      String[] keys, long[] sequences, boolean[] tombstones, io.lancecontext.core.internal.txn.PublishedPart part) {
     super(shardId);
+    this.opener = opener;
     this.part = part;
     this.generation = generation;
     this.path = path;
-    this.dataset = dataset;
     this.keys = keys;
     this.sequences = sequences;
     this.tombstones = tombstones;
@@ -85,6 +101,32 @@ public final class GenerationSource extends FreshSource {
       superseding = s;
     }
     return s;
+  }
+
+  /** Bytes of staged rows all parts of this JVM hold ({@link #keepRows}), at most. */
+  static final long STAGED_BYTES_MAX = 128L << 20;
+  private static final AtomicLong STAGED_BYTES = new AtomicLong();
+  private volatile StagedRows staged;
+
+  /**
+   * Holds {@code rows}, this part's rows as this JVM staged them (in row order), until this source is freed, so that
+   * lookups copy them instead of reading the part; closes them instead when the JVM's parts hold
+   * {@link #STAGED_BYTES_MAX} already. Takes them over either way.
+   */
+  synchronized void keepRows(StagedRows rows) {
+    if (staged != null || STAGED_BYTES.addAndGet(rows.bytes()) > STAGED_BYTES_MAX) {
+      if (staged == null) {
+        STAGED_BYTES.addAndGet(-rows.bytes());
+      }
+      rows.close();
+      return;
+    }
+    staged = rows;
+  }
+
+  /** This part's rows in memory ({@link #keepRows}), or null: read them from the dataset. */
+  StagedRows stagedRows() {
+    return staged;
   }
 
   /** Column lists of {@link #kept} batches, at most {@value #MAX_KEPT}. */
@@ -130,7 +172,7 @@ public final class GenerationSource extends FreshSource {
     List<VectorSchemaRoot> parts = new ArrayList<>();
     List<String> read = new ArrayList<>(columns);
     read.add(RowIds.ROW_ID);
-    try (ScanHandle scan = dataset.scan(
+    try (ScanHandle scan = dataset().scan(
         ScanRequest.of(columns).withRowId(true))) {
       while (scan.reader().loadNextBatch()) {
         parts.add(RowCopier.transfer(scan.reader().getVectorSchemaRoot(), read, allocator));
@@ -172,8 +214,15 @@ public final class GenerationSource extends FreshSource {
     return path;
   }
 
+  /** The dataset, opened now if it is not yet (failures as the taxonomy's exceptions). */
   public LanceDataset dataset() {
-    return dataset;
+    synchronized (datasetLock) {
+      if (dataset == null) {
+        dataset = opener.get();
+        opener = null;
+      }
+      return dataset;
+    }
   }
 
   /** Keys in row-offset order. */
@@ -232,7 +281,16 @@ public final class GenerationSource extends FreshSource {
       kept.clear();
       KEPT_BYTES.addAndGet(-keptBytes);
       keptBytes = 0;
+      if (staged != null) {
+        STAGED_BYTES.addAndGet(-staged.bytes());
+        staged.close();
+        staged = null;
+      }
     }
-    dataset.close();
+    synchronized (datasetLock) {
+      if (dataset != null) {
+        dataset.close();
+      }
+    }
   }
 }

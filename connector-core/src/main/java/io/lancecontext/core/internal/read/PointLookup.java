@@ -12,6 +12,7 @@ import io.lancecontext.core.internal.lance.RowIds;
 import io.lancecontext.core.internal.lance.ScanHandle;
 import io.lancecontext.core.internal.lance.ScanRequest;
 import io.lancecontext.core.internal.lance.StructNulls;
+import io.lancecontext.core.internal.txn.StagedRows;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.schema.Capability;
 import io.lancecontext.core.schema.SchemaSpec;
@@ -23,6 +24,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
@@ -103,7 +105,7 @@ public final class PointLookup {
    * closes the batches.
    */
   static List<VectorSchemaRoot> fresh(SchemaSpec spec, List<LsmSnapshot.Winner> winners, List<String> columns,
-      Predicate visible, BufferAllocator allocator) throws Exception {
+      Predicate visible, BufferAllocator allocator) {
     // (shard, source, batch) -> rows, in the order sources were first met
     Map<FreshShard, Map<Long, List<Integer>>> bySource = new java.util.IdentityHashMap<>();
     List<FreshShard> shards = new ArrayList<>();
@@ -116,25 +118,59 @@ public final class PointLookup {
       }
       m.computeIfAbsent(((long) w.ref().source() << 32) | w.ref().batch(), k -> new ArrayList<>()).add(w.ref().row());
     }
-    List<VectorSchemaRoot> out = new ArrayList<>();
-    try {
-      for (FreshShard shard : shards) {
-        for (Map.Entry<Long, List<Integer>> e : bySource.get(shard).entrySet()) {
-          FreshSource source = shard.sources().get((int) (e.getKey() >>> 32));
-          int[] rows = e.getValue().stream().mapToInt(Integer::intValue).sorted().toArray();
-          VectorSchemaRoot batch = source instanceof WalSource w
-              ? walRows(w.entry().batches().get((int) (e.getKey() & 0xffffffffL)), rows, columns, visible, allocator)
-              : generationRows(spec, (GenerationSource) source, rows, columns, visible, allocator);
-          if (batch != null) {
-            out.add(batch);
+    List<Callable<VectorSchemaRoot>> copies = new ArrayList<>();  // rows in memory: WAL batches, kept staged rows
+    List<Callable<VectorSchemaRoot>> takes = new ArrayList<>();   // rows read from a generation's or part's file
+    Set<String> cols = new LinkedHashSet<>(columns);
+    cols.addAll(Predicates.topLevelColumns(visible));
+    for (FreshShard shard : shards) {
+      for (Map.Entry<Long, List<Integer>> e : bySource.get(shard).entrySet()) {
+        FreshSource source = shard.sources().get((int) (e.getKey() >>> 32));
+        int[] rows = e.getValue().stream().mapToInt(Integer::intValue).sorted().toArray();
+        if (source instanceof WalSource w) {
+          VectorSchemaRoot batch = w.entry().batches().get((int) (e.getKey() & 0xffffffffL));
+          copies.add(() -> walRows(batch, rows, columns, visible, allocator));
+        } else {
+          GenerationSource g = (GenerationSource) source;
+          StagedRows staged = staged(spec, g, cols);
+          if (staged != null) {
+            copies.add(() -> stagedRows(staged, rows, columns, new ArrayList<>(cols), visible, allocator));
+          } else {
+            takes.add(() -> generationRows(spec, g, rows, columns, new ArrayList<>(cols), visible, allocator));
           }
         }
       }
-      return out;
-    } catch (Exception | Error e) {
-      out.forEach(VectorSchemaRoot::close);
+    }
+    List<VectorSchemaRoot> out = new ArrayList<>();
+    try {
+      for (Callable<VectorSchemaRoot> copy : copies) {
+        out.add(call(copy));
+      }
+      // a take is a native read (4–14 ms each from the parts a Flink checkpoint just published): all at once
+      out.addAll(ReadTasks.all(takes, PointLookup::call, VectorSchemaRoot::close));
+    } catch (RuntimeException | Error e) {
+      out.forEach(b -> {
+        if (b != null) {
+          b.close();
+        }
+      });
       throw e;
     }
+    out.removeIf(java.util.Objects::isNull);
+    return out;
+  }
+
+  private static VectorSchemaRoot call(Callable<VectorSchemaRoot> read) {
+    try {
+      return read.call();
+    } catch (Exception e) {
+      throw LanceErrors.translate("look up keys", e);
+    }
+  }
+
+  /** The rows of {@code g} this JVM kept when it staged it, if they hold {@code cols} and no blob is asked for. */
+  private static StagedRows staged(SchemaSpec spec, GenerationSource g, Set<String> cols) {
+    StagedRows staged = g.stagedRows();
+    return staged != null && staged.has(cols) && cols.stream().noneMatch(c -> spec.column(c).blob()) ? staged : null;
   }
 
   private static VectorSchemaRoot walRows(VectorSchemaRoot batch, int[] rows, List<String> columns, Predicate visible,
@@ -150,18 +186,19 @@ public final class PointLookup {
     return count == 0 ? null : RowCopier.copy(batch, columns, kept, count, allocator);
   }
 
-  /** Rows {@code rows} (ascending offsets) of a generation or part, read with one take. */
+  /**
+   * Rows {@code rows} (ascending offsets) of a generation or part, read with one take of {@code cols} ({@code columns}
+   * and those {@code visible} reads).
+   */
   private static VectorSchemaRoot generationRows(SchemaSpec spec, GenerationSource g, int[] rows, List<String> columns,
-      Predicate visible, BufferAllocator allocator) throws Exception {
-    Set<String> cols = new LinkedHashSet<>(columns);
-    cols.addAll(Predicates.topLevelColumns(visible));
+      List<String> cols, Predicate visible, BufferAllocator allocator) throws Exception {
     List<Long> offsets = new ArrayList<>(rows.length);
     for (int r : rows) {
       offsets.add((long) r);
     }
     List<VectorSchemaRoot> parts = new ArrayList<>();
     List<int[]> partRows = new ArrayList<>();
-    try (ArrowReader reader = g.dataset().take(offsets, new ArrayList<>(cols))) {
+    try (ArrowReader reader = g.dataset().take(offsets, cols)) {
       int seen = 0;
       while (reader.loadNextBatch()) {
         VectorSchemaRoot in = reader.getVectorSchemaRoot();
@@ -206,6 +243,26 @@ public final class PointLookup {
     }
     try (picked) {
       return BlobMaterializer.materialize(g.dataset(), spec, picked, columns, i -> pickedRows[i], allocator);
+    }
+  }
+
+  /** As {@link #generationRows}, copied from the rows this JVM staged (no blob columns among them). */
+  private static VectorSchemaRoot stagedRows(StagedRows staged, int[] rows, List<String> columns, List<String> cols,
+      Predicate visible, BufferAllocator allocator) {
+    try (VectorSchemaRoot in = staged.select(cols, rows, allocator)) {
+      PredicateEvaluator eval = new PredicateEvaluator(visible, in);
+      int[] kept = new int[in.getRowCount()];
+      int count = 0;
+      for (int r = 0; r < in.getRowCount(); r++) {
+        if (eval.matches(r)) {
+          kept[count++] = r;
+        }
+      }
+      if (count == 0) {
+        return null;
+      }
+      return count == in.getRowCount() ? RowCopier.transfer(in, columns, allocator)
+          : RowCopier.copy(in, columns, kept, count, allocator);
     }
   }
 

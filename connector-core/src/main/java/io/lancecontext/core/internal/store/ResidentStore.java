@@ -396,6 +396,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
       }
     }
     writes.close();
+    transactions.stagedKeys().close();  // rows kept for readers are this store's memory
     reads.close();
     writerBase.close();
     long held = allocator.getAllocatedMemory();

@@ -10,19 +10,43 @@ import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
- * The keys of the transaction parts this JVM staged, kept until a reader in this JVM loads the part once it is
- * published: the reader then opens the part without scanning its key column, which was most of the time between
- * a Flink checkpoint's publish and its rows' visibility to a lookup in the same JVM (docs/performance.md,
- * "Freshness: staged keys kept for readers in the same JVM").
+ * The keys of the transaction parts this JVM staged, and their rows ({@link StagedRows}), kept until a reader in this
+ * JVM loads the part once it is published: the reader then opens the part without scanning its key column, which was
+ * most of the time between a Flink checkpoint's publish and its rows' visibility to a lookup in the same JVM, and
+ * copies the rows a lookup asks for instead of reading them (docs/performance.md, "Freshness: staged keys kept for
+ * readers in the same JVM").
  *
  * <p>Kept only while this JVM reads the store's published parts (a reader loaded one in the last
- * {@value #DEMAND_SECONDS} s), so that a JVM that only writes pays nothing; at most {@value #MAX_BYTES_MIB} MiB,
- * oldest dropped first (a part never published is dropped so). Thread-safe.
+ * {@value #DEMAND_SECONDS} s), so that a JVM that only writes pays nothing; at most {@value #MAX_BYTES_MIB} MiB of keys
+ * and {@value #MAX_ROW_BYTES_MIB} MiB of rows, oldest dropped first (a part never published is dropped so).
+ * Thread-safe.
  */
-public final class StagedKeys {
+public final class StagedKeys implements AutoCloseable {
   static final int DEMAND_SECONDS = 60;
   static final int MAX_BYTES_MIB = 32;
+  static final int MAX_ROW_BYTES_MIB = 64;
   private static final long MAX_BYTES = (long) MAX_BYTES_MIB << 20;
+  private static final long MAX_ROW_BYTES = (long) MAX_ROW_BYTES_MIB << 20;
+
+  /**
+   * What is kept of one staged part: its keys, its rows when they fit (else null) and the identities of its
+   * fragments as written ({@code LanceFragment.identity}; null: not known). The taker owns the rows.
+   */
+  public record Part(Keys keys, StagedRows rows, List<String> fragments) {
+    long keyBytes() {
+      return keys.bytes();
+    }
+
+    long rowBytes() {
+      return rows == null ? 0 : rows.bytes();
+    }
+
+    void close() {
+      if (rows != null) {
+        rows.close();
+      }
+    }
+  }
 
   /** One part's keys and tombstone flags (null: no tombstones), in row order. */
   public record Keys(String[] keys, boolean[] tombstones) {
@@ -63,44 +87,79 @@ public final class StagedKeys {
     }
   }
 
-  private final Map<String, Keys> byPath = new LinkedHashMap<>();
+  private final Map<String, Part> byPath = new LinkedHashMap<>();
   private long bytes;
+  private long rowBytes;
   private volatile long demandNanos;
   private volatile boolean demanded;
+  private boolean closed;
 
   /** Whether a reader in this JVM loaded a published part lately: only then are staged keys worth keeping. */
   public boolean wanted() {
     return demanded && System.nanoTime() - demandNanos < DEMAND_SECONDS * 1_000_000_000L;
   }
 
-  /** Keeps the keys of the part staged at {@code path} (relative to the store, as {@link PublishedPart#path()}). */
-  public synchronized void offer(String path, Keys keys) {
-    long b = keys.bytes();
-    if (b > MAX_BYTES) {
+  /**
+   * Keeps the keys, rows (null: none) and fragments' identities of the part staged at {@code path} (relative to the
+   * store, as {@link PublishedPart#path()}); takes the rows over, closing them when they are not kept.
+   */
+  public synchronized void offer(String path, Keys keys, StagedRows rows, List<String> fragments) {
+    Part part = new Part(keys, rows, fragments);
+    if (closed || part.keyBytes() > MAX_BYTES || part.rowBytes() > MAX_ROW_BYTES) {
+      part.close();
       return;
     }
-    Keys old = byPath.put(path, keys);
-    bytes += b - (old == null ? 0 : old.bytes());
-    Iterator<Keys> oldest = byPath.values().iterator();
-    while (bytes > MAX_BYTES && oldest.hasNext()) {
-      bytes -= oldest.next().bytes();
+    Part old = byPath.put(path, part);
+    add(part, 1);
+    if (old != null) {
+      add(old, -1);
+      old.close();
+    }
+    Iterator<Part> oldest = byPath.values().iterator();
+    while ((bytes > MAX_BYTES || rowBytes > MAX_ROW_BYTES) && oldest.hasNext()) {
+      Part p = oldest.next();
       oldest.remove();
+      add(p, -1);
+      p.close();
     }
   }
 
-  /** The keys kept for the part at {@code path}, handed over once (null if none); marks readers as present. */
-  public synchronized Keys take(String path) {
+  /** As {@link #offer(String, Keys, StagedRows, List)} without rows. */
+  public void offer(String path, Keys keys) {
+    offer(path, keys, null, null);
+  }
+
+  private void add(Part p, int sign) {
+    bytes += sign * p.keyBytes();
+    rowBytes += sign * p.rowBytes();
+  }
+
+  /**
+   * What is kept for the part at {@code path}, handed over once (null if nothing); marks readers as present. The
+   * caller owns the rows.
+   */
+  public synchronized Part take(String path) {
     demandNanos = System.nanoTime();
     demanded = true;
-    Keys k = byPath.remove(path);
-    if (k != null) {
-      bytes -= k.bytes();
+    Part p = byPath.remove(path);
+    if (p != null) {
+      add(p, -1);
     }
-    return k;
+    return p;
   }
 
   /** Parts whose keys are kept (tests). */
   public synchronized int size() {
     return byPath.size();
+  }
+
+  /** Drops everything kept, and keeps nothing from now on (the store closes). */
+  @Override
+  public synchronized void close() {
+    closed = true;
+    byPath.values().forEach(Part::close);
+    byPath.clear();
+    bytes = 0;
+    rowBytes = 0;
   }
 }

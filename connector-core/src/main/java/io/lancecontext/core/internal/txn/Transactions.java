@@ -299,11 +299,12 @@ public final class Transactions {
 
   /**
    * As {@link #writePart(String, int, String, VectorSchemaRoot)}, from several batches of one schema,
-   * stored in their order. Does not close them.
+   * stored in their order. Does not close them. Returns the part's fragments.
    */
-  public void writePart(String txid, int bucket, String name, List<VectorSchemaRoot> batches) {
+  public List<io.lancecontext.core.internal.lance.LanceFragment> writePart(String txid, int bucket, String name,
+      List<VectorSchemaRoot> batches) {
     String uri = config.uri() + "/" + TxnIds.partDir(txid, bucket, name);
-    LanceDataset.writeNew(uri, batches, config, allocator, "stage a part of transaction " + txid);
+    return LanceDataset.writeNew(uri, batches, config, allocator, "stage a part of transaction " + txid);
   }
 
   /**

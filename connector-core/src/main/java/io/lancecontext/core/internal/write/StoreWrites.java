@@ -1,7 +1,9 @@
 package io.lancecontext.core.internal.write;
 
 import io.lancecontext.core.error.StoreClosedException;
+import io.lancecontext.core.internal.lance.LanceFragment;
 import io.lancecontext.core.internal.txn.StagedKeys;
+import io.lancecontext.core.internal.txn.StagedRows;
 import io.lancecontext.core.internal.txn.Transactions;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.result.WriteSummary;
@@ -215,11 +217,13 @@ public final class StoreWrites {
 
   /** Writes one part of {@code txid} from {@code batches} (one bucket's rows, one row per key, in order). */
   void writePart(String txid, int bucket, String partName, List<VectorSchemaRoot> batches) {
-    transactions.writePart(txid, bucket, partName, batches);
+    List<LanceFragment> fragments = transactions.writePart(txid, bucket, partName, batches);
     StagedKeys staged = transactions.stagedKeys();
     if (staged.wanted()) {  // a reader in this JVM takes them once the part is published
-      staged.offer(TxnIds.partDir(txid, bucket, partName), StagedKeys.Keys.of(batches, spec.key(),
-          SystemColumns.TOMBSTONE));
+      StagedKeys.Keys keys = StagedKeys.Keys.of(batches, spec.key(), SystemColumns.TOMBSTONE);
+      // the batches are closed after this call: their vectors are moved, not copied
+      staged.offer(TxnIds.partDir(txid, bucket, partName), keys, StagedRows.moveFrom(batches, allocator),
+          fragments.stream().map(LanceFragment::identity).toList());
     }
   }
 
