@@ -2,13 +2,16 @@ package io.lancecontext.core;
 
 import static io.lancecontext.core.TransactionTest.transactionOptions;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.internal.store.StoreRegistry;
 import io.lancecontext.core.internal.txn.StagedKeys;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.testing.RandomRecords;
 import io.lancecontext.core.testing.RecordAssertions;
@@ -89,26 +92,32 @@ class StagedKeysTest extends StoreTest {
       store.publish("tx0", List.of(stageRecords(store, "tx0", records.subList(0, 20))));
       assertEquals(20, store.lookup(List.copyOf(model.keySet()), List.of("id"), false).size(),
           "a reader loaded the first part: from now on this JVM keeps what it stages");
-      WriteSummary staged = stageRecords(store, "tx1", records.subList(20, records.size()));
-      store.publish("tx1", List.of(staged));
+      WriteSummary first = stageRecords(store, "tx1", records.subList(20, 70));
+      store.publish("tx1", List.of(first));
+      store.publish("tx2", List.of(stageRecords(store, "tx2", records.subList(70, records.size()))));
 
-      List<String> columns = store.spec().columnNames().stream().filter(c -> !store.spec().column(c).blob()).toList();
+      List<String> all = store.spec().columnNames();
+      List<String> columns = all.stream().filter(c -> !store.spec().column(c).blob()).toList();
       List<String> keys = new java.util.ArrayList<>(model.keySet());
       keys.add("never-written");
       assertLookups(model, store.lookup(keys, columns, false), columns, "copied from the staged rows");
-      assertLookups(model, store.lookup(keys, store.spec().columnNames(), false), store.spec().columnNames(),
-          "a blob column is taken from the part");
+      Map<String, Map<String, Object>> second = only(model, 70, records.size());
+      assertLookups(second, store.lookup(List.copyOf(second.keySet()), all, false), all,
+          "a blob column is taken from the part's file");
 
-      // the parts' files gone: lookups of kept rows neither open nor read them
-      for (WriteSummary.StagedPart p : staged.staged()) {
+      // tx1's part files gone: lookups of its kept rows neither open nor read them
+      for (WriteSummary.StagedPart p : first.staged()) {
         java.nio.file.Path part = dir.resolve("rich").resolve(TxnIds.partDir("tx1", p.bucket(), p.name()));
         try (var files = java.nio.file.Files.walk(part)) {
           files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
         }
       }
-      Map<String, Map<String, Object>> kept = new TreeMap<>(model);
-      kept.keySet().removeIf(k -> Integer.parseInt(k.substring(1)) < 20);
-      assertLookups(kept, store.lookup(List.copyOf(kept.keySet()), columns, false), columns, "from memory only");
+      Map<String, Map<String, Object>> firstRows = only(model, 20, 70);
+      assertLookups(firstRows, store.lookup(List.copyOf(firstRows.keySet()), columns, false), columns,
+          "from memory only");
+      StorageException gone = assertThrows(StorageException.class, () -> store.scanRecords(ScanSpec.all()),
+          "a scan opens the part, whose files are gone");
+      assertTrue(gone.getMessage().contains("staged part"), gone.getMessage());
     }
     long deadline = System.nanoTime() + 20_000_000_000L;
     while (registry.residentStores() > 0 && System.nanoTime() < deadline) {
@@ -117,6 +126,12 @@ class StagedKeysTest extends StoreTest {
     }
     assertEquals(0, registry.residentStores());
     assertEquals(baseline, LanceRuntime.get().allocator().getAllocatedMemory(), "the kept rows were freed");
+  }
+
+  private static Map<String, Map<String, Object>> only(Map<String, Map<String, Object>> model, int from, int to) {
+    Map<String, Map<String, Object>> out = new TreeMap<>(model);
+    out.keySet().removeIf(k -> Integer.parseInt(k.substring(1)) < from || Integer.parseInt(k.substring(1)) >= to);
+    return out;
   }
 
   private static WriteSummary stageRecords(ContextStore store, String txid, List<Map<String, Object>> records) {
