@@ -24,7 +24,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
@@ -105,7 +104,7 @@ public final class PointLookup {
    * closes the batches.
    */
   static List<VectorSchemaRoot> fresh(SchemaSpec spec, List<LsmSnapshot.Winner> winners, List<String> columns,
-      Predicate visible, BufferAllocator allocator) {
+      Predicate visible, BufferAllocator allocator) throws Exception {
     // (shard, source, batch) -> rows, in the order sources were first met
     Map<FreshShard, Map<Long, List<Integer>>> bySource = new java.util.IdentityHashMap<>();
     List<FreshShard> shards = new ArrayList<>();
@@ -118,52 +117,33 @@ public final class PointLookup {
       }
       m.computeIfAbsent(((long) w.ref().source() << 32) | w.ref().batch(), k -> new ArrayList<>()).add(w.ref().row());
     }
-    List<Callable<VectorSchemaRoot>> copies = new ArrayList<>();  // rows in memory: WAL batches, kept staged rows
-    List<Callable<VectorSchemaRoot>> takes = new ArrayList<>();   // rows read from a generation's or part's file
     Set<String> cols = new LinkedHashSet<>(columns);
     cols.addAll(Predicates.topLevelColumns(visible));
-    for (FreshShard shard : shards) {
-      for (Map.Entry<Long, List<Integer>> e : bySource.get(shard).entrySet()) {
-        FreshSource source = shard.sources().get((int) (e.getKey() >>> 32));
-        int[] rows = e.getValue().stream().mapToInt(Integer::intValue).sorted().toArray();
-        if (source instanceof WalSource w) {
-          VectorSchemaRoot batch = w.entry().batches().get((int) (e.getKey() & 0xffffffffL));
-          copies.add(() -> walRows(batch, rows, columns, visible, allocator));
-        } else {
-          GenerationSource g = (GenerationSource) source;
-          StagedRows staged = staged(spec, g, cols);
-          if (staged != null) {
-            copies.add(() -> stagedRows(staged, rows, columns, new ArrayList<>(cols), visible, allocator));
+    List<VectorSchemaRoot> out = new ArrayList<>();
+    try {
+      for (FreshShard shard : shards) {
+        for (Map.Entry<Long, List<Integer>> e : bySource.get(shard).entrySet()) {
+          FreshSource source = shard.sources().get((int) (e.getKey() >>> 32));
+          int[] rows = e.getValue().stream().mapToInt(Integer::intValue).sorted().toArray();
+          VectorSchemaRoot batch;
+          if (source instanceof WalSource w) {
+            batch = walRows(w.entry().batches().get((int) (e.getKey() & 0xffffffffL)), rows, columns, visible,
+                allocator);
           } else {
-            takes.add(() -> generationRows(spec, g, rows, columns, new ArrayList<>(cols), visible, allocator));
+            GenerationSource g = (GenerationSource) source;
+            StagedRows staged = staged(spec, g, cols);
+            batch = staged != null ? stagedRows(staged, rows, columns, new ArrayList<>(cols), visible, allocator)
+                : generationRows(spec, g, rows, columns, new ArrayList<>(cols), visible, allocator);
+          }
+          if (batch != null) {
+            out.add(batch);
           }
         }
       }
-    }
-    List<VectorSchemaRoot> out = new ArrayList<>();
-    try {
-      for (Callable<VectorSchemaRoot> copy : copies) {
-        out.add(call(copy));
-      }
-      // a take is a native read (4–14 ms each from the parts a Flink checkpoint just published): all at once
-      out.addAll(ReadTasks.all(takes, PointLookup::call, VectorSchemaRoot::close));
-    } catch (RuntimeException | Error e) {
-      out.forEach(b -> {
-        if (b != null) {
-          b.close();
-        }
-      });
+      return out;
+    } catch (Exception | Error e) {
+      out.forEach(VectorSchemaRoot::close);
       throw e;
-    }
-    out.removeIf(java.util.Objects::isNull);
-    return out;
-  }
-
-  private static VectorSchemaRoot call(Callable<VectorSchemaRoot> read) {
-    try {
-      return read.call();
-    } catch (Exception e) {
-      throw LanceErrors.translate("look up keys", e);
     }
   }
 

@@ -34,7 +34,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * <ul>
  *   <li>the latest base table is swapped atomically ({@link BaseTables});</li>
  *   <li>the fresh tier loads per shard, under that shard's lock ({@link FreshCache}), several shards at once
- *       ({@link ReadTasks});</li>
+ *       ({@link ShardViews});</li>
  *   <li>what pinned snapshots share between the splits of a plan (the fresh tier's key set, the superseded
  *       keys) is computed once per snapshot and JVM ({@link SingleFlight}), outside any lock.</li>
  * </ul>
@@ -210,11 +210,11 @@ public final class Snapshots implements AutoCloseable {
       List<String> ids = allShards.stream().filter(id -> shardIds == null || shardIds.contains(id)).toList();
       Map<Integer, List<PublishedPart>> parts =
           ids.stream().anyMatch(id -> txnBucket.apply(id) != null) ? transactions.publishedParts() : Map.of();
-      List<FreshShard> views = ReadTasks.all(ids, id -> {
+      List<FreshShard> views = ShardViews.build(ids, id -> {
         Integer bucket = txnBucket.apply(id);
         return bucket == null ? fresh.view(id, b.watermark(id))
             : fresh.view(id, b.watermark(id), unmerged(parts.get(bucket), b, bucket));
-      }, FreshShard::release);
+      });
       List<String> signatures = views.stream().map(v -> v.shardId() + "=" + v.signature()).toList();
       HashedKeys known = liveFreshKeys.getIfPresent(signatures);
       List<String> liveKey = shardIds == null ? liveKey(b, signatures) : null;
