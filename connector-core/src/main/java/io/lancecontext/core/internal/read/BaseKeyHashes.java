@@ -144,11 +144,10 @@ final class BaseKeyHashes implements AutoCloseable {
   }
 
   private static FragmentKeys hash(StagedKeys.Keys keys) {
-    long[] hashes = new long[keys.keys().length];
+    long[] hashes = KeyHashSet.hashes(Arrays.asList(keys.keys()));
     int[] offsets = new int[hashes.length];
     long tombstones = 0;
     for (int r = 0; r < hashes.length; r++) {
-      hashes[r] = KeyHashSet.hash(keys.keys()[r]);
       offsets[r] = r;
       tombstones += keys.tombstones() != null && keys.tombstones()[r] ? 1 : 0;
     }

@@ -96,8 +96,7 @@ final class FreshLoader {
    */
   private GenerationSource kept(String shardId, PublishedPart part, StagedKeys.Part kept) {
     String uri = config.uri() + "/" + part.path();
-    long[] q = new long[kept.keys().keys().length];
-    java.util.Arrays.fill(q, part.sequence());
+    long[] q = sequences(kept.keys(), part);
     GenerationSource source;
     try {
       source = new GenerationSource(shardId, -1, part.path(), () -> {
@@ -114,6 +113,13 @@ final class FreshLoader {
     source.keepRows(kept.rows());
     expectInBase(kept.fragments().size() == 1 ? kept.fragments().get(0) : null, part, kept.keys());
     return source;
+  }
+
+  /** Each row's write sequence: a part's rows all read as its publish sequence. */
+  private static long[] sequences(StagedKeys.Keys keys, PublishedPart part) {
+    long[] q = new long[keys.keys().length];
+    java.util.Arrays.fill(q, part.sequence());
+    return q;
   }
 
   private StorageException unreadable(PublishedPart part, LanceContextException e) {
@@ -138,8 +144,7 @@ final class FreshLoader {
       // keys that do not match the dataset (its rows, its tombstone column) are left: the part is read
       if (stagedKeys != null && stagedKeys.keys().length == physical
           && hasTombstones == (stagedKeys.tombstones() != null)) {
-        long[] q = new long[stagedKeys.keys().length];
-        java.util.Arrays.fill(q, part.sequence());
+        long[] q = sequences(stagedKeys, part);
         expectInBase(fragments.size() == 1 ? fragments.get(0).identity() : null, part, stagedKeys);
         return new GenerationSource(shardId, generation, path, ds, stagedKeys.keys(), q, stagedKeys.tombstones(), part);
       }

@@ -98,8 +98,9 @@ public final class PointLookup {
 
   /**
    * The fresh rows {@code winners} (not tombstones) that match {@code visible}, as batches of {@code columns}
-   * (blobs as bytes) in no particular order: one batch per WAL batch and one per generation or staged part
-   * holding any of them, read with one {@code take} of all its rows (a take per row costs a native call and a
+   * (blobs as bytes) in no particular order: one batch per WAL batch, per batch of a part's rows this JVM kept when
+   * it staged it, and per other generation or staged part holding any of them, read with one {@code take} of all its
+   * rows (a take per row costs a native call and a
    * file read each: a lookup of 200 keys that a checkpoint just published took 200 of them). The caller
    * closes the batches.
    */
@@ -125,18 +126,15 @@ public final class PointLookup {
         for (Map.Entry<Long, List<Integer>> e : bySource.get(shard).entrySet()) {
           FreshSource source = shard.sources().get((int) (e.getKey() >>> 32));
           int[] rows = e.getValue().stream().mapToInt(Integer::intValue).sorted().toArray();
-          VectorSchemaRoot batch;
+          StagedRows staged = source instanceof GenerationSource g ? staged(spec, g, cols) : null;
           if (source instanceof WalSource w) {
-            batch = walRows(w.entry().batches().get((int) (e.getKey() & 0xffffffffL)), rows, columns, visible,
-                allocator);
+            addIfAny(out, rowsInMemory(w.entry().batches().get((int) (e.getKey() & 0xffffffffL)), rows, columns,
+                visible, allocator));
+          } else if (staged != null) {
+            staged.forEachBatch(rows, (b, local) -> addIfAny(out, rowsInMemory(b, local, columns, visible, allocator)));
           } else {
-            GenerationSource g = (GenerationSource) source;
-            StagedRows staged = staged(spec, g, cols);
-            batch = staged != null ? stagedRows(staged, rows, columns, new ArrayList<>(cols), visible, allocator)
-                : generationRows(spec, g, rows, columns, new ArrayList<>(cols), visible, allocator);
-          }
-          if (batch != null) {
-            out.add(batch);
+            addIfAny(out, generationRows(spec, (GenerationSource) source, rows, columns, new ArrayList<>(cols), visible,
+                allocator));
           }
         }
       }
@@ -153,8 +151,15 @@ public final class PointLookup {
     return staged != null && staged.has(cols) && cols.stream().noneMatch(c -> spec.column(c).blob()) ? staged : null;
   }
 
-  private static VectorSchemaRoot walRows(VectorSchemaRoot batch, int[] rows, List<String> columns, Predicate visible,
-      BufferAllocator allocator) {
+  private static void addIfAny(List<VectorSchemaRoot> out, VectorSchemaRoot batch) {
+    if (batch != null) {
+      out.add(batch);
+    }
+  }
+
+  /** Rows {@code rows} of a batch in memory (a WAL batch, or rows this JVM staged) that match {@code visible}. */
+  private static VectorSchemaRoot rowsInMemory(VectorSchemaRoot batch, int[] rows, List<String> columns,
+      Predicate visible, BufferAllocator allocator) {
     PredicateEvaluator eval = new PredicateEvaluator(visible, batch);
     int[] kept = new int[rows.length];
     int count = 0;
@@ -223,26 +228,6 @@ public final class PointLookup {
     }
     try (picked) {
       return BlobMaterializer.materialize(g.dataset(), spec, picked, columns, i -> pickedRows[i], allocator);
-    }
-  }
-
-  /** As {@link #generationRows}, copied from the rows this JVM staged (no blob columns among them). */
-  private static VectorSchemaRoot stagedRows(StagedRows staged, int[] rows, List<String> columns, List<String> cols,
-      Predicate visible, BufferAllocator allocator) {
-    try (VectorSchemaRoot in = staged.select(cols, rows, allocator)) {
-      PredicateEvaluator eval = new PredicateEvaluator(visible, in);
-      int[] kept = new int[in.getRowCount()];
-      int count = 0;
-      for (int r = 0; r < in.getRowCount(); r++) {
-        if (eval.matches(r)) {
-          kept[count++] = r;
-        }
-      }
-      if (count == 0) {
-        return null;
-      }
-      return count == in.getRowCount() ? RowCopier.transfer(in, columns, allocator)
-          : RowCopier.copy(in, columns, kept, count, allocator);
     }
   }
 

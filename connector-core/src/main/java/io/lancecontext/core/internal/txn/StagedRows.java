@@ -4,6 +4,7 @@ import io.lancecontext.core.internal.lance.RowCopier;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.BiConsumer;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -81,36 +82,27 @@ public final class StagedRows implements AutoCloseable {
   }
 
   /**
-   * A new batch of {@code columns} holding rows {@code offsets} (ascending part offsets, each below {@link #rows()}),
-   * in that order. The caller owns it.
+   * Calls {@code action} with each kept batch holding any of {@code offsets} (ascending part offsets, each below
+   * {@link #rows()}) and those rows' offsets in that batch, in order.
    */
-  public VectorSchemaRoot select(List<String> columns, int[] offsets, BufferAllocator allocator) {
-    List<VectorSchemaRoot> pieces = new ArrayList<>();
-    try {
-      int i = 0;
-      for (int b = 0; b < batches.size() && i < offsets.length; b++) {
-        int end = b + 1 < batches.size() ? starts[b + 1] : rows;
-        int[] local = new int[offsets.length - i];
-        int count = 0;
-        while (i < offsets.length && offsets[i] < end) {
-          local[count++] = offsets[i++] - starts[b];
+  public void forEachBatch(int[] offsets, BiConsumer<VectorSchemaRoot, int[]> action) {
+    int i = 0;
+    for (int b = 0; b < batches.size() && i < offsets.length; b++) {
+      int end = b + 1 < batches.size() ? starts[b + 1] : rows;
+      int first = i;
+      while (i < offsets.length && offsets[i] < end) {
+        i++;
+      }
+      if (i > first) {
+        int[] local = new int[i - first];
+        for (int k = 0; k < local.length; k++) {
+          local[k] = offsets[first + k] - starts[b];
         }
-        if (count > 0) {
-          pieces.add(RowCopier.copy(batches.get(b), columns, local, count, allocator));
-        }
+        action.accept(batches.get(b), local);
       }
-      if (i != offsets.length) {
-        throw new IllegalArgumentException("row offset " + offsets[i] + " is beyond the part's " + rows + " rows");
-      }
-      if (pieces.size() == 1) {
-        return pieces.remove(0);
-      }
-      if (pieces.isEmpty()) {
-        return RowCopier.copy(batches.get(0), columns, new int[0], 0, allocator);
-      }
-      return RowCopier.concat(pieces, allocator);
-    } finally {
-      pieces.forEach(VectorSchemaRoot::close);
+    }
+    if (i != offsets.length) {
+      throw new IllegalArgumentException("row offset " + offsets[i] + " is beyond the part's " + rows + " rows");
     }
   }
 
