@@ -75,8 +75,7 @@ final class FreshLoader {
   /** A published transaction part of a shard's bucket; its rows all read as its publish sequence. */
   GenerationSource part(String shardId, PublishedPart part) {
     StagedKeys.Part kept = staged.take(part.path());
-    if (kept != null && kept.rows() != null && kept.fragments() != null
-        && kept.rows().rows() == kept.keys().keys().length) {
+    if (kept != null && kept.rows() != null && kept.rows().rows() == kept.keys().keys().length) {
       return kept(shardId, part, kept);
     }
     if (kept != null && kept.rows() != null) {

@@ -30,7 +30,7 @@ public final class StagedKeys implements AutoCloseable {
 
   /**
    * What is kept of one staged part: its keys, its rows when they fit (else null) and the identities of its
-   * fragments as written ({@code LanceFragment.identity}; null: not known). The taker owns the rows.
+   * fragments as written ({@code LanceFragment.identity}). The taker owns the rows.
    */
   public record Part(Keys keys, StagedRows rows, List<String> fragments) {
     long keyBytes() {
@@ -100,12 +100,17 @@ public final class StagedKeys implements AutoCloseable {
   }
 
   /**
-   * Keeps the keys, rows (null: none) and fragments' identities of the part staged at {@code path} (relative to the
-   * store, as {@link PublishedPart#path()}); takes the rows over, closing them when they are not kept.
+   * Keeps the keys, rows and fragments' identities of the part staged at {@code path} (relative to the store, as
+   * {@link PublishedPart#path()}); takes the rows over, closing them when they are not kept (rows above the bound
+   * alone: the keys are still kept).
    */
   public synchronized void offer(String path, Keys keys, StagedRows rows, List<String> fragments) {
+    if (rows.bytes() > MAX_ROW_BYTES) {
+      rows.close();
+      rows = null;
+    }
     Part part = new Part(keys, rows, fragments);
-    if (closed || part.keyBytes() > MAX_BYTES || part.rowBytes() > MAX_ROW_BYTES) {
+    if (closed || part.keyBytes() > MAX_BYTES) {
       part.close();
       return;
     }
@@ -122,11 +127,6 @@ public final class StagedKeys implements AutoCloseable {
       add(p, -1);
       p.close();
     }
-  }
-
-  /** As {@link #offer(String, Keys, StagedRows, List)} without rows. */
-  public void offer(String path, Keys keys) {
-    offer(path, keys, null, null);
   }
 
   private void add(Part p, int sign) {

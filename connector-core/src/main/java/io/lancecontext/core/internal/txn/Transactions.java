@@ -284,7 +284,7 @@ public final class Transactions {
     return Map.copyOf(out);
   }
 
-  /** The keys of the parts this JVM staged, for its readers ({@link StagedKeys}). */
+  /** The keys and rows of the parts this JVM staged, for its readers ({@link StagedKeys}). */
   public StagedKeys stagedKeys() {
     return staged;
   }
