@@ -26,6 +26,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       staging bound, {@code txn.timeout} 1 s), printing {@code staging} once a part of it is on disk.</li>
  *   <li>{@code publisher <path> <txid> <summary files...>}: prints {@code publishing}, publishes, prints
  *       {@code published <alreadyPublished>}.</li>
+ *   <li>{@code publish-merge <path> <txid> <key> <value>}: publishes transaction {@code txid} holding row
+ *       {@code k<key>}, then merges once and prints {@code merged <merged> <rows> <reason>}.</li>
  *   <li>{@code poller <path>}: prints {@code ready}, then, until stdin says anything, reads the whole view
  *       over and over and prints {@code state <rows> <rows of value 2>} whenever that changes.</li>
  *   <li>{@code mixer <path> <proc> <ops> <keys> [option=value ...]}: opens the store, prints {@code ready}
@@ -111,6 +113,18 @@ public final class TransactionProcess {
         out.println("publishing");
         boolean already = store.publish(args[2], summaries).alreadyPublished();
         out.println("published " + already);
+        Runtime.getRuntime().halt(0);
+      }
+      case "publish-merge" -> {
+        ContextStore store = ContextStore.open(options);
+        WriteSummary staged;
+        try (StoreWriter w = store.newWriter(WriterOptions.builder().transaction(args[2], "0").build())) {
+          w.write(row(Integer.parseInt(args[3]), Integer.parseInt(args[4])));
+          staged = w.commit();
+        }
+        store.publish(args[2], List.of(staged));
+        var merge = store.merge();
+        out.println("merged " + merge.merged() + " " + merge.rows() + " " + merge.reason());
         Runtime.getRuntime().halt(0);
       }
       case "poller" -> {

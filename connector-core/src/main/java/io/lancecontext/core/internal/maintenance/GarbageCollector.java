@@ -166,6 +166,7 @@ final class GarbageCollector {
             now, config.get(StoreOptions.TXN_TIMEOUT), lease);
         gens += (int) removed[0];
         bytes += removed[1];
+        transactions.intents().collectStale(now, lease::ensureHeld);  // publishers that died in their publish
       }
       ledger.prune(logCutoff, orphansSeen);
       lease.ensureHeld();

@@ -46,10 +46,11 @@ final class MergeSelection {
   /**
    * Opens the inputs the merge takes, adding each to {@code inputs} as it is opened (the caller closes
    * them, also when this fails): a bucket's generations, lane by lane in generation order, then its parts
-   * in publish order.
+   * in publish order. A {@code busy} bucket (a transaction is being published into it) is left for later.
    */
   static Chosen choose(StoreConfig config, int shards, StoreFiles files, BufferAllocator allocator, LanceDataset base,
-      Map<Integer, List<PublishedPart>> published, long maxBytes, int maxInputs, List<MergeInput> inputs)
+      Map<Integer, List<PublishedPart>> published, java.util.Set<Integer> busy, long maxBytes, int maxInputs,
+      List<MergeInput> inputs)
       throws IOException {
     Map<String, Long> watermarks = MergedWatermarks.read(base);
     Map<String, Integer> perShard = new LinkedHashMap<>();
@@ -86,7 +87,7 @@ final class MergeSelection {
       if (candidates.isEmpty()) {
         continue;
       }
-      if (full) {
+      if (full || busy.contains(bucket)) {
         remaining += candidates.size();
         continue;
       }

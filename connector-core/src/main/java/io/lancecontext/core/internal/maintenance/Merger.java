@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,18 +77,22 @@ final class Merger {
     // listed before the shard manifests are read: a part's publish sequence is above every row acknowledged
     // before its publish, and those rows are in the manifests' generations or tails read below
     Map<Integer, List<PublishedPart>> published = transactions == null ? Map.of() : transactions.publishedParts();
+    // then the publishes in flight: their buckets wait, so that no watermark passes a record written after the
+    // listing above (PublishIntents)
+    Set<Integer> busy = transactions == null ? Set.of() : transactions.publishing(published);
     long started = System.nanoTime();
     long maxBytes = config.get(StoreOptions.MERGE_MAX_BYTES);
     int maxInputs = config.get(StoreOptions.MERGE_MAX_INPUTS);
     List<MergeInput> inputs = new ArrayList<>();
     try (LanceDataset base = StoreDatasets.open(config.uri(), config, allocator)) {
-      MergeSelection.Chosen chosen = MergeSelection.choose(config, shards, files, allocator, base, published, maxBytes,
-          maxInputs, inputs);
+      MergeSelection.Chosen chosen = MergeSelection.choose(config, shards, files, allocator, base, published, busy,
+          maxBytes, maxInputs, inputs);
       Map<String, Integer> perShard = chosen.perShard();
       int remaining = chosen.remaining();
       if (inputs.isEmpty()) {
-        return MergeResult.skipped(remaining > 0 ? "the buckets with unmerged transactions wait for their WAL tails "
-            + "to be sealed" : "no unmerged generations", base.version());
+        return MergeResult.skipped(remaining == 0 ? "no unmerged generations" : !busy.isEmpty()
+            ? "transactions are being published into buckets " + busy + "; they are merged once their records exist"
+            : "the buckets with unmerged transactions wait for their WAL tails to be sealed", base.version());
       }
       NewestRows newest = NewestRows.of(spec, inputs);
       List<MergeCommits.Mark> marked = new ArrayList<>();

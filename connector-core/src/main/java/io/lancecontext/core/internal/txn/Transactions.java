@@ -46,12 +46,40 @@ public final class Transactions {
 
   private final TxnLiveness liveness;
   private final StagedKeys staged = new StagedKeys();
+  private final PublishIntents intents;
 
   public Transactions(StoreConfig config, StoreFiles files, BufferAllocator allocator) {
     this.config = config;
     this.files = files;
     this.allocator = allocator;
     this.liveness = new TxnLiveness(files, config.uri(), records::containsKey);
+    this.intents = new PublishIntents(files);
+  }
+
+  /** The publishes in flight (see {@link PublishIntents}). */
+  public PublishIntents intents() {
+    return intents;
+  }
+
+  /**
+   * The buckets a merge that listed {@code listed} ({@link #publishedParts()}) must leave alone: those a publish
+   * in flight names, and those whose published parts changed since (see {@link PublishIntents}).
+   */
+  public java.util.Set<Integer> publishing(Map<Integer, List<PublishedPart>> listed) {
+    try {
+      java.util.Set<Integer> busy = new java.util.TreeSet<>(intents.liveBuckets(System.currentTimeMillis()));
+      Map<Integer, List<PublishedPart>> now = publishedParts();
+      java.util.Set<Integer> buckets = new java.util.HashSet<>(now.keySet());
+      buckets.addAll(listed.keySet());
+      for (int b : buckets) {
+        if (!now.getOrDefault(b, List.of()).equals(listed.getOrDefault(b, List.of()))) {
+          busy.add(b);
+        }
+      }
+      return busy;
+    } catch (IOException e) {
+      throw LanceErrors.translate("list the publishes in flight", e);
+    }
   }
 
   /** Renews and holds this store's transactions alive (see {@link TxnLiveness}). */

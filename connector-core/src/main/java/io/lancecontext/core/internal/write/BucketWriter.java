@@ -188,14 +188,22 @@ public final class BucketWriter implements AutoCloseable {
 
   /**
    * Starts a publish of a transaction touching this bucket: takes the bucket's lock (held until
-   * {@link #endPublish()}), makes this JVM the holder of every lane (claiming lanes another writer held,
+   * {@link #endPublish()}) and makes this JVM the holder of every lane (claiming lanes another writer held,
    * which fences it: its next put claims back and re-seeds above every stamp present, the published
-   * transaction's included), raises the write sequence above every stamp present for the bucket and
-   * returns the next one: the publish sequence every row of the transaction in this bucket reads as.
-   * Every put acknowledged before this call is below it, every put of this JVM after it above it.
+   * transaction's included). The publish then takes its sequence ({@link #publishSequence()}).
    */
-  public long beginPublish() {
-    return publish.begin();
+  public void beginPublish() {
+    publish.begin();
+  }
+
+  /**
+   * The publish sequence every row of the transaction begun ({@link #beginPublish()}) reads as in this bucket:
+   * the write sequence raised above every stamp present for the bucket, and its next value. Every put
+   * acknowledged before this call is below it, every put of this JVM after it above it. Taken after the
+   * publish announced itself ({@code PublishIntents}), right before its record is written.
+   */
+  public long publishSequence() {
+    return publish.sequence();
   }
 
   /**

@@ -27,24 +27,31 @@ final class PublishClaim {
   }
 
   /** See {@link BucketWriter#beginPublish()}. */
-  long begin() {
+  void begin() {
     lock.lock();
     try {
-      long[] epochs = bucketLanes.holdEveryLaneLocked(new long[0]);
+      publishEpochs = bucketLanes.holdEveryLaneLocked(new long[0]);
+    } catch (RuntimeException e) {
+      lock.unlock();
+      throw e;
+    }
+  }
+
+  /** See {@link BucketWriter#publishSequence()}. */
+  long sequence() {
+    if (publishEpochs == null || !lock.isHeldByCurrentThread()) {
+      throw new IllegalStateException("a publish sequence is taken between beginPublish and endPublish");
+    }
+    try {
       if (sequence.claimedSinceSeed() || ownership.anyHeldByAnother()) {
         // a lane claimed after the seed may hold puts of the writer it was claimed from. Otherwise every stamp
         // of the bucket above the seed is this JVM's and below the last stamp: the fresh tier is not read (a
         // snapshot of it costs in proportion to its size, on every publish of the bulk path)
         sequence.raiseAboveFresh();
       }
-      publishEpochs = epochs;
       return sequence.next();
     } catch (IOException e) {
-      lock.unlock();
       throw ownership.manifestsUnreadable(e);
-    } catch (RuntimeException e) {
-      lock.unlock();
-      throw e;
     }
   }
 

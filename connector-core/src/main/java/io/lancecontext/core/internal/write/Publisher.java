@@ -4,6 +4,7 @@ import io.lancecontext.core.error.StorageException;
 import io.lancecontext.core.error.TransactionAbortedException;
 import io.lancecontext.core.error.TransactionExpiredException;
 import io.lancecontext.core.internal.lance.LanceErrors;
+import io.lancecontext.core.internal.txn.PublishIntents;
 import io.lancecontext.core.internal.txn.Transactions;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.txn.TxnRecord;
@@ -21,8 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Decides the transactions of one resident store: a publish claims every bucket the transaction touches on
- * this JVM's bucket writers (fencing other writers), gives each its publish sequence and writes the one
- * record that makes exactly the named parts visible; an abort writes the record that makes none of them
+ * this JVM's bucket writers (fencing other writers), announces itself ({@link PublishIntents}), gives each
+ * bucket its publish sequence and writes the one record that makes exactly the named parts visible; an abort writes the record that makes none of them
  * visible. Replays, concurrent committers and attempts after an expiry ({@link TxnIds#attempt}) resolve to the
  * one record a transaction has. Thread-safe.
  */
@@ -58,8 +59,8 @@ public final class Publisher {
 
   /**
    * As {@link #publish(String, Collection)}; {@code whileHeld} runs once every touched bucket is claimed for the
-   * publish (no put can land in them until it ends) and before the record is written: a check that throws
-   * leaves the transaction undecided and nothing published.
+   * publish (no put can land in them until it ends) and has its publish sequence, before the record is written:
+   * a check that throws leaves the transaction undecided and nothing published.
    */
   public PublishResult publish(String transaction, Collection<WriteSummary> summaries, Runnable whileHeld) {
     long started = System.nanoTime();
@@ -120,12 +121,20 @@ public final class Publisher {
     try {
       // ascending bucket order: two publishes in one JVM cannot deadlock
       for (int b : buckets) {
-        sequences.put(b, writers[b].beginPublish());
+        writers[b].beginPublish();
         begun.add(b);
       }
-      whileHeld.run();
-      mine = new TxnRecord(txid, true, System.currentTimeMillis(), sequences, new ArrayList<>(byName.values()));
-      decided = transactions.decide(mine);
+      // announced before its sequences are taken, until its record is written: no merge moves a bucket's
+      // transaction watermark past them meanwhile (PublishIntents)
+      try (PublishIntents.Intent intent = transactions.intents().begin(txid, buckets)) {
+        for (int b : buckets) {
+          sequences.put(b, writers[b].publishSequence());
+        }
+        whileHeld.run();
+        mine = new TxnRecord(txid, true, System.currentTimeMillis(), sequences, new ArrayList<>(byName.values()));
+        intent.requireFresh(txid);
+        decided = transactions.decide(mine);
+      }
     } finally {
       RuntimeException failed = null;
       for (int b : begun) {
