@@ -14,7 +14,8 @@ import java.util.Map;
  *     them, for other Lance readers
  * @param baseVersion base-table version after the merge
  * @param millis duration
- * @param remaining unmerged generations this merge left for a later one (option {@code merge.max-bytes})
+ * @param remaining unmerged generations and transaction parts this merge left for a later one (options
+ *     {@code merge.max-bytes} and {@code merge.max-inputs}, or a bucket a transaction was being published into)
  */
 public record MergeResult(boolean merged, String reason, Map<String, Integer> generations, long rows, long tombstones,
     long baseVersion, long millis, int remaining) {
