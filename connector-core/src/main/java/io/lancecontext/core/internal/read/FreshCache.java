@@ -83,6 +83,35 @@ public final class FreshCache implements AutoCloseable {
     return shardId + "/" + sourceId;
   }
 
+  /** Generations indexed from the WAL entries they were sealed from ({@link FreshLoader#generation}). */
+  long generationsFromWal() {
+    return loader.generationsFromWal();
+  }
+
+  /**
+   * Loads a flushed generation, handing the loader the WAL entries it was sealed from when this cache still holds
+   * all of them ({@link ShardCache#sealed}): the same rows, already in memory. Called under the shard's lock.
+   */
+  private GenerationSource generation(ShardCache shard, String shardId, ShardManifest.FlushedGeneration g) {
+    long[] range = shard.sealed.get(g.path());
+    List<WalSource> held = new ArrayList<>();
+    try {
+      for (long p = range == null ? 1 : range[0]; range != null && p <= range[1]; p++) {
+        if (sources.getIfPresent(cacheKey(shardId, "wal:" + p)) instanceof WalSource w && !w.incomplete()
+            && w.retain()) {
+          held.add(w);
+        } else {
+          releaseAll(held);
+          held.clear();
+          range = null;
+        }
+      }
+      return loader.generation(shardId, g, held.isEmpty() ? null : held);
+    } finally {
+      releaseAll(held);
+    }
+  }
+
   /**
    * The cached source {@code sourceId} of {@code shardId}, loaded if absent, with one reference taken for
    * the caller. Called under the shard's lock, so a source is loaded once.
@@ -164,7 +193,7 @@ public final class FreshCache implements AutoCloseable {
         List<FreshSource> inView = new ArrayList<>();
         Set<String> keep = new HashSet<>();
         for (ShardManifest.FlushedGeneration g : gens) {
-          FreshSource s = acquire(cache, shardId, "gen:" + g.path(), () -> loader.generation(shardId, g));
+          FreshSource s = acquire(cache, shardId, "gen:" + g.path(), () -> generation(cache, shardId, g));
           acquired.add(s);
           inView.add(s);
           keep.add(cacheKey(shardId, s.id()));
@@ -292,7 +321,7 @@ public final class FreshCache implements AutoCloseable {
       synchronized (cache) {
         for (ShardManifest.FlushedGeneration g : manifest.flushed()) {
           if (g.generation() > watermark) {
-            acquired.add(acquire(cache, shardId, "gen:" + g.path(), () -> loader.generation(shardId, g)));
+            acquired.add(acquire(cache, shardId, "gen:" + g.path(), () -> generation(cache, shardId, g)));
           }
         }
         for (var part : parts) {

@@ -27,6 +27,8 @@ import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Loads the fresh tier's sources from disk for the {@link FreshCache}: a WAL entry's rows, a flushed
@@ -34,6 +36,7 @@ import org.apache.arrow.vector.ipc.ArrowReader;
  * once and returns a new source holding one reference; failures leave as the taxonomy's exceptions.
  */
 final class FreshLoader {
+  private static final Logger LOG = LoggerFactory.getLogger(FreshLoader.class);
   private final StoreConfig config;
   private final SchemaSpec spec;
   private final StoreFiles files;
@@ -66,10 +69,78 @@ final class FreshLoader {
     }
   }
 
-  /** A flushed generation of a shard. */
-  GenerationSource generation(String shardId, ShardManifest.FlushedGeneration g) {
+  /**
+   * A flushed generation of a shard; with {@code sealed} (the WAL entries it was sealed from, in position order,
+   * or null) its key, sequence and tombstone columns are taken from those entries instead of being read, when they
+   * hold as many rows as the generation and the generation's keys at the first and last row of each of their batches
+   * and at rows spread over it are theirs, in the order a flush writes them ({@link Known#of}). Otherwise they are
+   * read.
+   */
+  /** Rows spread over a generation whose keys are checked against the WAL entries it was sealed from. */
+  private static final int SAMPLE = 8;
+  /** Generations indexed from the WAL entries they were sealed from, without reading their key columns. */
+  private final java.util.concurrent.atomic.AtomicLong fromWal = new java.util.concurrent.atomic.AtomicLong();
+
+  long generationsFromWal() {
+    return fromWal.get();
+  }
+
+  GenerationSource generation(String shardId, ShardManifest.FlushedGeneration g, List<WalSource> sealed) {
+    Known known = null;
+    try {
+      known = sealed == null ? null : Known.of(sealed);
+    } catch (RuntimeException e) {
+      // an entry this build cannot index: the generation is read, as without the entries
+      LOG.debug("{}: generation {} read instead of indexed from its WAL entries: {}", config.uri(), g.path(), e.toString());
+    }
     return loadDataset(shardId, config.uri() + "/" + ShardLayout.generationDir(shardId, g.path()), g.generation(),
-        g.path(), null, null);
+        g.path(), null, known);
+  }
+
+  /** Keys, write sequences and tombstones of a source's rows known without reading it. */
+  private record Known(StagedKeys.Keys keys, long[] sequences, java.util.SortedSet<Long> checks) {
+    /** What the rows of these WAL entries are in the generation they were sealed into; checked against it. */
+    static Known of(List<WalSource> entries) {
+      int n = 0;
+      boolean tombstones = false;
+      for (WalSource w : entries) {
+        n += w.rows();
+        for (var batch : w.entry().batches()) {
+          tombstones |= batch.getVector(SystemColumns.TOMBSTONE) != null;
+        }
+      }
+      String[] keys = new String[n];
+      long[] q = new long[n];
+      boolean[] t = tombstones ? new boolean[n] : null;
+      // lance-core 7.0.0 writes a flushed generation's rows newest first: the reverse of its puts, row by row.
+      // Checked at the first and last row of every batch and at rows spread over the generation
+      java.util.SortedSet<Long> checks = new java.util.TreeSet<>();
+      for (int c = 0; c < SAMPLE && n > 0; c++) {
+        checks.add((long) ((n - 1) * (double) c / (SAMPLE - 1)));
+      }
+      int i = 0;
+      for (int e = entries.size() - 1; e >= 0; e--) {
+        List<VectorSchemaRoot> batches = entries.get(e).entry().batches();
+        for (int b = batches.size() - 1; b >= 0; b--) {
+          VectorSchemaRoot batch = batches.get(b);
+          if (batch.getRowCount() > 0) {
+            checks.add((long) i);
+            checks.add((long) i + batch.getRowCount() - 1);
+          }
+          VarCharVector key = FreshShard.keyVector(batch);
+          var seq = (org.apache.arrow.vector.BigIntVector) batch.getVector(SystemColumns.SEQUENCE);
+          BitVector tomb = t == null ? null : (BitVector) batch.getVector(SystemColumns.TOMBSTONE);
+          for (int r = batch.getRowCount() - 1; r >= 0; r--, i++) {
+            keys[i] = new String(key.get(r), StandardCharsets.UTF_8);
+            q[i] = seq == null || seq.isNull(r) ? 0L : seq.get(r);
+            if (t != null) {
+              t[i] = tomb != null && !tomb.isNull(r) && tomb.get(r) != 0;
+            }
+          }
+        }
+      }
+      return new Known(new StagedKeys.Keys(keys, t), q, checks);
+    }
   }
 
   /** A published transaction part of a shard's bucket; its rows all read as its publish sequence. */
@@ -83,7 +154,7 @@ final class FreshLoader {
     }
     try {
       return loadDataset(shardId, config.uri() + "/" + part.path(), -1, part.path(), part,
-          kept == null ? null : kept.keys());
+          kept == null ? null : new Known(kept.keys(), sequences(kept.keys(), part), null));
     } catch (LanceContextException e) {
       throw unreadable(part, e);
     }
@@ -128,10 +199,11 @@ final class FreshLoader {
 
   /**
    * A generation, or with {@code part} a transaction part whose rows all read as its publish sequence; with
-   * {@code stagedKeys} (the part's keys, kept by this JVM when it staged it) its key column is not read.
+   * {@code known} (a part's keys, kept by this JVM when it staged it, or a generation's, from the WAL entries it
+   * was sealed from) its key and system columns are not read.
    */
   private GenerationSource loadDataset(String shardId, String uri, long generation, String path,
-      PublishedPart part, StagedKeys.Keys stagedKeys) {
+      PublishedPart part, Known known) {
     LanceDataset ds = StoreDatasets.open(uri, config, allocator);
     try {
       List<LanceFragment> fragments = ds.fragments();
@@ -140,12 +212,17 @@ final class FreshLoader {
         physical += f.physicalRows();
       }
       boolean hasTombstones = ds.hasColumn(SystemColumns.TOMBSTONE);
-      // keys that do not match the dataset (its rows, its tombstone column) are left: the part is read
-      if (stagedKeys != null && stagedKeys.keys().length == physical
-          && hasTombstones == (stagedKeys.tombstones() != null)) {
-        long[] q = sequences(stagedKeys, part);
-        expectInBase(fragments.size() == 1 ? fragments.get(0).identity() : null, part, stagedKeys);
-        return new GenerationSource(shardId, generation, path, ds, stagedKeys.keys(), q, stagedKeys.tombstones(), part);
+      // keys that do not match the dataset (its rows, its tombstone column, its keys at the checked rows) are left: it is read
+      if (known != null && known.keys().keys().length == physical
+          && hasTombstones == (known.keys().tombstones() != null)
+          && (known.checks() == null || keysMatch(ds, known.keys().keys(), known.checks()))) {
+        StagedKeys.Keys keys = known.keys();
+        if (known.checks() != null) {
+          fromWal.incrementAndGet();
+        }
+        expectInBase(fragments.size() == 1 ? fragments.get(0).identity() : null, part, keys);
+        return new GenerationSource(shardId, generation, path, ds, keys.keys(), known.sequences(), keys.tombstones(),
+            part);
       }
       List<String> columns = new ArrayList<>();
       columns.add(spec.key());
@@ -195,6 +272,30 @@ final class FreshLoader {
       ds.close();
       throw LanceErrors.translate("read generation " + path + " of shard " + shardId, e);
     }
+  }
+
+  /** Whether the dataset's keys at the offsets {@code checks} are {@code keys}' at the same offsets. */
+  private boolean keysMatch(LanceDataset ds, String[] keys, java.util.SortedSet<Long> checks) {
+    if (checks.isEmpty()) {
+      return true;
+    }
+    List<Long> at = new ArrayList<>(checks);
+    int i = 0;
+    try (ArrowReader reader = ds.take(at, List.of(spec.key()))) {
+      while (reader.loadNextBatch()) {
+        VarCharVector key = (VarCharVector) reader.getVectorSchemaRoot().getVector(spec.key());
+        for (int r = 0; r < reader.getVectorSchemaRoot().getRowCount(); r++, i++) {
+          if (i >= at.size() || !keys[at.get(i).intValue()].equals(new String(key.get(r), StandardCharsets.UTF_8))) {
+            return false;
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("{}: checking a generation's keys against its WAL entries failed, it is read: {}", config.uri(),
+          e.toString());
+      return false;
+    }
+    return i == at.size();
   }
 
   /**

@@ -7,6 +7,7 @@ import io.lancecontext.core.internal.lance.ShardManifests;
 import io.lancecontext.core.internal.lance.WalEntry;
 import java.io.IOException;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -42,6 +43,12 @@ final class ShardCache {
   /** The shard's merged watermark when {@link #manifest} was checked. */
   private long watermarkAtCheck = -1;
   final java.util.TreeSet<Long> positions = new java.util.TreeSet<>();
+  /**
+   * The WAL positions ({@code [first, last]}) a generation flushed since the manifest read before held, by its
+   * path: when a refresh finds exactly one new generation and the replay position moved, the entries between the
+   * two replay positions are what the writer sealed into it (a view may still hold them, {@link FreshLoader}).
+   */
+  final java.util.Map<String, long[]> sealed = new java.util.HashMap<>();
 
   private final String shardId;
   private final String uri;
@@ -94,6 +101,9 @@ final class ShardCache {
     }
     ShardManifest newest = ShardManifests.newest(files, shardId, manifest, now - manifestCheckedNanos, graceNanos);
     boolean changed = manifest == null || newest.version() != manifest.version();
+    if (changed && manifest != null) {
+      noteSealed(manifest, newest);
+    }
     manifest = newest;
     manifestCheckedNanos = now;
     watermarkAtCheck = watermark;
@@ -121,6 +131,17 @@ final class ShardCache {
       positions.add(next++);
     }
     requireConsecutive();
+  }
+
+  /** Records which WAL positions the one generation flushed between {@code before} and {@code after} held. */
+  private void noteSealed(ShardManifest before, ShardManifest after) {
+    sealed.clear();
+    Set<String> known = new HashSet<>();
+    before.flushed().forEach(g -> known.add(g.path()));
+    List<ShardManifest.FlushedGeneration> added = after.flushed().stream().filter(g -> !known.contains(g.path())).toList();
+    if (added.size() == 1 && after.replayAfter() > before.replayAfter()) {
+      sealed.put(added.get(0).path(), new long[] {before.replayAfter() + 1, after.replayAfter()});
+    }
   }
 
   private boolean manifestCheckDue(long watermark, long now) {
