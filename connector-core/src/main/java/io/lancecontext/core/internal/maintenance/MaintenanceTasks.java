@@ -75,8 +75,8 @@ final class MaintenanceTasks {
         lastMerge.set(r);
         LOG.info("{}: merged {} generations ({} rows, {} deletions) into base version {} in {} ms{}", host.name(),
             r.generationCount(), r.rows(), r.tombstones(), r.baseVersion(), r.millis(),
-            r.remaining() > 0 ? "; " + r.remaining() + " generations left for the next merge (merge.max-bytes, merge.max-inputs, "
-                + "or a publish in flight)" : "");
+            r.remaining() > 0 ? "; " + r.remaining() + " generations left for the next merge (merge.max-bytes, "
+                + "merge.max-inputs, or a publish in flight)" : "");
       }
       return r;
     });

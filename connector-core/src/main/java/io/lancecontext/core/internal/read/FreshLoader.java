@@ -69,13 +69,6 @@ final class FreshLoader {
     }
   }
 
-  /**
-   * A flushed generation of a shard; with {@code sealed} (the WAL entries it was sealed from, in position order,
-   * or null) its key, sequence and tombstone columns are taken from those entries instead of being read, when they
-   * hold as many rows as the generation and the generation's keys at the first and last row of each of their batches
-   * and at rows spread over it are theirs, in the order a flush writes them ({@link Known#of}). Otherwise they are
-   * read.
-   */
   /** Rows spread over a generation whose keys are checked against the WAL entries it was sealed from. */
   private static final int SAMPLE = 8;
   /** Generations indexed from the WAL entries they were sealed from, without reading their key columns. */
@@ -85,13 +78,21 @@ final class FreshLoader {
     return fromWal.get();
   }
 
+  /**
+   * A flushed generation of a shard; with {@code sealed} (the WAL entries it was sealed from, in position order,
+   * or null) its key, sequence and tombstone columns are taken from those entries instead of being read, when they
+   * hold as many rows as the generation and the generation's keys at the first and last row of each of their batches
+   * and at rows spread over it are theirs, in the order a flush writes them ({@link Known#of}). Otherwise they are
+   * read.
+   */
   GenerationSource generation(String shardId, ShardManifest.FlushedGeneration g, List<WalSource> sealed) {
     Known known = null;
     try {
       known = sealed == null ? null : Known.of(sealed);
     } catch (RuntimeException e) {
       // an entry this build cannot index: the generation is read, as without the entries
-      LOG.debug("{}: generation {} read instead of indexed from its WAL entries: {}", config.uri(), g.path(), e.toString());
+      LOG.debug("{}: generation {} read instead of indexed from its WAL entries: {}", config.uri(), g.path(),
+          e.toString());
     }
     return loadDataset(shardId, config.uri() + "/" + ShardLayout.generationDir(shardId, g.path()), g.generation(),
         g.path(), null, known);
@@ -212,7 +213,8 @@ final class FreshLoader {
         physical += f.physicalRows();
       }
       boolean hasTombstones = ds.hasColumn(SystemColumns.TOMBSTONE);
-      // keys that do not match the dataset (its rows, its tombstone column, its keys at the checked rows) are left: it is read
+      // keys that do not match the dataset (its rows, its tombstone column, its keys at the checked rows) are left:
+      // it is read
       if (known != null && known.keys().keys().length == physical
           && hasTombstones == (known.keys().tombstones() != null)
           && (known.checks() == null || keysMatch(ds, known.keys().keys(), known.checks()))) {

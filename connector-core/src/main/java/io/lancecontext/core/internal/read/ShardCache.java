@@ -138,7 +138,8 @@ final class ShardCache {
     sealed.clear();
     Set<String> known = new HashSet<>();
     before.flushed().forEach(g -> known.add(g.path()));
-    List<ShardManifest.FlushedGeneration> added = after.flushed().stream().filter(g -> !known.contains(g.path())).toList();
+    List<ShardManifest.FlushedGeneration> added = after.flushed().stream().filter(g -> !known.contains(g.path()))
+        .toList();
     if (added.size() == 1 && after.replayAfter() > before.replayAfter()) {
       sealed.put(added.get(0).path(), new long[] {before.replayAfter() + 1, after.replayAfter()});
     }

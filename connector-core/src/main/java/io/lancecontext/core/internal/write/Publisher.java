@@ -21,11 +21,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Decides the transactions of one resident store: a publish claims every bucket the transaction touches on
- * this JVM's bucket writers (fencing other writers), announces itself ({@link PublishIntents}), gives each
- * bucket its publish sequence and writes the one record that makes exactly the named parts visible; an abort writes the record that makes none of them
- * visible. Replays, concurrent committers and attempts after an expiry ({@link TxnIds#attempt}) resolve to the
- * one record a transaction has. Thread-safe.
+ * Decides the transactions of one resident store: a publish claims every bucket the transaction touches on this
+ * JVM's bucket writers (fencing other writers), announces itself ({@link PublishIntents}), gives each bucket its
+ * publish sequence and writes the one record that makes exactly the named parts visible; an abort writes the
+ * record that makes none of them visible. Replays, concurrent committers and attempts after an expiry ({@link
+ * TxnIds#attempt}) resolve to the one record a transaction has. Thread-safe.
  */
 public final class Publisher {
   private static final Logger LOG = LoggerFactory.getLogger(Publisher.class);
