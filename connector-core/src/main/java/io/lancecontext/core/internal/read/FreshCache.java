@@ -93,20 +93,19 @@ public final class FreshCache implements AutoCloseable {
    * all of them ({@link ShardCache#sealed}): the same rows, already in memory. Called under the shard's lock.
    */
   private GenerationSource generation(ShardCache shard, String shardId, ShardManifest.FlushedGeneration g) {
-    long[] range = shard.sealed.get(g.path());
+    ShardCache.Sealed sealed = shard.sealed;
     List<WalSource> held = new ArrayList<>();
     try {
-      for (long p = range == null ? 1 : range[0]; range != null && p <= range[1]; p++) {
+      boolean all = sealed != null && sealed.path().equals(g.path());
+      for (long p = all ? sealed.first() : 0; all && p <= sealed.last(); p++) {
         if (sources.getIfPresent(cacheKey(shardId, "wal:" + p)) instanceof WalSource w && !w.incomplete()
             && w.retain()) {
           held.add(w);
         } else {
-          releaseAll(held);
-          held.clear();
-          range = null;
+          all = false;
         }
       }
-      return loader.generation(shardId, g, held.isEmpty() ? null : held);
+      return loader.generation(shardId, g, all ? held : null);
     } finally {
       releaseAll(held);
     }

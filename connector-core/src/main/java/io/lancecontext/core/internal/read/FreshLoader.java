@@ -212,6 +212,7 @@ final class FreshLoader {
       for (LanceFragment f : fragments) {
         physical += f.physicalRows();
       }
+      String single = fragments.size() == 1 ? fragments.get(0).identity() : null;
       boolean hasTombstones = ds.hasColumn(SystemColumns.TOMBSTONE);
       // keys that do not match the dataset (its rows, its tombstone column, its keys at the checked rows) are left:
       // it is read
@@ -222,7 +223,7 @@ final class FreshLoader {
         if (known.checks() != null) {
           fromWal.incrementAndGet();
         }
-        expectInBase(fragments.size() == 1 ? fragments.get(0).identity() : null, part, keys);
+        expectInBase(single, part, keys);
         return new GenerationSource(shardId, generation, path, ds, keys.keys(), known.sequences(), keys.tombstones(),
             part);
       }
@@ -268,7 +269,7 @@ final class FreshLoader {
         q = java.util.Arrays.copyOf(q, n);
         t = t == null ? null : java.util.Arrays.copyOf(t, n);
       }
-      expectInBase(fragments.size() == 1 ? fragments.get(0).identity() : null, part, new StagedKeys.Keys(keys, t));
+      expectInBase(single, part, new StagedKeys.Keys(keys, t));
       return new GenerationSource(shardId, generation, path, ds, keys, q, t, part);
     } catch (Exception e) {
       ds.close();

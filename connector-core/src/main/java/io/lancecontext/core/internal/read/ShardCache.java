@@ -43,12 +43,15 @@ final class ShardCache {
   /** The shard's merged watermark when {@link #manifest} was checked. */
   private long watermarkAtCheck = -1;
   final java.util.TreeSet<Long> positions = new java.util.TreeSet<>();
+  /** The WAL positions {@code first..last} the generation at {@code path} was sealed from. */
+  record Sealed(String path, long first, long last) {}
+
   /**
-   * The WAL positions ({@code [first, last]}) a generation flushed since the manifest read before held, by its
-   * path: when a refresh finds exactly one new generation and the replay position moved, the entries between the
-   * two replay positions are what the writer sealed into it (a view may still hold them, {@link FreshLoader}).
+   * The last generation flushed since the manifest read before, with the WAL positions it was sealed from, or null:
+   * when a refresh finds exactly one new generation and the replay position moved, the entries between the two
+   * replay positions are what the writer sealed into it (a view may still hold them, {@link FreshLoader}).
    */
-  final java.util.Map<String, long[]> sealed = new java.util.HashMap<>();
+  Sealed sealed;
 
   private final String shardId;
   private final String uri;
@@ -135,13 +138,13 @@ final class ShardCache {
 
   /** Records which WAL positions the one generation flushed between {@code before} and {@code after} held. */
   private void noteSealed(ShardManifest before, ShardManifest after) {
-    sealed.clear();
+    sealed = null;
     Set<String> known = new HashSet<>();
     before.flushed().forEach(g -> known.add(g.path()));
     List<ShardManifest.FlushedGeneration> added = after.flushed().stream().filter(g -> !known.contains(g.path()))
         .toList();
     if (added.size() == 1 && after.replayAfter() > before.replayAfter()) {
-      sealed.put(added.get(0).path(), new long[] {before.replayAfter() + 1, after.replayAfter()});
+      sealed = new Sealed(added.get(0).path(), before.replayAfter() + 1, after.replayAfter());
     }
   }
 
