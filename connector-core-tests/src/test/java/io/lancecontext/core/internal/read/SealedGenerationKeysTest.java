@@ -36,11 +36,14 @@ class SealedGenerationKeysTest extends StoreTest {
         "schema.embedding-dim", "4", "shards", "1", "gc.grace", "0s"));
     try (ContextStore store = ContextStore.open(options)) {
       add(store, 0, 100, 1);
+      // sealed now: a key written again while its generation is open would seal it in the background (a lane
+      // switch), racing the reads below
+      store.seal();
       add(store, 5, 15, 2);  // newer rows of keys the first add wrote
       store.delete(List.of("k20", "k21"));
       add(store, 200, 250, 3);
       StoreFiles files = StoreFiles.forUri(store.uri());
-      // the entries the seal below seals, by lane (a lane switch may have sealed a lane already)
+      // the entries the seal below seals, by lane
       Map<String, List<Long>> sealedPositions = new HashMap<>();
       for (String shard : ShardIds.forBucket(0)) {
         long replayAfter = ShardManifests.latest(files, shard).replayAfter();
