@@ -99,6 +99,22 @@ class KeyIndexTest extends StoreTest {
         more.add("y" + i);
       }
       assertEquals(found, KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, new java.util.HashSet<>(more)));
+
+      // a few keys (one filter): lance-core searches the unindexed fragment itself; the same rows as the keys
+      // read into Java (not passable: the scan path)
+      List<String> few = new ArrayList<>();
+      for (int i = 0; i < 100; i++) {
+        few.add("a" + (i * 797));
+        few.add("x" + i);
+      }
+      for (int i = 0; i < 50; i++) {
+        few.add("b" + (i * 59));
+      }
+      assertTrue(few.size() <= KeyIndex.LOOKUP_CHUNK);
+      Map<Integer, List<Integer>> scanned = KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, few, false);
+      assertEquals(150, scanned.values().stream().mapToInt(List::size).sum());
+      assertEquals(scanned, KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, few, true));
+      assertEquals(Map.of(), KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, List.of(), true));
     }
   }
 

@@ -131,6 +131,9 @@ public final class KeyIndex {
   public static Map<Integer, List<Integer>> rowOffsets(LanceDataset ds, SchemaSpec spec, Collection<String> keys,
       boolean passable) {
     Map<Integer, List<Integer>> found = new TreeMap<>();
+    if (keys.isEmpty()) {
+      return found;
+    }
     KeyIndexCoverage coverage = KeyIndexCoverage.of(ds, spec);
     List<Integer> indexed = new ArrayList<>(coverage.covered());
     List<Integer> unindexed = new ArrayList<>();
@@ -148,6 +151,13 @@ public final class KeyIndex {
     }
     List<String> all = new ArrayList<>(indexed.isEmpty() ? List.of() : keys);
     Collections.sort(all);
+    if (!all.isEmpty() && all.size() <= LOOKUP_CHUNK && !unindexed.isEmpty()) {
+      // one filter: lance-core searches the fragments the index does not cover itself, in one pass over their key
+      // column, instead of their keys read into Java (240-680 ms per merge for a few hundred keys, when 1-1.5 M
+      // rows were in such fragments)
+      indexed.addAll(unindexed);
+      unindexed.clear();
+    }
     String column = LanceSql.column(spec.key());
     int chunkSize = chunkSize(all.size());
     for (int from = 0; from < all.size() && !indexed.isEmpty(); from += chunkSize) {

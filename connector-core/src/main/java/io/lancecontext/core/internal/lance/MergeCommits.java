@@ -73,7 +73,7 @@ public final class MergeCommits {
    * unmerged: the next merge deletes the rows commit (1) added and adds the same rows again.
    *
    * @param rows the winning rows to write as new fragments, or null when none are (all appended whole)
-   * @param keys every merged key (rows and appended parts): their base rows are deleted
+   * @param keys the merged keys (rows and appended parts) the base may hold: their base rows are deleted
    * @param keysPassable whether every key is {@link LanceSql#passable}
    * @param appended fragments added as they are ({@link #appendable})
    * @return the version after the mark
@@ -134,8 +134,9 @@ public final class MergeCommits {
           version = after.version();
         }
         if (LOG.isDebugEnabled()) {
-          LOG.debug("merge of {} keys ({} parts appended whole): look up {} base rows {} ms, write the rows {} ms, "
-              + "delete {} ms, commit {} ms, key index {} ms, mark merged {} ms", keys.size(), appended.size(),
+          LOG.debug("merge looking up {} keys in the base ({} parts appended whole): {} base rows found in {} ms, "
+              + "write the rows {} ms, delete {} ms, commit {} ms, key index {} ms, mark merged {} ms", keys.size(),
+              appended.size(),
               doomed.values().stream().mapToInt(List::size).sum(),
               (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000,
               (t4b - t4) / 1_000_000, (t5 - t4b) / 1_000_000);

@@ -38,6 +38,7 @@ final class MaintenanceTasks {
   private final AtomicLong failures = new AtomicLong();
   private final AtomicLong indexBuilds = new AtomicLong();
   private final AtomicReference<MergeResult> lastMerge = new AtomicReference<>();
+  private final BaseKeys baseKeys = new BaseKeys();
 
   MaintenanceTasks(Maintenance.Host host) {
     this.host = host;
@@ -68,7 +69,7 @@ final class MaintenanceTasks {
   MergeResult merge() {
     return withLease("merge", MergeResult.skipped("another process holds the maintenance lease", -1), lease -> {
       MergeResult r = Merger.merge(host.config(), host.spec(), host.shards(), host.files(), host.allocator(), lease,
-          host.transactions());
+          host.transactions(), baseKeys);
       if (r.merged()) {
         merges.incrementAndGet();
         mergedGenerations.addAndGet(r.generationCount());

@@ -60,7 +60,7 @@ final class Merger {
 
   static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
       MaintenanceLock lease) throws IOException {
-    return merge(config, spec, shards, files, allocator, lease, null);
+    return merge(config, spec, shards, files, allocator, lease, null, null);
   }
 
   /**
@@ -70,10 +70,11 @@ final class Merger {
    * watermark of its transaction shard, {@link TxnIds#txnShardId}) moves to the highest merged publish
    * sequence in the same commit. A bucket whose WAL tail holds a row stamped below a part's publish
    * sequence is left for a later merge: merging the part first would leave an older row of a key in the
-   * fresh tier above a newer one in the base.
+   * fresh tier above a newer one in the base. With {@code baseKeys} (null for none), only the keys it says the
+   * base may hold are looked up in the base.
    */
   static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
-      MaintenanceLock lease, Transactions transactions) throws IOException {
+      MaintenanceLock lease, Transactions transactions, BaseKeys baseKeys) throws IOException {
     // listed before the shard manifests are read: a part's publish sequence is above every row acknowledged
     // before its publish, and those rows are in the manifests' generations or tails read below
     Map<Integer, List<PublishedPart>> published = transactions == null ? Map.of() : transactions.publishedParts();
@@ -118,8 +119,9 @@ final class Merger {
         for (int i : whole) {
           tombstones += newest.tombstones()[i];
         }
+        Set<String> inBase = baseKeys == null ? newest.keys() : baseKeys.mayHold(base, spec, newest.keys());
         version = MergeCommits.replaceAndMark(config, spec, base, source.hasInputs() ? source : null,
-            newest.keys(), newest.passable(), marked, appendedFragments(files, inputs, whole), allocator,
+            inBase, newest.passable(), marked, appendedFragments(files, inputs, whole), allocator,
             lease::ensureHeld);
       } else {
         version = MergeCommits.mergeInsert(config, spec, base, source, marked, inputs.size(), allocator,

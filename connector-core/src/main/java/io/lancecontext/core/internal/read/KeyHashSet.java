@@ -10,7 +10,7 @@ import java.util.Arrays;
  * 9-10 bytes per hash (8 for the hash, up to 2 for the directory), plus 4 when it keeps the row offset of each
  * hash in its fragment (then a lookup by key takes its rows without searching for them).
  */
-final class KeyHashSet {
+public final class KeyHashSet {
   /** Hashes per directory slot, on average. */
   private static final int PER_SLOT = 4;
 
@@ -138,7 +138,7 @@ final class KeyHashSet {
    * A 64-bit hash of a key's UTF-8 bytes {@code utf8[0..length)} (FNV-1a, then MurmurHash3's finalizer to
    * spread the bits, which the directory's top-bit slots need).
    */
-  static long hash(byte[] utf8, int length) {
+  public static long hash(byte[] utf8, int length) {
     long h = 0xcbf29ce484222325L;
     for (int i = 0; i < length; i++) {
       h = (h ^ (utf8[i] & 0xff)) * 0x100000001b3L;
@@ -152,7 +152,7 @@ final class KeyHashSet {
   }
 
   /** The hash of {@code key}'s UTF-8 bytes ({@link #hash(byte[], int)}). */
-  static long hash(String key) {
+  public static long hash(String key) {
     byte[] utf8 = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     return hash(utf8, utf8.length);
   }
