@@ -66,7 +66,7 @@ import org.lance.Dataset;
  * {@code RESULT flink throughput_vs_baseline=<x> freshness_p99_ms=<y> alo_freshness_p99_ms=<z> fragments=<n>
  * baseline_fragments=<m> partial_checkpoints_seen=<k>} ({@code n/a} for the exactly-once figures when it is
  * not available; {@code fragments} is then the at-least-once store's). With
- * {@code -Dflink.bench.only=at-least-once|exactly-once} it runs that sink alone (a warm-up of at most 100,000
+ * {@code -Dflink.bench.only=at-least-once|exactly-once|baseline} it runs that sink alone (a warm-up of at most 100,000
  * rows, then one unthrottled run of {@code rows}) and prints its rows/s, no RESULT line: for profiling.
  */
 @SuppressWarnings("deprecation") // Dataset.open(uri, allocator), as the baseline reads its dataset
@@ -148,9 +148,14 @@ public final class FlinkIngestBenchmark {
 
       String only = System.getProperty("flink.bench.only", "");
       if (!only.isEmpty()) {
-        // one sink, one unthrottled run after a warm-up: for profiling (-Dflink.bench.only=at-least-once|exactly-once)
-        bench.store("warmup-" + only, only, shards, Math.min(rows, 100_000), 0, false);
-        Run r = bench.store(only, only, shards, rows, 0, false);
+        // one sink, one unthrottled run after a warm-up: for profiling (-Dflink.bench.only=at-least-once|exactly-once|baseline)
+        boolean baseline = only.equals("baseline");
+        if (baseline) {
+          bench.baseline("warmup-baseline", Math.min(rows, 100_000), 0, false);
+        } else {
+          bench.store("warmup-" + only, only, shards, Math.min(rows, 100_000), 0, false);
+        }
+        Run r = baseline ? bench.baseline(only, rows, 0, false) : bench.store(only, only, shards, rows, 0, false);
         System.out.printf(Locale.ROOT, "%s: %,d rows in %.2f s, %,.0f rows/s, %d checkpoints%n", only, rows, r.seconds,
             r.rowsPerSecond(), r.checkpoints);
         ContextStore.closeAllResident();
