@@ -55,9 +55,15 @@ class BaseKeysTest extends StoreTest {
         store.seal();
         store.merge();
         if (round == 0) {
-          // one key may read 16 base rows: not enough to cover the 700, so it is looked up
+          // too few keys to use the filter: looked up, nothing read
           Set<String> one = Set.of("absent");
           assertSame(one, mayHold(config, spec, filter, one));
+          // 1,024 keys may read 16,384 base rows: the 700 are read
+          Set<String> some = new LinkedHashSet<>(inBase);
+          for (int i = 0; some.size() < BaseKeys.MIN_MERGED_KEYS; i++) {
+            some.add("other-" + i);
+          }
+          assertTrue(mayHold(config, spec, filter, some).size() < some.size());
         }
         Set<String> asked = new LinkedHashSet<>(inBase);
         for (int i = 0; i < 2_000; i++) {

@@ -40,6 +40,11 @@ final class BaseKeys {
   static final int HASHES = 7;
   /** Most base rows a filter is kept for: 32 M keys take 40 MB. */
   static final long MAX_KEYS = 32_000_000L;
+  /**
+   * Fewest keys a merge must have for the filter to answer: fewer are looked up in one or two filters of the key
+   * index, which costs less than the scan of the fragments added since the last merge.
+   */
+  static final int MIN_MERGED_KEYS = 1_024;
   /** Fewest keys a filter is made for. */
   static final long MIN_CAPACITY = 1 << 20;
   /**
@@ -70,11 +75,12 @@ final class BaseKeys {
   }
 
   /**
-   * The keys of {@code keys} that the base table {@code base} may hold: all of them when the filter does not
-   * cover every fragment yet. Reads the keys of fragments not covered yet first, within the merge's budget.
+   * The keys of {@code keys} that the base table {@code base} may hold: all of them when they are fewer than
+   * {@value #MIN_MERGED_KEYS} or the filter does not cover every fragment yet. Reads the keys of fragments not
+   * covered yet first, within the merge's budget.
    */
   synchronized Set<String> mayHold(LanceDataset base, SchemaSpec spec, Set<String> keys) {
-    if (keys.isEmpty()) {
+    if (keys.size() < MIN_MERGED_KEYS) {
       return keys;
     }
     List<LanceFragment> fragments = base.fragments();
