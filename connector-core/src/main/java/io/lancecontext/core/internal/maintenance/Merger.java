@@ -58,20 +58,15 @@ final class Merger {
 
   private Merger() {}
 
-  static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
-      MaintenanceLock lease) throws IOException {
-    return merge(config, spec, shards, files, allocator, lease, null, null);
-  }
-
   /**
-   * As {@link #merge(StoreConfig, SchemaSpec, int, StoreFiles, BufferAllocator, MaintenanceLock)}, folding in
-   * the published, unmerged parts of {@code transactions} with their bucket's generations: their rows read
+   * Merges the generations above the watermarks, folding in the published, unmerged parts of
+   * {@code transactions} (null for none) with their bucket's generations: their rows read
    * as their publish sequence (and are stored with it), and the bucket's transaction watermark (the merged
    * watermark of its transaction shard, {@link TxnIds#txnShardId}) moves to the highest merged publish
    * sequence in the same commit. A bucket whose WAL tail holds a row stamped below a part's publish
    * sequence is left for a later merge: merging the part first would leave an older row of a key in the
-   * fresh tier above a newer one in the base. With {@code baseKeys} (null for none), only the keys it says the
-   * base may hold are looked up in the base.
+   * fresh tier above a newer one in the base. Only the keys {@code baseKeys} says the base may hold are looked
+   * up in the base.
    */
   static MergeResult merge(StoreConfig config, SchemaSpec spec, int shards, StoreFiles files, BufferAllocator allocator,
       MaintenanceLock lease, Transactions transactions, BaseKeys baseKeys) throws IOException {
@@ -119,7 +114,7 @@ final class Merger {
         for (int i : whole) {
           tombstones += newest.tombstones()[i];
         }
-        Set<String> inBase = baseKeys == null ? newest.keys() : baseKeys.mayHold(base, spec, newest.keys());
+        Set<String> inBase = baseKeys.mayHold(base, spec, newest.keys());
         version = MergeCommits.replaceAndMark(config, spec, base, source.hasInputs() ? source : null,
             inBase, newest.passable(), marked, appendedFragments(files, inputs, whole), allocator,
             lease::ensureHeld);
