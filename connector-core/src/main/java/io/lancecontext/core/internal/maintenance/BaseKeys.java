@@ -178,24 +178,25 @@ final class BaseKeys {
   }
 
   private void put(long hash) {
-    long h1 = (int) hash;
-    long h2 = hash >>> 32;
     for (int i = 0; i < HASHES; i++) {
-      long bit = Math.floorMod(h1 + i * h2, bitCount);
+      long bit = bit(hash, i);
       bits[(int) (bit >>> 6)] |= 1L << bit;
     }
     added++;
   }
 
   private boolean mightContain(long hash) {
-    long h1 = (int) hash;
-    long h2 = hash >>> 32;
     for (int i = 0; i < HASHES; i++) {
-      long bit = Math.floorMod(h1 + i * h2, bitCount);
+      long bit = bit(hash, i);
       if ((bits[(int) (bit >>> 6)] & (1L << bit)) == 0) {
         return false;
       }
     }
     return true;
+  }
+
+  /** The {@code i}th of a key's {@value #HASHES} bits: its hash's low and high halves combined (double hashing). */
+  private long bit(long hash, int i) {
+    return Math.floorMod((int) hash + i * (hash >>> 32), bitCount);
   }
 }
