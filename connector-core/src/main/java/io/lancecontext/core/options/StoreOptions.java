@@ -53,7 +53,7 @@ public final class StoreOptions {
 
   public static final ConfigOption<Long> BATCH_BYTES = ConfigOption.of("write.batch-bytes", "64MiB",
       OptionParsers::bytes, Scope.RESIDENT, "A writer handle puts its buffered rows once they take this many bytes; also the "
-          + "size at which a bucket seals its open generation.");
+          + "size at which a bucket seals its open generation, unless its share of read.fresh-cache-bytes is smaller.");
 
   public static final ConfigOption<String> WRITE_COMMIT = ConfigOption.of("write.commit", "immediate", s -> {
     String v = s.trim().toLowerCase(java.util.Locale.ROOT);
@@ -170,7 +170,9 @@ public final class StoreOptions {
       OptionParsers::bytes, Scope.RESIDENT, "Bytes of decoded fresh-tier data (WAL entries, generation keys) a resident "
       + "store keeps loaded between reads; the least recently used are dropped beyond it and read again when needed. "
       + "Data an open read uses stays valid whatever the bound. At most an eighth more holds hashes of the base "
-      + "table's keys (up to 10 bytes per row), with which lookups by key skip the fragments that cannot hold them.");
+      + "table's keys (up to 10 bytes per row), with which lookups by key skip the fragments that cannot hold them. "
+      + "Writers seal each bucket's open generation once it takes half of this divided by the shards (at least 1 MiB, "
+      + "at most write.batch-bytes), so that readers hold the WAL entries of every shard.");
 
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,

@@ -154,6 +154,40 @@ class MaintenanceTest extends StoreTest {
   }
 
   @Test
+  void aBucketSealsAtItsShareOfHalfTheReadersCacheAtMostWriteBatchBytes() {
+    long mib = 1L << 20;
+    assertEquals(32 * mib, Maintenance.sealBytes(StoreConfig.of(options("s1")), 4), "defaults, 4 shards");
+    assertEquals(64 * mib, Maintenance.sealBytes(StoreConfig.of(options("s2")), 1), "write.batch-bytes bounds it");
+    assertEquals(8 * mib, Maintenance.sealBytes(StoreConfig.of(options("s3", "write.batch-bytes", "8MiB")), 4));
+    assertEquals(mib, Maintenance.sealBytes(StoreConfig.of(options("s4", "read.fresh-cache-bytes", "1MiB")), 64),
+        "never below 1 MiB");
+  }
+
+  @Test
+  void aReadersSmallCacheMakesWritersSealSmallGenerationsWhichReadTheSame() throws Exception {
+    // 4 MiB of cache over 2 shards: each bucket seals at 1 MiB, far below write.batch-bytes and 1,024 entries
+    try (ContextStore store = ContextStore.open(options("g", "read.fresh-cache-bytes", "4MiB",
+        "merge.trigger.interval", "1h", "merge.trigger.generations", "1000", "write.idle-timeout", "1h"))) {
+      String text = "x".repeat(2_000);
+      List<Map<String, Object>> all = new ArrayList<>();
+      for (int batch = 0; batch < 12; batch++) {
+        List<Map<String, Object>> rows = rows("g" + batch + "-", 200);
+        rows.forEach(r -> r.put("text_payload", text));
+        store.add(rows);
+        all.addAll(rows);
+      }
+      await("both buckets to seal a generation", () -> store.stats().shards().stream()
+          .filter(sh -> sh.seals() > 0).count() >= 2);
+      assertEquals(0, store.stats().maintenance().merges(), "nothing merged: the rows are in the fresh tier");
+      assertEquals(all.size(), store.count());
+      List<Map<String, Object>> found = store.lookup(List.of("g0-0", "g11-199"), List.of("id", "text_payload"), false);
+      assertEquals(2, found.size());
+      found.forEach(r -> assertEquals(text, r.get("text_payload")));
+      assertEquals(all.size(), store.scanRecords(ScanSpec.all()).size());
+    }
+  }
+
+  @Test
   void idleWritersAreClosed() throws Exception {
     try (ContextStore store = ContextStore.open(options("w", "write.idle-timeout", "1s"))) {
       store.add(rows("w", 5));
