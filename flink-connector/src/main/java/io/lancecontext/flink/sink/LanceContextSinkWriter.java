@@ -143,7 +143,7 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     this.timers = context.getProcessingTimeService();
     this.intervalMillis = exactlyOnce ? 0 : flushInterval.toMillis();
     if (intervalMillis > 0) {
-      schedule();
+      schedule(timers.getCurrentProcessingTime() + intervalMillis);
     }
   }
 
@@ -172,15 +172,25 @@ final class LanceContextSinkWriter<IN> implements CommittingSinkWriter<IN, Lance
     buffered = 0;
   }
 
-  private void schedule() {
-    timers.registerTimer(timers.getCurrentProcessingTime() + intervalMillis, now -> {
+  /**
+   * Puts what is buffered at {@code due} and every {@code sink.buffer-flush.interval} after it, at a fixed rate:
+   * the next put is due one interval after this one was, not one interval after it ended, so that a put's own time
+   * (50–100 ms for 6,000 {@code context} rows at 50,000 rows/s) does not add to how long rows wait in the buffer.
+   */
+  private void schedule(long due) {
+    timers.registerTimer(due, now -> {
       if (!closed) {
         long start = System.nanoTime();
         commit(false);
         putLatency.update((System.nanoTime() - start) / 1_000_000);
-        schedule();
+        schedule(nextFlush(due, timers.getCurrentProcessingTime(), intervalMillis));
       }
     });
+  }
+
+  /** When the put after the one due at {@code due} is due: one interval later, or at once ({@code now}) if that passed. */
+  static long nextFlush(long due, long now, long intervalMillis) {
+    return Math.max(due + intervalMillis, now);
   }
 
   @Override
