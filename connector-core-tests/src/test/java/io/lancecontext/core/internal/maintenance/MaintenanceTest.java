@@ -161,6 +161,11 @@ class MaintenanceTest extends StoreTest {
     assertEquals(8 * mib, Maintenance.sealBytes(StoreConfig.of(options("s3", "write.batch-bytes", "8MiB")), 4));
     assertEquals(mib, Maintenance.sealBytes(StoreConfig.of(options("s4", "read.fresh-cache-bytes", "1MiB")), 64),
         "never below 1 MiB");
+    StoreConfig defaults = StoreConfig.of(options("s5"));
+    // buckets that fill at the same pace seal one after the other: a sixteenth less for each step of bucket % 8
+    assertEquals(List.of(32 * mib, 30 * mib, 28 * mib, 26 * mib, 32 * mib), List.of(Maintenance.sealBytes(defaults, 4, 0),
+        Maintenance.sealBytes(defaults, 4, 1), Maintenance.sealBytes(defaults, 4, 2), Maintenance.sealBytes(defaults, 4, 3),
+        Maintenance.sealBytes(defaults, 4, 8)));
   }
 
   @Test

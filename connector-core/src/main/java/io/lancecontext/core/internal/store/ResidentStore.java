@@ -95,9 +95,8 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     this.codec = new RecordCodec(spec);
     io.lancecontext.core.internal.lance.TextIndex.columns(spec, config);  // a bad search.text-columns fails the open
     this.writers = new BucketWriter[shards];
-    long sealBytes = Maintenance.sealBytes(config, shards);
     for (int i = 0; i < shards; i++) {
-      writers[i] = new BucketWriter(this, i, Maintenance.SEAL_ENTRIES, sealBytes);
+      writers[i] = new BucketWriter(this, i, Maintenance.SEAL_ENTRIES, Maintenance.sealBytes(config, shards, i));
     }
     this.transactions = new Transactions(config, files, allocator);
     List<String> allShards = ShardIds.all(shards);
