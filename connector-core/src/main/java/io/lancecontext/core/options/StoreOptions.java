@@ -172,7 +172,8 @@ public final class StoreOptions {
       + "Data an open read uses stays valid whatever the bound. At most an eighth more holds hashes of the base "
       + "table's keys (up to 10 bytes per row), with which lookups by key skip the fragments that cannot hold them. "
       + "Writers seal each bucket's open generation once it takes half of this divided by the shards (at least 1 MiB, "
-      + "at most write.batch-bytes), so that readers hold the WAL entries of every shard.");
+      + "at most write.batch-bytes; a little less for each bucket, so that they seal one after the other), so that readers "
+      + "hold the WAL entries of every shard.");
 
   /** Every option, in documentation order. */
   public static final List<ConfigOption<?>> ALL = List.of(PATH, SCHEMA, EMBEDDING_DIM, SHARDS, CACHE_BYTES,

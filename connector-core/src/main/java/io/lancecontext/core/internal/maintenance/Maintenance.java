@@ -40,7 +40,7 @@ public final class Maintenance implements AutoCloseable {
 
   /** A shard seals its generation once it holds this many WAL entries (far below lance's 8,000-batch memtable). */
   public static final long SEAL_ENTRIES = 1_024;
-  /** The smallest generation a bucket seals for its size ({@link #sealBytes}). */
+  /** The least seal size of {@link #sealBytes(StoreConfig, int)}, before a bucket's stagger. */
   static final long SEAL_BYTES_MIN = 1L << 20;
 
   /**
