@@ -36,6 +36,21 @@ import org.lance.Dataset;
  */
 class BaseKeyHashesTest extends StoreTest {
   @Test
+  void aKeyHashedInPlaceInItsVectorEqualsTheHashOfItsString() {
+    List<String> keys = List.of("", "a", "session-0042/turn-7", "ключ-😀", "k".repeat(300));
+    try (RootAllocator a = new RootAllocator();
+        org.apache.arrow.vector.VarCharVector v = new org.apache.arrow.vector.VarCharVector("id", a)) {
+      for (int i = 0; i < keys.size(); i++) {
+        v.setSafe(i, keys.get(i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      }
+      v.setValueCount(keys.size());
+      for (int i = 0; i < keys.size(); i++) {
+        assertEquals(KeyHashSet.hash(keys.get(i)), KeyHashSet.hash(v, i), keys.get(i));
+      }
+    }
+  }
+
+  @Test
   void lookupsReadOnlyTheFragmentsThatMayHoldTheirKeys() throws Exception {
     StoreConfig config = config("index.key", "btree");
     SchemaSpec spec;

@@ -135,20 +135,12 @@ final class BaseKeys {
     long started = System.nanoTime();
     try (ScanHandle scan = base.scan(ScanRequest.of(List.of(spec.key())).fragments(ids))) {
       ArrowReader reader = scan.reader();
-      byte[] buf = new byte[64];
       while (reader.loadNextBatch()) {
         VarCharVector key = (VarCharVector) reader.getVectorSchemaRoot().getVector(spec.key());
         for (int r = 0; r < key.getValueCount(); r++) {
-          if (key.isNull(r)) {
-            continue;
+          if (!key.isNull(r)) {
+            put(KeyHashSet.hash(key, r));
           }
-          long start = key.getStartOffset(r);
-          int length = (int) (key.getEndOffset(r) - start);
-          if (length > buf.length) {
-            buf = new byte[Math.max(length, buf.length * 2)];
-          }
-          key.getDataBuffer().getBytes(start, buf, 0, length);
-          put(KeyHashSet.hash(buf, length));
         }
       }
     } catch (Exception e) {

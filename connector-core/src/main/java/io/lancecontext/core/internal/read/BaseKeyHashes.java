@@ -395,8 +395,7 @@ final class BaseKeyHashes implements AutoCloseable {
             into = collected.get(f);
             intoFragment = f;
           }
-          byte[] utf8 = key.get(r);
-          into.add(KeyHashSet.hash(utf8, utf8.length), RowIds.offsetOf(address),
+          into.add(KeyHashSet.hash(key, r), RowIds.offsetOf(address),
               tombstone != null && !tombstone.isNull(r) && tombstone.get(r) != 0);
         }
       }

@@ -1,6 +1,8 @@
 package io.lancecontext.core.internal.read;
 
 import java.util.Arrays;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.VarCharVector;
 
 /**
  * An immutable set of 64-bit key hashes: sorted, with a directory on their top bits so that a membership
@@ -143,6 +145,22 @@ public final class KeyHashSet {
     for (int i = 0; i < length; i++) {
       h = (h ^ (utf8[i] & 0xff)) * 0x100000001b3L;
     }
+    return spread(h);
+  }
+
+  /** The hash ({@link #hash(byte[], int)}) of the UTF-8 bytes of {@code key}'s value at {@code row}, read in place. */
+  public static long hash(VarCharVector key, int row) {
+    ArrowBuf data = key.getDataBuffer();
+    long end = key.getEndOffset(row);
+    long h = 0xcbf29ce484222325L;
+    for (long i = key.getStartOffset(row); i < end; i++) {
+      h = (h ^ (data.getByte(i) & 0xff)) * 0x100000001b3L;
+    }
+    return spread(h);
+  }
+
+  /** MurmurHash3's finalizer over an FNV-1a hash. */
+  private static long spread(long h) {
     h ^= h >>> 33;
     h *= 0xff51afd7ed558ccdL;
     h ^= h >>> 33;
