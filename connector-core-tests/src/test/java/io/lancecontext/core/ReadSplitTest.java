@@ -98,8 +98,16 @@ class ReadSplitTest extends StoreTest {
       ScanSpec scan = ScanSpec.all().withColumns(List.of("id", "token_count"));
       Map<String, Object> expected = new TreeMap<>(Map.of("k5", -5, "k40", -40, "k7", 7, "new", 7));
       Predicate keys = Predicate.in("id", List.of("k5", "k40", "k41", "k7", "new", "absent"));
-      assertEquals(expected, readAll(store, roundTrip(store.planRead(scan.withFilter(keys), 4).splits())));
-      assertEquals(Map.of("k5", -5), readAll(store, store.planRead(scan.withFilter(Predicate.eq("id", "k5")), 3).splits()));
+      ReadPlan byKey = store.planRead(scan.withFilter(keys), 4);
+      assertEquals(expected, readAll(store, roundTrip(byKey.splits())));
+      // one split of the whole view (more would be tasks finding nothing), its fresh tier the keys' buckets only
+      assertEquals(1, byKey.splits().size(), byKey.splits().toString());
+      assertEquals(ReadSplit.Part.ALL, byKey.splits().get(0).part());
+      ReadSplit one = store.planRead(scan.withFilter(Predicate.eq("id", "k5")), 3).splits().get(0);
+      assertEquals(ReadSplit.Part.ALL, one.part());
+      assertEquals(io.lancecontext.core.internal.write.ShardIds.forBucket(ContextStore.bucketOf("k5", store.shards())),
+          one.shards(), "k5's bucket's lanes");
+      assertEquals(Map.of("k5", -5), readAll(store, List.of(one)));
       assertEquals(Map.of(), readAll(store, store.planRead(scan.withFilter(Predicate.eq("id", "k41")), 3).splits()));
     }
   }

@@ -42,8 +42,8 @@ import java.util.Map;
  * @param scan what to read (offset not allowed; a limit applies per split)
  * @param part which part of the view
  * @param fragments base fragments to read ({@link Part#BASE} only)
- * @param shards the MemWAL shards whose fresh tier to read, whole buckets ({@link Part#FRESH} only; null
- *     for every shard of the snapshot)
+ * @param shards the MemWAL shards whose fresh tier to read, whole buckets ({@link Part#FRESH}, or {@link
+ *     Part#ALL} confined to keys: the buckets they live in); null for every shard of the snapshot
  */
 public record ReadSplit(StoreConfig config, Snapshot snapshot, ScanSpec scan, Part part,
     List<Integer> fragments, List<String> shards) implements Serializable {

@@ -59,7 +59,9 @@ final class BaseScan implements AutoCloseable {
     this.rules = rules;
     this.output = output;
     this.dataset = snapshot.base().dataset();
-    this.hashedFreshKeys = snapshot.hashedFreshKeys();
+    // a read confined to a few keys excludes only those of them the fresh tier holds
+    Set<String> confined = Predicates.keysReadByKey(rules.spec, rules.filter);
+    this.hashedFreshKeys = confined != null ? snapshot.hashedFreshKeysAmong(confined) : snapshot.hashedFreshKeys();
     this.freshKeys = hashedFreshKeys.keys();
     List<Integer> read = holding(rules, snapshot.base(), fragments);
     long counted = 0;

@@ -262,6 +262,26 @@ public final class LsmSnapshot implements AutoCloseable {
     return hashedFreshKeys().keys();
   }
 
+  /**
+   * Those of {@code keys} the fresh tier holds, with their hashes: each looked up in the views ({@link #winner}),
+   * not through the map of every fresh key, unless this snapshot already has that. For a read confined to keys
+   * (which live in the buckets of the views such a read holds).
+   */
+  HashedKeys hashedFreshKeysAmong(Set<String> keys) {
+    synchronized (this) {
+      if (givenFreshKeys != null || computedFreshKeys != null) {
+        return hashedFreshKeys();
+      }
+    }
+    Set<String> held = new java.util.HashSet<>();
+    for (String k : keys) {
+      if (winner(k) != null) {
+        held.add(k);
+      }
+    }
+    return new HashedKeys(held);
+  }
+
   /** {@link #freshKeys()} with their hashes. */
   synchronized HashedKeys hashedFreshKeys() {
     if (givenFreshKeys != null) {
@@ -293,6 +313,18 @@ public final class LsmSnapshot implements AutoCloseable {
       superseded = supersededSource != null ? supersededSource.apply(this) : SupersededKeys.compute(spec, this, allocator);
     }
     return superseded;
+  }
+
+  /** Whether the shard views this snapshot holds have any row (or tombstone), without {@link #winners()}. */
+  public boolean holdsFreshRows() {
+    for (FreshShard s : shards.values()) {
+      for (FreshSource source : s.sources()) {
+        if (source.rows() > 0) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** Keys with a row (or tombstone) in the shard views this snapshot holds. */

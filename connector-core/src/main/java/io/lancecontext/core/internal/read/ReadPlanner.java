@@ -15,7 +15,8 @@ import java.util.List;
  * Splits a read of one live snapshot into a {@link ReadPlan}: groups of base fragments of about equal
  * rows, and groups of whole buckets of the fresh tier (both lanes of a bucket go together: a key's newest
  * fresh row is decided across them), each with its estimate. The split budget is shared in proportion to
- * the estimated rows of the two tiers, each tier getting at least one split when it holds anything.
+ * the estimated rows of the two tiers, each tier getting at least one split when it holds anything. A read
+ * confined to a few keys is one split instead ({@link #planByKey}).
  */
 public final class ReadPlanner {
   private ReadPlanner() {}
@@ -63,6 +64,33 @@ public final class ReadPlanner {
     planBase(config, pinned, scan, fragments, baseRows, baseGroups, splits, estimates);
     planFresh(config, pinned, scan, fresh, freshGroups, splits, estimates);
     return new ReadPlan(splits, estimates);
+  }
+
+  /**
+   * A read confined to {@code keys} ({@code id = ..}, {@code id IN (..)}; {@link Predicates#keysReadByKey}): one
+   * split of the whole view, its fresh tier narrowed to the buckets the keys live in ({@code lanes}, their
+   * shards). It reads by key, the base through its key hashes and the fresh tier through its index, so more
+   * splits would add only tasks an engine schedules (five of six finding nothing) to a read of a few
+   * milliseconds. Its estimate: a row per key, at the average width of the snapshot's rows.
+   */
+  public static ReadPlan planByKey(StoreConfig config, LsmSnapshot snapshot, ScanSpec scan, int keys,
+      List<String> lanes) {
+    ReadSplit.Snapshot pinned = snapshot.pin();
+    long rows = 0;
+    long bytes = 0;
+    for (LanceFragment f : snapshot.base().dataset().fragments()) {
+      rows += f.rows();
+      bytes += dataBytes(f);
+    }
+    for (FreshShard view : snapshot.shards().values()) {
+      for (FreshSource s : view.sources()) {
+        rows += s.rows();
+        bytes += rowBytes(s);
+      }
+    }
+    long width = rows == 0 ? 0 : bytes / rows;
+    return new ReadPlan(List.of(new ReadSplit(config, pinned, scan, ReadSplit.Part.ALL, null, lanes)),
+        List.of(new ReadPlan.Estimate(keys, keys * width)));
   }
 
   private static void planBase(StoreConfig config, ReadSplit.Snapshot pinned, ScanSpec scan, List<LanceFragment> fragments,

@@ -243,7 +243,8 @@ public final class Snapshots implements AutoCloseable {
 
   /**
    * The snapshot a read split pinned, holding what that split reads: for a base split no shard views but
-   * the fresh tier's key set; for a fresh split the views of its shards; for the whole view every shard.
+   * the fresh tier's key set; for a fresh split the views of its shards; for the whole view those of its shards
+   * when it names them (a read confined to keys: their buckets' lanes), else every shard's.
    * The superseded keys come from a snapshot of every shard, computed once per pinned snapshot.
    */
   public LsmSnapshot pinned(ReadSplit split) {
@@ -263,7 +264,7 @@ public final class Snapshots implements AutoCloseable {
       BaseTable b = bases.at(pinned.baseVersion());
       return new LsmSnapshot(b, List.of(), keys, superseded, pinned.plannedAt());
     }
-    return pinnedViews(pinned, split.part() == ReadSplit.Part.FRESH ? split.shards() : null, superseded);
+    return pinnedViews(pinned, split.shards(), superseded);
   }
 
   /** The keys the pinned fresh tier holds (with {@code among} not null, only those of its keys). */

@@ -35,8 +35,10 @@ public final class StoreScan implements RowScan {
   public StoreScan(SchemaSpec spec, LsmSnapshot snapshot, ScanSpec scan, BufferAllocator allocator, ReadSplit.Part part,
       List<Integer> fragments) {
     this.rules = new ScanRules(spec, snapshot, scan, allocator);
-    boolean pushLimit = part == ReadSplit.Part.ALL && fragments == null && snapshot.freshRows() == 0
-        && rules.superseded.isEmpty() && BaseScan.exact(rules);
+    // (checked first: whether the scan has a limit or an offset to push; a snapshot's fresh rows by its views'
+    // sources, not by the map of every fresh key's winner, which a read by key never needs)
+    boolean pushLimit = (scan.hasLimit() || scan.offset() > 0) && part == ReadSplit.Part.ALL && fragments == null
+        && !snapshot.holdsFreshRows() && rules.superseded.isEmpty() && BaseScan.exact(rules);
     this.output = new ScanOutput(rules, allocator, pushLimit ? 0 : scan.offset());
     this.base = part == ReadSplit.Part.FRESH ? null : new BaseScan(rules, output, snapshot, fragments, pushLimit);
     this.fresh = part == ReadSplit.Part.BASE ? null : new FreshScan(rules, output, snapshot, allocator);

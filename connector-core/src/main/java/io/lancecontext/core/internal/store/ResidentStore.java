@@ -11,6 +11,7 @@ import io.lancecontext.core.internal.lance.MemWalEnvironment;
 import io.lancecontext.core.internal.maintenance.Maintenance;
 import io.lancecontext.core.internal.read.BaseTable;
 import io.lancecontext.core.internal.read.LsmSnapshot;
+import io.lancecontext.core.internal.read.Predicates;
 import io.lancecontext.core.internal.read.ReadPlanner;
 import io.lancecontext.core.internal.read.Snapshots;
 import io.lancecontext.core.internal.read.WriteSequences;
@@ -18,6 +19,7 @@ import io.lancecontext.core.internal.session.LanceRuntime;
 import io.lancecontext.core.internal.txn.Transactions;
 import io.lancecontext.core.internal.txn.TxnIds;
 import io.lancecontext.core.internal.write.BucketWriter;
+import io.lancecontext.core.internal.write.Buckets;
 import io.lancecontext.core.internal.write.Publisher;
 import io.lancecontext.core.internal.write.ShardIds;
 import io.lancecontext.core.internal.write.StoreWrites;
@@ -291,6 +293,15 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
       }
       try (LsmSnapshot snapshot = at == null ? reads.snapshot(null)
           : reads.pinned(new ReadSplit(config, at, scan, ReadSplit.Part.ALL, null))) {
+        Set<String> keys = Predicates.keysReadByKey(spec, scan.filter());
+        if (keys != null) {
+          // a key lives in one bucket: the read needs only its keys' buckets' lanes
+          java.util.SortedSet<Integer> keyBuckets = new java.util.TreeSet<>();
+          keys.forEach(k -> keyBuckets.add(Buckets.of(k, shards)));
+          List<String> lanes = new ArrayList<>();
+          keyBuckets.forEach(b -> lanes.addAll(buckets.get(b)));
+          return ReadPlanner.planByKey(config, snapshot, scan, keys.size(), lanes);
+        }
         return ReadPlanner.plan(config, snapshot, scan, maxSplits, buckets);
       }
     });
