@@ -150,7 +150,9 @@ public final class StoreOptions {
   public static final ConfigOption<Duration> SEARCH_INDEX_CHECK_INTERVAL = ConfigOption.of("search.index.check-interval",
       "10s", OptionParsers::positiveDuration, Scope.RESIDENT, "How often the writing JVM's maintenance checks whether a "
           + "vector index is due (search.index.min-rows reached, or more than a tenth of the base not covered); the check "
-          + "reads nothing but the base table's manifest it already holds.");
+          + "reads nothing but the base table's manifest it already holds. It waits while merges have a backlog (the last "
+          + "merge left generations for the next), at most search.index.rebuild-interval: the index is then built over "
+          + "the whole of a bulk load once it is merged.");
 
   public static final ConfigOption<Duration> SEARCH_INDEX_REBUILD_INTERVAL = ConfigOption.of(
       "search.index.rebuild-interval", "5min", OptionParsers::duration, Scope.RESIDENT, "Fewest time between two "

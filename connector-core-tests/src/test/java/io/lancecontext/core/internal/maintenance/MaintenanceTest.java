@@ -6,7 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.internal.io.StoreFiles;
+import io.lancecontext.core.internal.lance.KeyIndexCoverage;
 import io.lancecontext.core.internal.lance.LanceCompaction;
+import io.lancecontext.core.internal.lance.LanceDataset;
+import io.lancecontext.core.internal.lance.VectorIndex;
+import io.lancecontext.core.internal.session.StoreDatasets;
 import io.lancecontext.core.internal.lance.VersionCleanup;
 import io.lancecontext.core.options.StoreConfig;
 import io.lancecontext.core.read.ScanSpec;
@@ -16,6 +20,7 @@ import io.lancecontext.core.result.StoreStats;
 import io.lancecontext.core.testing.StoreTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -189,6 +194,58 @@ class MaintenanceTest extends StoreTest {
       assertEquals(2, found.size());
       found.forEach(r -> assertEquals(text, r.get("text_payload")));
       assertEquals(all.size(), store.scanRecords(ScanSpec.all()).size());
+    }
+  }
+
+  @Test
+  void theIndexCheckWaitsForAMergeBacklogAtMostTheRebuildInterval() {
+    Duration rebuild = Duration.ofMinutes(5);
+    long t0 = 1_000_000_000L;
+    assertFalse(Maintenance.indexWaitsForMerges(-1, t0, rebuild), "no backlog");
+    assertTrue(Maintenance.indexWaitsForMerges(t0, t0 + Duration.ofSeconds(30).toNanos(), rebuild));
+    assertFalse(Maintenance.indexWaitsForMerges(t0, t0 + rebuild.toNanos(), rebuild), "not for ever");
+  }
+
+  /**
+   * A bulk load's generations are merged a few at a time (merge.max-inputs here); the vector index is built once they
+   * are all in the base, over every row, not after the first merge over a quarter of them (and then not again
+   * within the rebuild interval, the rest of the load read exactly meanwhile, and merges waiting for the build).
+   */
+  @Test
+  void aVectorIndexIsBuiltOnceTheMergeBacklogIsMergedOverEveryRow() throws Exception {
+    List<Map<String, Object>> load = new ArrayList<>();
+    try (ContextStore store = ContextStore.open(options("ix", "merge.trigger.generations", "1000000",
+        "merge.trigger.interval", "1h"))) {
+      for (int round = 0; round < 4; round++) {
+        List<Map<String, Object>> rows = rows("x" + round + "-", 400);
+        for (int i = 0; i < rows.size(); i++) {
+          rows.get(i).put("embedding", new float[] {round, i, i % 7, 1});
+        }
+        store.add(rows);
+        store.seal();
+        load.addAll(rows);
+      }
+      assertEquals(8, store.stats().unmergedGenerations(), "a generation per round and shard, nothing merged");
+    }
+    // the same store reopened by a handle that merges two generations at a time and indexes from 300 rows
+    try (ContextStore store = ContextStore.open(options("ix", "merge.trigger.generations", "2", "merge.max-inputs", "2",
+        "merge.trigger.interval", "1h", "search.index.min-rows", "300", "search.index.check-interval", "1s",
+        "search.index.rebuild-interval", "1h"))) {
+      store.add(List.of(Map.of("id", "start")));  // this JVM writes, so it maintains the store
+      await("the backlog merged and a vector index built", () -> {
+        StoreStats st = store.stats();
+        return st.unmergedGenerations() <= 1 && st.maintenance().searchIndexBuilds() >= 1;
+      });
+      StoreConfig config = StoreConfig.of(options("ix"));
+      try (RootAllocator a = new RootAllocator();
+          LanceDataset base = StoreDatasets.open(config.uri(), config, a)) {
+        KeyIndexCoverage coverage = KeyIndexCoverage.ofIndex(base, VectorIndex.name("embedding"));
+        assertTrue(coverage.exists());
+        assertTrue(coverage.rows() >= load.size(), coverage.toString());
+        assertTrue(coverage.uncoveredRows() <= 1, "the index covers the whole load: " + coverage.uncoveredRows()
+            + " of " + coverage.rows() + " rows uncovered");
+      }
+      assertEquals(load.size() + 1, store.count());
     }
   }
 

@@ -123,6 +123,8 @@ public final class Maintenance implements AutoCloseable {
   /** When this maintenance last built a vector index (valid once {@link #indexBuilt}). */
   private long lastIndexBuildNanos;
   private boolean indexBuilt;
+  /** Since when the merges have a backlog (the last merge left generations for the next), or -1. */
+  private long mergeBacklogSinceNanos = -1;
   private final MaintenanceTasks tasks;
   private final MergeTriggers triggers;
   private final StoreFlush flush;
@@ -164,10 +166,13 @@ public final class Maintenance implements AutoCloseable {
       if (!writing) {
         return;
       }
-      if (triggers.due(config)) {
-        tasks.merge();
-      }
+      MergeResult merged = triggers.due(config) ? tasks.merge() : null;
       long now = System.nanoTime();
+      if (merged == null || merged.remaining() <= 0) {
+        mergeBacklogSinceNanos = -1;
+      } else if (mergeBacklogSinceNanos < 0) {
+        mergeBacklogSinceNanos = now;
+      }
       if (now - lastGcNanos >= GC_EVERY.toNanos()) {
         lastGcNanos = now;
         tasks.gc();
@@ -184,7 +189,8 @@ public final class Maintenance implements AutoCloseable {
         }
       }
       if (now - lastIndexCheckNanos >= config.get(StoreOptions.SEARCH_INDEX_CHECK_INTERVAL).toNanos()
-          && !(VectorIndex.columns(host.spec()).isEmpty() && TextIndex.columns(host.spec(), config).isEmpty())) {
+          && !(VectorIndex.columns(host.spec()).isEmpty() && TextIndex.columns(host.spec(), config).isEmpty())
+          && !indexWaitsForMerges(mergeBacklogSinceNanos, now, config.get(StoreOptions.SEARCH_INDEX_REBUILD_INTERVAL))) {
         lastIndexCheckNanos = now;
         long minRows = config.get(StoreOptions.SEARCH_INDEX_MIN_ROWS);
         BaseTable base = host.base();
@@ -223,6 +229,17 @@ public final class Maintenance implements AutoCloseable {
     } finally {
       running.unlock();
     }
+  }
+
+  /**
+   * Whether the search-index check waits for the merges: while merges have a backlog (the last one left
+   * generations for the next: {@code merge.max-bytes}, {@code merge.max-inputs}) since {@code backlogSinceNanos}
+   * (negative: none), for at most {@code rebuildInterval}. A build takes every core for tens of seconds and merges
+   * wait for it, so one started after the first merge of a bulk load (a quarter of it) would hold the rest of the
+   * load in the fresh tier meanwhile, and index rows the next build, within the rebuild interval, indexes again.
+   */
+  static boolean indexWaitsForMerges(long backlogSinceNanos, long nowNanos, Duration rebuildInterval) {
+    return backlogSinceNanos >= 0 && nowNanos - backlogSinceNanos < rebuildInterval.toNanos();
   }
 
   /** Merges every unmerged generation now. */
