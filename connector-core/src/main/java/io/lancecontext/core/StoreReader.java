@@ -64,6 +64,14 @@ public final class StoreReader implements AutoCloseable {
     return scan.baseFragmentsRead();
   }
 
+  /**
+   * Rows this read returned from the fresh tier so far (a split's, or a whole view's); -1 for an incremental
+   * read, which does not tell them apart.
+   */
+  public long freshRowsRead() {
+    return scan.freshRowsRead();
+  }
+
   /** The base-table version this read sees. */
   public long baseVersion() {
     return snapshot.base().version();

@@ -60,9 +60,7 @@ public final class SparkColumnarReader implements PartitionReader<ColumnarBatch>
       }
     }
     current = new ColumnarBatch(cols, root.getRowCount());
-    if (split.part() == ReadSplit.Part.FRESH) {
-      freshRows += root.getRowCount();
-    }
+    freshRows = Math.max(0, reader.freshRowsRead());
     return true;
   }
 

@@ -22,6 +22,11 @@ public interface RowScan extends AutoCloseable {
     return -1;
   }
 
+  /** Rows this read returned from the fresh tier so far; -1 when it does not tell them apart. */
+  default long freshRowsRead() {
+    return -1;
+  }
+
   @Override
   void close();
 }

@@ -25,6 +25,7 @@ public final class StoreScan implements RowScan {
   private final BaseScan base;
   private final FreshScan fresh;
   private boolean baseDone;
+  private long freshRowsRead;
   private VectorSchemaRoot current;
 
   /**
@@ -82,6 +83,9 @@ public final class StoreScan implements RowScan {
       }
       current = b;
       output.returned(b.getRowCount());
+      if (baseDone) {
+        freshRowsRead += b.getRowCount();
+      }
       return true;
     }
   }
@@ -89,6 +93,11 @@ public final class StoreScan implements RowScan {
   @Override
   public VectorSchemaRoot batch() {
     return current;
+  }
+
+  @Override
+  public long freshRowsRead() {
+    return freshRowsRead;
   }
 
   private void closeCurrent() {
