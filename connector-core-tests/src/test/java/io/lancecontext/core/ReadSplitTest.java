@@ -68,6 +68,11 @@ class ReadSplitTest extends StoreTest {
       assertTrue(splits.stream().anyMatch(s -> s.part() == ReadSplit.Part.BASE), "base parts: " + splits);
       assertTrue(splits.stream().anyMatch(s -> s.part() == ReadSplit.Part.FRESH), "fresh parts: " + splits);
       assertEquals(expected, readAll(store, splits));
+      // a budget of one split: the whole view in one
+      ReadPlan one = store.planRead(scan, 1);
+      assertEquals(1, one.splits().size(), one.splits().toString());
+      assertEquals(ReadSplit.Part.ALL, one.splits().get(0).part());
+      assertEquals(expected, readAll(store, roundTrip(one.splits())));
       // later writes do not change what the plan reads
       store.add(List.of(rec("id", "k5", "token_count", 555), rec("id", "later", "token_count", 1)));
       store.seal();
@@ -110,6 +115,21 @@ class ReadSplitTest extends StoreTest {
       assertEquals(Map.of("k5", -5), readAll(store, List.of(one)));
       assertEquals(Map.of(), readAll(store, store.planRead(scan.withFilter(Predicate.eq("id", "k41")), 3).splits()));
     }
+  }
+
+  /** Which reads only count (engines push COUNT(*) down to them): no column, no filter, nothing hidden by rules. */
+  @Test
+  void readsThatOnlyCount() {
+    io.lancecontext.core.schema.SchemaSpec rollout = io.lancecontext.core.schema.SchemaPresets.byName("rollout", 4);
+    io.lancecontext.core.schema.SchemaSpec context = io.lancecontext.core.schema.SchemaPresets.byName("context", 4);
+    ScanSpec none = ScanSpec.all().withColumns(List.of());
+    assertTrue(ContextStore.countsOnly(rollout, none));
+    assertTrue(!ContextStore.countsOnly(rollout, ScanSpec.all()), "columns");
+    assertTrue(!ContextStore.countsOnly(rollout, none.withFilter(Predicate.eq("id", "a"))), "a filter");
+    assertTrue(!ContextStore.countsOnly(rollout, none.withLimit(3)), "a limit");
+    assertTrue(!ContextStore.countsOnly(rollout, none.between("t1", null)), "an incremental read");
+    assertTrue(!ContextStore.countsOnly(context, none), "lifecycle and supersession hide rows");
+    assertTrue(ContextStore.countsOnly(context, none.withIncludeExpired(true).withIncludeSuperseded(true)));
   }
 
   /**

@@ -249,6 +249,16 @@ public final class ContextStore extends StoreHandle implements AutoCloseable {
   }
 
   /**
+   * Whether a read of a {@code spec} store with {@code scan} only counts the view's records, taking them from its
+   * indexes where it can (no column, no filter, limit or offset, no lifecycle rule or supersession hiding rows):
+   * then one split of the whole view ({@code planRead(scan, 1)}) counts them, and engines may push a
+   * {@code COUNT(*)} down to it.
+   */
+  public static boolean countsOnly(SchemaSpec spec, ScanSpec scan) {
+    return io.lancecontext.core.internal.read.ScanRules.countsOnly(spec, scan);
+  }
+
+  /**
    * Opens the store a split names in a process that did not plan it (a Spark executor, a Flink task manager),
    * with the reading side's own credentials: the {@code storage.*} entries of {@code options} (other keys are
    * ignored). Every other option takes the value of the store resident in this JVM, or its default.

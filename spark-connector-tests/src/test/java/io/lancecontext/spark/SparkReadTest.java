@@ -2,6 +2,7 @@ package io.lancecontext.spark;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -84,6 +85,26 @@ class SparkReadTest extends SparkTest {
     assertEquals(expected.size(), read().count());
   }
 
+  /**
+   * {@code COUNT(*)} of a store whose rows no lifecycle rule or supersession hides is pushed down whole: one task
+   * counts the view, no shuffle after it. With a filter, Spark counts what the scan returns.
+   */
+  @Test
+  void countStarIsPushedDownWholeAndCountsTheView() {
+    Dataset<Row> all = read().groupBy().count();
+    String plan = all.queryExecution().executedPlan().toString();
+    assertTrue(plan.contains("count(*) pushed") && !plan.contains("Exchange"), plan);
+    assertEquals(expected.size(), all.collectAsList().get(0).getLong(0));
+    read().createOrReplaceTempView("counted");
+    Dataset<Row> sql = spark.sql("SELECT count(*) AS n FROM counted");
+    assertTrue(sql.queryExecution().executedPlan().toString().contains("count(*) pushed"));
+    assertEquals(expected.size(), sql.collectAsList().get(0).getLong(0));
+
+    Dataset<Row> some = read().where("reward > 1.5").groupBy().count();
+    assertFalse(some.queryExecution().executedPlan().toString().contains("count(*) pushed"));
+    assertEquals(expected.values().stream().filter(r -> r > 1.5).count(), some.collectAsList().get(0).getLong(0));
+  }
+
   /** A count once the executor holds the base's key hashes (a lookup asks for them) counts the same rows. */
   @Test
   void countIsTheSameOnceTheExecutorHoldsTheBaseKeyHashes() throws Exception {
@@ -100,15 +121,15 @@ class SparkReadTest extends SparkTest {
   }
 
   /**
-   * {@code read.splits} bounds the input partitions (each tier holding rows gets one at least); by default three
-   * per core, here one base fragment and two buckets of fresh rows.
+   * {@code read.splits} bounds the input partitions (each tier holding rows gets one at least, unless the bound is
+   * one); by default three per core, here one base fragment and two buckets of fresh rows.
    */
   @Test
   void readSplitsBoundsTheInputPartitions() {
     assertEquals(3, read().rdd().getNumPartitions(), "default: the fragment and each bucket");
-    Dataset<Row> two = spark.read().format("lancecontext").option("read.splits", "1").load(path);
-    assertEquals(2, two.rdd().getNumPartitions(), "one per tier");
-    assertEquals(expected.size(), two.count());
+    Dataset<Row> one = spark.read().format("lancecontext").option("read.splits", "1").load(path);
+    assertEquals(1, one.rdd().getNumPartitions(), "the whole view in one");
+    assertEquals(expected.size(), one.collectAsList().size());
     Exception e = assertThrows(Exception.class,
         () -> spark.read().format("lancecontext").option("read.splits", "0").load(path).count());
     Throwable cause = rootCause(e);

@@ -45,8 +45,9 @@ public final class SparkOptions {
   public static final ConfigOption<Integer> READ_SPLITS = ConfigOption.optional("read.splits", OptionParsers::positiveInt,
       ConfigOption.Scope.HANDLE,
       "Spark only: the most input partitions a batch read is planned into (groups of base fragments of about equal "
-          + "rows and groups of fresh-tier buckets; fewer when the store has fewer). Default: three per core of "
-          + "Spark's default parallelism, at least 2, so that the tiers' unequal splits still keep every core busy.");
+          + "rows and groups of fresh-tier buckets; fewer when the store has fewer; with 1, one partition of the "
+          + "whole view). Default: three per core of Spark's default parallelism, at least 2, so that the tiers' "
+          + "unequal splits still keep every core busy.");
 
   /** The snapshot a batch read reads: a token or a tag; default: the store as it is. */
   public static final ConfigOption<String> SNAPSHOT = ConfigOption.optional("snapshot", v -> v, ConfigOption.Scope.HANDLE,

@@ -12,11 +12,16 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 final class SparkPartitionReaderFactory implements PartitionReaderFactory {
   private final Map<String, String> options;
   private final StructType schema;
+  private final boolean counting;
 
-  /** {@code options}: the store options of the read, {@code storage.*} included (splits carry none). */
-  SparkPartitionReaderFactory(Map<String, String> options, StructType schema) {
+  /**
+   * {@code options}: the store options of the read, {@code storage.*} included (splits carry none); {@code counting}:
+   * each split is read into one row, its record count (a pushed-down {@code COUNT(*)}).
+   */
+  SparkPartitionReaderFactory(Map<String, String> options, StructType schema, boolean counting) {
     this.options = Map.copyOf(options);
     this.schema = schema;
+    this.counting = counting;
   }
 
   @Override
@@ -31,6 +36,7 @@ final class SparkPartitionReaderFactory implements PartitionReaderFactory {
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-    return new SparkColumnarReader(options, ((SparkInputPartition) partition).split(), schema);
+    var split = ((SparkInputPartition) partition).split();
+    return counting ? new SparkCountReader(options, split) : new SparkColumnarReader(options, split, schema);
   }
 }

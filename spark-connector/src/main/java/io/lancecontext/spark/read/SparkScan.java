@@ -37,6 +37,8 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   /** Whether this is a streaming read's scan; {@link #streamSince} is where a new query starts. */
   private final boolean streaming;
   private final String streamSince;
+  /** Whether this scan returns one row, the view's record count ({@code COUNT(*)} pushed down). */
+  private boolean counting;
 
   /** {@code maxSplits}: {@code read.splits}, or 0 for three per core of Spark's default parallelism. */
   SparkScan(StoreConfig config, SchemaSpec spec, List<String> columns, ScanSpec scan,
@@ -66,8 +68,26 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
     this.pushed = pushed;
   }
 
+  /**
+   * The scan of a pushed-down {@code COUNT(*)} ({@link ContextStore#countsOnly}): one split of the whole view, read
+   * by one task into one row.
+   */
+  static SparkScan counting(StoreConfig config, SchemaSpec spec, ScanSpec scan,
+      java.util.function.Consumer<ReadPlan> onPlanned) {
+    SparkScan s = new SparkScan(config, spec, List.of(), scan,
+        new org.apache.spark.sql.connector.expressions.filter.Predicate[0], 1, onPlanned);
+    s.counting = true;
+    return s;
+  }
+
+  /** The schema of a pushed-down {@code COUNT(*)}. */
+  static final StructType COUNT = new StructType().add("count(*)", org.apache.spark.sql.types.DataTypes.LongType, false);
+
   @Override
   public StructType readSchema() {
+    if (counting) {
+      return COUNT;
+    }
     return scan.incremental() || streaming ? SparkSchemas.toIncrementalStruct(spec, columns)
         : SparkSchemas.toStruct(spec, columns);
   }
@@ -80,6 +100,9 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
    */
   @Override
   public String description() {
+    if (counting) {
+      return "count(*) pushed (one split of the whole view, counted from its indexes where it can)";
+    }
     return "columns=" + columns + " pushed=["
         + Arrays.stream(pushed).map(Object::toString).collect(Collectors.joining(", ")) + "]"
         + (scan.hasLimit() ? " limit=" + scan.limit() : "")
@@ -140,7 +163,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new SparkPartitionReaderFactory(config.asMap(), readSchema());
+    return new SparkPartitionReaderFactory(config.asMap(), readSchema(), counting);
   }
 
   /** The plan's estimates: rows and bytes before filters (upper bounds, see {@link ReadPlan}). */

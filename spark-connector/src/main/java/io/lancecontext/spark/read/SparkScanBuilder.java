@@ -1,5 +1,6 @@
 package io.lancecontext.spark.read;
 
+import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.read.Predicate;
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.options.StoreConfig;
@@ -9,6 +10,9 @@ import java.util.List;
 import java.util.Optional;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
@@ -20,7 +24,7 @@ import org.apache.spark.sql.types.StructType;
  * rest stays with Spark), and a limit, which each split applies (Spark still applies the global limit).
  */
 public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters,
-    SupportsPushDownLimit {
+    SupportsPushDownLimit, SupportsPushDownAggregates {
   private final StoreConfig config;
   private final SchemaSpec spec;
   private List<String> columns;
@@ -33,6 +37,8 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
   private final String since;
   /** Whether this is a streaming read's scan ({@link SparkScan#toMicroBatchStream}; {@code since} is its start). */
   private boolean streaming;
+  /** Whether Spark pushed {@code COUNT(*)} down: the scan returns one row, the count. */
+  private boolean countPushed;
 
   /**
    * {@code maxSplits}: {@code read.splits}, or 0 for the default; {@code snapshot}: the token or tag to read at,
@@ -117,11 +123,41 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
     return true;  // a limit applies per split
   }
 
+  /**
+   * {@code COUNT(*)} (no grouping, nothing else) of a read core only counts ({@link ContextStore#countsOnly}: no
+   * filter, and no lifecycle rule or supersession hiding rows) is pushed down whole: one task counts the view from
+   * its indexes where it can, with no shuffle after it.
+   */
+  @Override
+  public boolean pushAggregation(Aggregation aggregation) {
+    countPushed = supportCompletePushDown(aggregation);
+    return countPushed;
+  }
+
+  @Override
+  public boolean supportCompletePushDown(Aggregation aggregation) {
+    return aggregation.groupByExpressions().length == 0 && aggregation.aggregateExpressions().length == 1
+        && aggregation.aggregateExpressions()[0] instanceof CountStar && !streaming && since == null && limit < 0
+        && ContextStore.countsOnly(spec, scan(List.of()));
+  }
+
   @Override
   public Scan build() {
     // a read of no columns (count(*)): core counts, reading only what it cannot count from its key hashes
     // an incremental read's _lc_deleted is core's own output column, not one to ask for
     List<String> stored = columns.stream().filter(c -> !c.equals(ScanSpec.DELETED)).toList();
+    if (countPushed) {
+      return SparkScan.counting(config, spec, scan(List.of()), onPlanned);
+    }
+    ScanSpec scan = scan(stored);
+    if (streaming) {
+      return new SparkScan(config, spec, columns, scan, pushedPredicates(), maxSplits, onPlanned, since);
+    }
+    return new SparkScan(config, spec, columns, scan, pushedPredicates(), maxSplits, onPlanned);
+  }
+
+  /** The core scan of {@code stored} columns with the pushed filters, snapshot and limit. */
+  private ScanSpec scan(List<String> stored) {
     ScanSpec scan = ScanSpec.all().withColumns(stored).withFilter(Predicate.and(filters));
     if (!streaming) {
       scan = since == null ? scan.atSnapshot(snapshot) : scan.between(since, snapshot);
@@ -129,9 +165,6 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
     if (limit >= 0) {
       scan = scan.withLimit(limit);
     }
-    if (streaming) {
-      return new SparkScan(config, spec, columns, scan, pushedPredicates(), maxSplits, onPlanned, since);
-    }
-    return new SparkScan(config, spec, columns, scan, pushedPredicates(), maxSplits, onPlanned);
+    return scan;
   }
 }

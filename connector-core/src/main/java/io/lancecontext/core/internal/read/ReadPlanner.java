@@ -15,8 +15,8 @@ import java.util.List;
  * Splits a read of one live snapshot into a {@link ReadPlan}: groups of base fragments of about equal
  * rows, and groups of whole buckets of the fresh tier (both lanes of a bucket go together: a key's newest
  * fresh row is decided across them), each with its estimate. The split budget is shared in proportion to
- * the estimated rows of the two tiers, each tier getting at least one split when it holds anything. A read
- * confined to a few keys is one split instead ({@link #planByKey}).
+ * the estimated rows of the two tiers, each tier getting at least one split when it holds anything (a budget
+ * of one split: one of the whole view). A read confined to a few keys is one split instead ({@link #planByKey}).
  */
 public final class ReadPlanner {
   private ReadPlanner() {}
@@ -50,6 +50,13 @@ public final class ReadPlanner {
 
     List<BucketSize> fresh = freshSizes(snapshot, buckets);
     long freshRows = fresh.stream().mapToLong(BucketSize::rows).sum();
+    if (maxSplits == 1) {
+      // a budget of one split: the whole view in one (a split per tier would be two)
+      long bytes = fragments.stream().mapToLong(ReadPlanner::dataBytes).sum()
+          + fresh.stream().mapToLong(BucketSize::bytes).sum();
+      return new ReadPlan(List.of(new ReadSplit(config, pinned, scan, ReadSplit.Part.ALL, null, null)),
+          List.of(new ReadPlan.Estimate(baseRows + freshRows, bytes)));
+    }
 
     int freshGroups = 0;
     if (!fresh.isEmpty()) {

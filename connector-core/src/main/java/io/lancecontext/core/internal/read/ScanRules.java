@@ -15,7 +15,7 @@ import org.apache.arrow.memory.BufferAllocator;
  * {@linkplain Predicates#normalize normalised} and joined with the lifecycle rule (the fresh tier's
  * filter), the same with the tombstone rule (the base table's), and the superseded keys to hide.
  */
-final class ScanRules {
+public final class ScanRules {
   final SchemaSpec spec;
   final ScanSpec scan;
   final List<String> columns;
@@ -48,6 +48,19 @@ final class ScanRules {
     this.superseded = spec.has(Capability.SUPERSESSION) && !scan.includeSuperseded()
         ? snapshot.superseded(spec, allocator) : Set.of();
     this.countOnly = columns.isEmpty() && freshFilter instanceof Predicate.True && superseded.isEmpty()
+        && !scan.hasLimit() && scan.offset() == 0;
+  }
+
+  /**
+   * Whether a read of {@code scan} over a {@code spec} store only counts ({@link #countOnly}), whatever its snapshot:
+   * a read of the whole view, of no column, without filter, limit or offset, of a store whose rows no lifecycle
+   * rule or supersession hides (or one that reads those too).
+   */
+  public static boolean countsOnly(SchemaSpec spec, ScanSpec scan) {
+    return scan.columns() != null && scan.columns().isEmpty() && !scan.incremental()
+        && Predicates.normalize(spec, scan.filter()) instanceof Predicate.True
+        && (!spec.has(Capability.LIFECYCLE) || scan.includeExpired())
+        && (!spec.has(Capability.SUPERSESSION) || scan.includeSuperseded())
         && !scan.hasLimit() && scan.offset() == 0;
   }
 
