@@ -59,9 +59,10 @@ final class BaseScan implements AutoCloseable {
     this.rules = rules;
     this.output = output;
     this.dataset = snapshot.base().dataset();
-    // a read confined to a few keys excludes only those of them the fresh tier holds
+    // a read confined to a few keys excludes only those of them the fresh tier holds; an empty base none
     Set<String> confined = Predicates.keysReadByKey(rules.spec, rules.filter);
-    this.hashedFreshKeys = confined != null ? snapshot.hashedFreshKeysAmong(confined) : snapshot.hashedFreshKeys();
+    this.hashedFreshKeys = dataset.fragments().isEmpty() ? new HashedKeys(Set.of())
+        : confined != null ? snapshot.hashedFreshKeysAmong(confined) : snapshot.hashedFreshKeys();
     this.freshKeys = hashedFreshKeys.keys();
     List<Integer> read = holding(rules, snapshot.base(), fragments);
     long counted = 0;

@@ -293,8 +293,15 @@ public final class Snapshots implements AutoCloseable {
         }
         views.add(fresh.pinnedView(id, p.watermark(), p.manifestVersion(), p.walPositions(), pinnedParts(pinned, id)));
       }
-      LsmSnapshot snap = new LsmSnapshot(b, views, null, superseded, pinned.plannedAt());
+      // the fresh keys of the same views (by their signatures) as a live snapshot or an earlier split computed them:
+      // a read of the whole view excludes them from the base, and each query pins a snapshot of its own
+      List<String> signatures = views.stream().map(v -> v.shardId() + "=" + v.signature()).toList();
+      HashedKeys known = liveFreshKeys.getIfPresent(signatures);
+      LsmSnapshot snap = new LsmSnapshot(b, views, known, superseded, pinned.plannedAt());
       snap.bucketsOf(bucketOfShard);
+      if (known == null) {
+        snap.onFreshKeysComputed(k -> liveFreshKeys.put(signatures, k));
+      }
       return snap;
     } catch (RuntimeException e) {
       views.forEach(FreshShard::release);
