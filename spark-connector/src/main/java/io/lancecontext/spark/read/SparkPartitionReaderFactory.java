@@ -36,7 +36,9 @@ final class SparkPartitionReaderFactory implements PartitionReaderFactory {
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-    var split = ((SparkInputPartition) partition).split();
-    return counting ? new SparkCountReader(options, split) : new SparkColumnarReader(options, split, schema);
+    if (counting) {
+      return new SparkCountReader(options, ((SparkCountPartition) partition).splits());
+    }
+    return new SparkColumnarReader(options, ((SparkInputPartition) partition).split(), schema);
   }
 }

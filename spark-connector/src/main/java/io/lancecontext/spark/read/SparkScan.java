@@ -69,13 +69,13 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   }
 
   /**
-   * The scan of a pushed-down {@code COUNT(*)} ({@link ContextStore#countsOnly}): one split of the whole view, read
-   * by one task into one row.
+   * The scan of a pushed-down {@code COUNT(*)} ({@link ContextStore#countsOnly}): the read's splits, all in one input
+   * partition whose task counts them side by side into one row ({@link SparkCountReader}).
    */
-  static SparkScan counting(StoreConfig config, SchemaSpec spec, ScanSpec scan,
+  static SparkScan counting(StoreConfig config, SchemaSpec spec, ScanSpec scan, int maxSplits,
       java.util.function.Consumer<ReadPlan> onPlanned) {
     SparkScan s = new SparkScan(config, spec, List.of(), scan,
-        new org.apache.spark.sql.connector.expressions.filter.Predicate[0], 1, onPlanned);
+        new org.apache.spark.sql.connector.expressions.filter.Predicate[0], maxSplits, onPlanned);
     s.counting = true;
     return s;
   }
@@ -101,7 +101,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public String description() {
     if (counting) {
-      return "count(*) pushed (one split of the whole view, counted from its indexes where it can)";
+      return "count(*) pushed (one task counts the read's splits, from the store's indexes where it can)";
     }
     return "columns=" + columns + " pushed=["
         + Arrays.stream(pushed).map(Object::toString).collect(Collectors.joining(", ")) + "]"
@@ -158,6 +158,9 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public InputPartition[] planInputPartitions() {
+    if (counting) {
+      return new InputPartition[] {new SparkCountPartition(plan().splits())};
+    }
     return plan().splits().stream().map(SparkInputPartition::new).toArray(InputPartition[]::new);
   }
 

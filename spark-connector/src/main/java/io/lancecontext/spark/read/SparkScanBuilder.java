@@ -125,8 +125,8 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
 
   /**
    * {@code COUNT(*)} (no grouping, nothing else) of a read core only counts ({@link ContextStore#countsOnly}: no
-   * filter, and no lifecycle rule or supersession hiding rows) is pushed down whole: one task counts the view from
-   * its indexes where it can, with no shuffle after it.
+   * filter, and no lifecycle rule or supersession hiding rows) is pushed down whole: one task counts the read's
+   * splits side by side, from the store's indexes where it can, with no shuffle after it.
    */
   @Override
   public boolean pushAggregation(Aggregation aggregation) {
@@ -147,7 +147,7 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
     // an incremental read's _lc_deleted is core's own output column, not one to ask for
     List<String> stored = columns.stream().filter(c -> !c.equals(ScanSpec.DELETED)).toList();
     if (countPushed) {
-      return SparkScan.counting(config, spec, scan(List.of()), onPlanned);
+      return SparkScan.counting(config, spec, scan(List.of()), maxSplits, onPlanned);
     }
     ScanSpec scan = scan(stored);
     if (streaming) {
