@@ -251,8 +251,7 @@ public final class ContextStore extends StoreHandle implements AutoCloseable {
   /**
    * Whether a read of a {@code spec} store with {@code scan} only counts the view's records, taking them from its
    * indexes where it can (no column, no filter, limit or offset, no lifecycle rule or supersession hiding rows):
-   * then one split of the whole view ({@code planRead(scan, 1)}) counts them, and engines may push a
-   * {@code COUNT(*)} down to it.
+   * engines may then push a {@code COUNT(*)} down to such a read, summing what its splits count.
    */
   public static boolean countsOnly(SchemaSpec spec, ScanSpec scan) {
     return io.lancecontext.core.internal.read.ScanRules.countsOnly(spec, scan);
