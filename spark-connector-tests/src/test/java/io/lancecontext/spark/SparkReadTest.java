@@ -95,6 +95,8 @@ class SparkReadTest extends SparkTest {
     String plan = all.queryExecution().executedPlan().toString();
     assertTrue(plan.contains("count(*) pushed") && !plan.contains("Exchange"), plan);
     assertEquals(expected.size(), all.collectAsList().get(0).getLong(0));
+    assertEquals(1L, all.queryExecution().optimizedPlan().collectLeaves().head().stats().rowCount().get().longValue(),
+        "the scan reports one row, the count");
     read().createOrReplaceTempView("counted");
     Dataset<Row> sql = spark.sql("SELECT count(*) AS n FROM counted");
     assertTrue(sql.queryExecution().executedPlan().toString().contains("count(*) pushed"));

@@ -172,8 +172,9 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
   /** The plan's estimates: rows and bytes before filters (upper bounds, see {@link ReadPlan}). */
   @Override
   public Statistics estimateStatistics() {
-    long rows = plan().estimatedRows();
-    long bytes = plan().estimatedBytes();
+    // a pushed-down COUNT(*) returns one row of one long, whatever the store holds
+    long rows = counting ? 1 : plan().estimatedRows();
+    long bytes = counting ? Long.BYTES : plan().estimatedBytes();
     return new Statistics() {
       @Override
       public OptionalLong sizeInBytes() {
