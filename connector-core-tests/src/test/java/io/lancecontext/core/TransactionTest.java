@@ -92,6 +92,15 @@ class TransactionTest extends StoreTest {
           }
         }
         assertEquals(view, fromSplits);
+        // a read by key (one split of the keys' buckets) sees the published parts too
+        Map<String, Object> byKey = new HashMap<>();
+        var keys = io.lancecontext.core.read.Predicate.in("id", List.of("k0", "k5", "k7", "absent"));
+        for (ReadSplit split : store.planRead(ScanSpec.all().withFilter(keys), 4).splits()) {
+          try (StoreReader reader = store.read(split)) {
+            reader.records().forEach(rec -> byKey.put((String) rec.get("id"), rec.get("token_count")));
+          }
+        }
+        assertEquals(Map.of("k0", 2, "k5", 3, "k7", 2), byKey);
       });
     }
   }
