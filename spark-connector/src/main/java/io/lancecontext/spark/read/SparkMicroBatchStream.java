@@ -103,7 +103,7 @@ final class SparkMicroBatchStream implements MicroBatchStream {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new SparkPartitionReaderFactory(config.asMap(), schema, false);
+    return new SparkPartitionReaderFactory(config.asMap(), schema);
   }
 
   /** Tags {@code snapshot} as an offset of this query, so it is kept until a later offset is committed. */

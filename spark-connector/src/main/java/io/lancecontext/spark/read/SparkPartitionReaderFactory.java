@@ -12,16 +12,11 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 final class SparkPartitionReaderFactory implements PartitionReaderFactory {
   private final Map<String, String> options;
   private final StructType schema;
-  private final boolean counting;
 
-  /**
-   * {@code options}: the store options of the read, {@code storage.*} included (splits carry none); {@code counting}:
-   * each split is read into one row, its record count (a pushed-down {@code COUNT(*)}).
-   */
-  SparkPartitionReaderFactory(Map<String, String> options, StructType schema, boolean counting) {
+  /** {@code options}: the store options of the read, {@code storage.*} included (splits carry none). */
+  SparkPartitionReaderFactory(Map<String, String> options, StructType schema) {
     this.options = Map.copyOf(options);
     this.schema = schema;
-    this.counting = counting;
   }
 
   @Override
@@ -36,8 +31,8 @@ final class SparkPartitionReaderFactory implements PartitionReaderFactory {
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-    if (counting) {
-      return new SparkCountReader(options, ((SparkCountPartition) partition).splits());
+    if (partition instanceof SparkCountPartition count) {  // a pushed-down COUNT(*): one row, the count
+      return new SparkCountReader(options, count.splits());
     }
     return new SparkColumnarReader(options, ((SparkInputPartition) partition).split(), schema);
   }

@@ -166,7 +166,7 @@ public final class SparkScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new SparkPartitionReaderFactory(config.asMap(), readSchema(), counting);
+    return new SparkPartitionReaderFactory(config.asMap(), readSchema());
   }
 
   /** The plan's estimates: rows and bytes before filters (upper bounds, see {@link ReadPlan}). */

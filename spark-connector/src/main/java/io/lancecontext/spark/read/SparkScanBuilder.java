@@ -137,8 +137,8 @@ public final class SparkScanBuilder implements ScanBuilder, SupportsPushDownRequ
   @Override
   public boolean supportCompletePushDown(Aggregation aggregation) {
     return aggregation.groupByExpressions().length == 0 && aggregation.aggregateExpressions().length == 1
-        && aggregation.aggregateExpressions()[0] instanceof CountStar && !streaming && since == null && limit < 0
-        && ContextStore.countsOnly(spec, scan(List.of()));
+        && aggregation.aggregateExpressions()[0] instanceof CountStar && !streaming
+        && ContextStore.countsOnly(spec, scan(List.of()));  // (core refuses an incremental read, a limit, a filter)
   }
 
   @Override

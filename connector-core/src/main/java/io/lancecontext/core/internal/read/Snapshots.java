@@ -202,6 +202,11 @@ public final class Snapshots implements AutoCloseable {
     return out;
   }
 
+  /** What identifies the rows of {@code views}: each one's shard id and signature, in order. */
+  private static List<String> signatures(List<FreshShard> views) {
+    return views.stream().map(v -> v.shardId() + "=" + v.signature()).toList();
+  }
+
   /** A live snapshot over the given shards (all when null). */
   public LsmSnapshot snapshot(Set<String> shardIds) {
     Instant takenAt = Instant.now();
@@ -215,7 +220,7 @@ public final class Snapshots implements AutoCloseable {
         return bucket == null ? fresh.view(id, b.watermark(id))
             : fresh.view(id, b.watermark(id), unmerged(parts.get(bucket), b, bucket));
       });
-      List<String> signatures = views.stream().map(v -> v.shardId() + "=" + v.signature()).toList();
+      List<String> signatures = signatures(views);
       HashedKeys known = liveFreshKeys.getIfPresent(signatures);
       List<String> liveKey = shardIds == null ? liveKey(b, signatures) : null;
       LsmSnapshot snap = new LsmSnapshot(b, views, known, shardIds == null ? liveSuperseded(liveKey) : null, takenAt);
@@ -295,7 +300,7 @@ public final class Snapshots implements AutoCloseable {
       }
       // the fresh keys of the same views (by their signatures) as a live snapshot or an earlier split computed them:
       // a read of the whole view excludes them from the base, and each query pins a snapshot of its own
-      List<String> signatures = views.stream().map(v -> v.shardId() + "=" + v.signature()).toList();
+      List<String> signatures = signatures(views);
       HashedKeys known = liveFreshKeys.getIfPresent(signatures);
       LsmSnapshot snap = new LsmSnapshot(b, views, known, superseded, pinned.plannedAt());
       snap.bucketsOf(bucketOfShard);
