@@ -164,6 +164,85 @@ class RowBufferTest {
     }
   }
 
+  private static final SchemaSpec SCALARS = SchemaSpec.fromJson("{\"columns\":[{\"name\":\"id\",\"type\":\"string\"},"
+      + "{\"name\":\"s\",\"type\":\"string\"},{\"name\":\"never\",\"type\":\"string\"},"
+      + "{\"name\":\"big\",\"type\":\"large_string\"},{\"name\":\"bin\",\"type\":\"binary\"},"
+      + "{\"name\":\"i\",\"type\":\"int32\"},{\"name\":\"b\",\"type\":\"bool\"},"
+      + "{\"name\":\"t\",\"type\":\"list\",\"item\":{\"type\":\"string\"}},"
+      + "{\"name\":\"v\",\"type\":\"vector\",\"dim\":2,\"metric\":\"l2\"}]}");
+
+  /**
+   * A row leaves the scalar columns it does not set alone (a new batch reads null there) and a string column no row
+   * sets is not filled row by row: whatever the pattern, over more rows than a batch first holds and after a
+   * discarded row that had set every column, each value reads back as set and every other as null.
+   */
+  @Test
+  void columnsARowDoesNotSetReadNullWhateverTheRowsAroundThemSet() {
+    for (KeyRouter router : new KeyRouter[] {null, LAST_CHARACTER}) {
+      try (RowBuffer buffer = router == null ? new RowBuffer(SCALARS, arrow.allocator(), KeyIds.random())
+          : new RowBuffer(SCALARS, arrow.allocator(), KeyIds.random(), 4, router)) {
+        int rows = 300;
+        for (int r = 0; r < rows; r++) {
+          if (r == 150) {  // a discarded row that set every column
+            buffer.set(buffer.column("id"), "gone0");
+            for (String c : java.util.List.of("s", "never", "big", "bin", "i", "b", "t", "v")) {
+              Object value = switch (c) {
+                case "bin" -> new byte[] {1};
+                case "i" -> 1;
+                case "b" -> true;
+                case "t" -> java.util.List.of("x");
+                case "v" -> new float[] {1f, 2f};
+                default -> "stale";
+              };
+              buffer.set(buffer.column(c), value);
+            }
+            buffer.abandonRow();
+          }
+          boolean keyLast = r % 7 == 3;  // built in the batch of any bucket, then moved to its own
+          if (!keyLast) {
+            buffer.set(buffer.column("id"), "k" + r);
+          }
+          if (r % 2 == 0) {
+            buffer.set(buffer.column("s"), "s" + r);
+          }
+          if (r % 3 == 0) {
+            buffer.set(buffer.column("i"), r);
+            buffer.set(buffer.column("big"), "big" + r);
+          }
+          if (r % 5 == 0) {
+            buffer.set(buffer.column("bin"), new byte[] {(byte) r});
+            buffer.set(buffer.column("b"), r % 10 == 0);
+          }
+          if (keyLast) {
+            buffer.set(buffer.column("id"), "k" + r);
+          }
+          buffer.endRow();
+        }
+        Map<String, Map<String, Object>> byKey = new java.util.HashMap<>();
+        for (VectorSchemaRoot batch : buffer.takeAll()) {
+          try (batch) {
+            BatchValidator.validate(SCALARS, batch);
+            new RecordCodec(SCALARS).decode(batch).forEach(row -> byKey.put((String) row.get("id"), row));
+          }
+        }
+        assertEquals(rows, byKey.size());
+        for (int r = 0; r < rows; r++) {
+          Map<String, Object> row = byKey.get("k" + r);
+          String where = "row " + r + " (router " + (router != null) + "): " + row;
+          assertEquals(r % 2 == 0 ? "s" + r : null, row.get("s"), where);
+          assertEquals(r % 3 == 0 ? (Object) r : null, row.get("i"), where);
+          assertEquals(r % 3 == 0 ? "big" + r : null, row.get("big"), where);
+          assertEquals(r % 5 == 0 ? (Object) (r % 10 == 0) : null, row.get("b"), where);
+          assertEquals(r % 5 == 0 ? java.util.List.of((byte) r) : null, row.get("bin") == null ? null
+              : java.util.List.of(((byte[]) row.get("bin"))[0]), where);
+          assertEquals(null, row.get("never"), where);
+          assertEquals(null, row.get("t"), where);
+          assertEquals(null, row.get("v"), where);
+        }
+      }
+    }
+  }
+
   /** The one batch of a buffer without a router. */
   static VectorSchemaRoot only(RowBuffer buffer) {
     java.util.List<VectorSchemaRoot> batches = buffer.takeAll();

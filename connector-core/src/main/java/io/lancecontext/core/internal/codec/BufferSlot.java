@@ -6,6 +6,8 @@ import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BaseLargeVariableWidthVector;
+import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
@@ -63,14 +65,16 @@ final class BufferSlot implements AutoCloseable {
   }
 
   /**
-   * Clears the struct columns of row {@code index}, their fields too: a later row that leaves a struct null must
-   * not carry this row's field values under it (lance-core 7.0.0 reads struct nulls back from their fields on
-   * some paths, see {@code StructNulls}).
+   * Clears every value of row {@code index} to null, struct fields too: a later row built there leaves the
+   * columns it does not set as they are (and lance-core 7.0.0 reads struct nulls back from their fields on some
+   * paths, see {@code StructNulls}).
    */
-  void clearStructs(List<ColumnSpec> columns, int index) {
+  void clearRow(List<ColumnSpec> columns, int index) {
     for (int i = 0; i < columns.size(); i++) {
       if (columns.get(i).type() == ColumnType.STRUCT) {
         clearStruct((StructVector) vectors[i], index, columns.get(i));
+      } else if (vectors[i].getValueCapacity() > index) {
+        vectors[i].setNull(index);
       }
     }
   }
@@ -91,6 +95,15 @@ final class BufferSlot implements AutoCloseable {
 
   /** The completed rows as a batch; the slot is spent (the caller owns and closes the batch). */
   VectorSchemaRoot take() {
+    for (FieldVector v : vectors) {
+      // a string or binary column no row set: its offsets, zeroed when allocated and grown, already say so for
+      // every row (Arrow would otherwise write them one by one)
+      if (v instanceof BaseVariableWidthVector w && w.getLastSet() < 0) {
+        w.setLastSet(rows - 1);
+      } else if (v instanceof BaseLargeVariableWidthVector w && w.getLastSet() < 0) {
+        w.setLastSet(rows - 1);
+      }
+    }
     root.setRowCount(rows);
     return root;
   }

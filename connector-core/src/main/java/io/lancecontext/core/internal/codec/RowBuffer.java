@@ -42,6 +42,12 @@ public final class RowBuffer implements AutoCloseable {
   private final java.util.Map<String, Integer> indexByName = new java.util.HashMap<>();
   private final int keyColumn;
   private final boolean[] set;
+  /**
+   * The columns an unset value must still be written to as null (required ones, which refuse it, and lists,
+   * structs and vectors); the others are left alone: a new batch's validity bits are zero, so they read null.
+   */
+  private final int[] explicitNulls;
+  private final int[] allColumns;
   /** Null: one batch for every bucket. */
   private final KeyRouter router;
   /** The batches being filled, by bucket (one without a router); null until a row goes there. */
@@ -80,6 +86,9 @@ public final class RowBuffer implements AutoCloseable {
     }
     this.keyColumn = columns.indexOf(spec.column(spec.key()));
     this.set = new boolean[columns.size()];
+    this.explicitNulls = java.util.stream.IntStream.range(0, columns.size()).filter(i -> i != keyColumn
+        && (!columns.get(i).nullable() || columns.get(i).type().isNested())).toArray();
+    this.allColumns = java.util.stream.IntStream.range(0, columns.size()).toArray();
     this.router = buckets > 1 ? router : null;
     this.slots = new BufferSlot[this.router == null ? 1 : buckets + 1];
     this.mixed = slots.length - 1;
@@ -240,15 +249,15 @@ public final class RowBuffer implements AutoCloseable {
    */
   public void endRow() {
     try {
-      for (int i = 0; i < columns.size(); i++) {
-        if (set[i]) {
-          continue;
-        }
-        ColumnSpec c = columns.get(i);
-        if (i == keyColumn) {
-          ValueWriter.write(vectors[i], at, ids.key(keylessRows), c, c.name(), rowNumber());
-        } else {
-          ValueWriter.write(vectors[i], at, null, c, c.name(), rowNumber());
+      if (!set[keyColumn]) {
+        ColumnSpec c = columns.get(keyColumn);
+        ValueWriter.write(vectors[keyColumn], at, ids.key(keylessRows), c, c.name(), rowNumber());
+      }
+      // a row that moves to another slot is copied value by value: every value of it written first
+      boolean moving = router != null && !routed;
+      for (int i : moving ? allColumns : explicitNulls) {
+        if (!set[i] && i != keyColumn) {
+          ValueWriter.write(vectors[i], at, null, columns.get(i), columns.get(i).name(), rowNumber());
         }
       }
       VarCharVector key = (VarCharVector) vectors[keyColumn];
@@ -282,17 +291,17 @@ public final class RowBuffer implements AutoCloseable {
       BufferSlot from = slots[current];
       select(target);
       slots[current].copyRow(from);
-      from.clearStructs(columns, from.rows);
+      from.clearRow(columns, from.rows);
     }
   }
 
   /**
-   * Discards the row being built. Struct slots are cleared (their fields too): a later row that leaves
-   * the struct null must not carry this row's field values under it (lance-core 7.0.0 reads struct
-   * nulls back from their fields on some paths, see {@code StructNulls}).
+   * Discards the row being built: its values are cleared to null (struct fields too), since a later row leaves
+   * the columns it does not set as they are (and lance-core 7.0.0 reads struct nulls back from their fields on
+   * some paths, see {@code StructNulls}).
    */
   public void abandonRow() {
-    slots[current].clearStructs(columns, at);
+    slots[current].clearRow(columns, at);
     Arrays.fill(set, false);
     rowBytes = 0;
     rowStarted = false;
