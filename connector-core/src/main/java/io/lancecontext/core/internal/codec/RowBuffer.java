@@ -43,8 +43,9 @@ public final class RowBuffer implements AutoCloseable {
   private final int keyColumn;
   private final boolean[] set;
   /**
-   * The columns an unset value must still be written to as null (required ones, which refuse it, and lists,
-   * structs and vectors); the others are left alone: a new batch's validity bits are zero, so they read null.
+   * The columns an unset value must still be written to as null (required ones, which refuse it, lists and
+   * structs); the others are left alone: a new batch's validity bits are zero, so they read null (a vector column's
+   * values then grow once, when the batch is taken, not row by row: {@code dim} floats each).
    */
   private final int[] explicitNulls;
   private final int[] allColumns;
@@ -87,7 +88,8 @@ public final class RowBuffer implements AutoCloseable {
     this.keyColumn = columns.indexOf(spec.column(spec.key()));
     this.set = new boolean[columns.size()];
     this.explicitNulls = java.util.stream.IntStream.range(0, columns.size()).filter(i -> i != keyColumn
-        && (!columns.get(i).nullable() || columns.get(i).type().isNested())).toArray();
+        && (!columns.get(i).nullable() || columns.get(i).type() == ColumnType.LIST
+            || columns.get(i).type() == ColumnType.STRUCT)).toArray();
     this.allColumns = java.util.stream.IntStream.range(0, columns.size()).toArray();
     this.router = buckets > 1 ? router : null;
     this.slots = new BufferSlot[this.router == null ? 1 : buckets + 1];
