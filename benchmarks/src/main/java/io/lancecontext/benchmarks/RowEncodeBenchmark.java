@@ -1,5 +1,9 @@
 package io.lancecontext.benchmarks;
 
+import io.lancecontext.core.ContextStore;
+import io.lancecontext.core.RowAppender;
+import io.lancecontext.core.StoreWriter;
+import io.lancecontext.core.WriterOptions;
 import io.lancecontext.core.internal.codec.KeyIds;
 import io.lancecontext.core.internal.codec.RowBuffer;
 import io.lancecontext.core.internal.write.Buckets;
@@ -21,18 +25,21 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * 200-byte text_payload, token_count) encoded into the {@code context} preset's layout by the buffer every write
  * handle fills (by bucket, 4 buckets, batches of 8,192 rows; the preset's other 21 columns null), against the same
  * values set into a plain Arrow batch of those 5 columns (what the fragment sink of the Flink benchmark fills).
- * Usage: {@code RowEncodeBenchmark [rows=2000000] [reps=8] [embeddingDim=8]}; the best rep of each counts. Last
- * line: {@code RESULT row_encode store_ns_per_row=… plain_arrow_ns_per_row=… store_vs_plain=…}.
+ * Usage: {@code RowEncodeBenchmark [rows=2000000] [reps=8] [embeddingDim=8] [writeRows=0]}; the best rep of each
+ * counts. With {@code writeRows} it also writes that many such rows into a new store of that dimension through one
+ * immediate write handle (puts, as Flink's at-least-once sink) and prints the time. Last line:
+ * {@code RESULT row_encode store_ns_per_row=… plain_arrow_ns_per_row=… store_vs_plain=… [write_s=…]}.
  */
 public final class RowEncodeBenchmark {
   private RowEncodeBenchmark() {}
 
   private static final int BATCH = 8192;
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws java.io.IOException {
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 2_000_000;
     int reps = args.length > 1 ? Integer.parseInt(args[1]) : 8;
     int dim = args.length > 2 ? Integer.parseInt(args[2]) : 8;
+    int writeRows = args.length > 3 ? Integer.parseInt(args[3]) : 0;
     SchemaSpec spec = SchemaPresets.context(dim);
     byte[][] keys = new byte[rows][];
     for (int i = 0; i < rows; i++) {
@@ -74,8 +81,39 @@ public final class RowEncodeBenchmark {
         plain = Math.min(plain, pns);
       }
     }
-    System.out.printf(Locale.ROOT, "RESULT row_encode store_ns_per_row=%.1f plain_arrow_ns_per_row=%.1f store_vs_plain=%.2f%n",
-        store, plain, store / plain);
+    String write = "";
+    if (writeRows > 0) {
+      write = String.format(Locale.ROOT, " write_s=%.2f", write(writeRows, dim, keys, session, role, text));
+    }
+    System.out.printf(Locale.ROOT, "RESULT row_encode store_ns_per_row=%.1f plain_arrow_ns_per_row=%.1f store_vs_plain=%.2f%s%n",
+        store, plain, store / plain, write);
+  }
+
+  /** Seconds to write {@code rows} rows into a new store through one immediate handle, committed. */
+  private static double write(int rows, int dim, byte[][] keys, byte[] session, byte[] role, byte[] text)
+      throws java.io.IOException {
+    java.nio.file.Path dir = Bench.scratch("row-encode");
+    try (ContextStore store = ContextStore.open(java.util.Map.of("path", dir.resolve("store").toString(),
+        "schema", "context", "schema.embedding-dim", Integer.toString(dim)))) {
+      long t = System.nanoTime();
+      try (StoreWriter writer = store.newWriter(WriterOptions.defaults())) {
+        RowAppender appender = writer.rows();
+        int id = appender.column("id");
+        int s = appender.column("session_id");
+        int r = appender.column("role");
+        int tx = appender.column("text_payload");
+        int tc = appender.column("token_count");
+        for (int i = 0; i < rows; i++) {
+          appender.setUtf8(id, keys[i % keys.length]).setUtf8(s, session).setUtf8(r, role).setUtf8(tx, text)
+              .setInt(tc, i & 1023).endRow();
+        }
+        writer.commit();
+      }
+      return (System.nanoTime() - t) / 1e9;
+    } finally {
+      ContextStore.closeAllResident();
+      Bench.delete(dir);
+    }
   }
 
   private static void plainArrow(BufferAllocator allocator, byte[][] keys, byte[] session, byte[] role, byte[] text) {
