@@ -220,6 +220,13 @@ class RowBufferTest {
             buffer.set(buffer.column("id"), "k" + r);
           }
           buffer.endRow();
+          if (r % 11 == 5) {  // keyless rows right after a keyed one: one with values, one without any
+            buffer.set(buffer.column("i"), -r);
+            buffer.endRow();
+            buffer.set(buffer.column("id"), "k" + r + "b");
+            buffer.endRow();
+            buffer.endRow();
+          }
         }
         Map<String, Map<String, Object>> byKey = new java.util.HashMap<>();
         for (VectorSchemaRoot batch : buffer.takeAll()) {
@@ -228,7 +235,17 @@ class RowBufferTest {
             new RecordCodec(SCALARS).decode(batch).forEach(row -> byKey.put((String) row.get("id"), row));
           }
         }
-        assertEquals(rows, byKey.size());
+        int extra = 3 * (int) java.util.stream.IntStream.range(0, rows).filter(r -> r % 11 == 5).count();
+        assertEquals(rows + extra, byKey.size());
+        for (var row : byKey.values()) {
+          String key = (String) row.get("id");
+          if (!key.startsWith("k") || key.endsWith("b")) {
+            assertEquals(null, row.get("s"), "a keyless or key-only row: " + row);
+            assertEquals(null, row.get("big"), "a keyless or key-only row: " + row);
+            assertEquals(null, row.get("v"), "a keyless or key-only row: " + row);
+            assertTrue(row.get("i") == null || ((Integer) row.get("i")) <= 0, "a keyless or key-only row: " + row);
+          }
+        }
         for (int r = 0; r < rows; r++) {
           Map<String, Object> row = byKey.get("k" + r);
           String where = "row " + r + " (router " + (router != null) + "): " + row;

@@ -255,8 +255,9 @@ public final class RowBuffer implements AutoCloseable {
         ColumnSpec c = columns.get(keyColumn);
         ValueWriter.write(vectors[keyColumn], at, ids.key(keylessRows), c, c.name(), rowNumber());
       }
-      // a row that moves to another slot is copied value by value: every value of it written first
-      boolean moving = router != null && !routed;
+      // a row that moves to another slot (its key set last, or no key and built elsewhere than the slot of any
+      // bucket) is copied value by value: every value of it written first
+      boolean moving = router != null && !routed && (set[keyColumn] || current != mixed);
       for (int i : moving ? allColumns : explicitNulls) {
         if (!set[i] && i != keyColumn) {
           ValueWriter.write(vectors[i], at, null, columns.get(i), columns.get(i).name(), rowNumber());
