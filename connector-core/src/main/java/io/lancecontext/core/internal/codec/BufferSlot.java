@@ -6,11 +6,10 @@ import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.schema.SystemColumns;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BaseLargeVariableWidthVector;
-import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VariableWidthFieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.StructVector;
 
@@ -98,9 +97,7 @@ final class BufferSlot implements AutoCloseable {
     for (FieldVector v : vectors) {
       // a string or binary column no row set: its offsets, zeroed when allocated and grown, already say so for
       // every row (Arrow would otherwise write them one by one)
-      if (v instanceof BaseVariableWidthVector w && w.getLastSet() < 0) {
-        w.setLastSet(rows - 1);
-      } else if (v instanceof BaseLargeVariableWidthVector w && w.getLastSet() < 0) {
+      if (v instanceof VariableWidthFieldVector w && w.getLastSet() < 0) {
         w.setLastSet(rows - 1);
       }
     }
