@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.options.StoreConfig;
+import io.lancecontext.core.schema.SchemaSpec;
 import io.lancecontext.core.testing.StoreTest;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -116,6 +117,134 @@ class KeyIndexTest extends StoreTest {
       assertEquals(scanned, KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, few, true));
       assertEquals(Map.of(), KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, List.of(), true));
     }
+  }
+
+  /**
+   * Merges that leave more than a tenth of the base outside the key index bring it up to date (lance-core's index
+   * update, not a rebuild), also over fragments with deleted rows, a fragment removed whole and a compaction: every
+   * key is found through the index, exactly once, and the index covers every fragment.
+   */
+  @Test
+  void mergesKeepTheIndexCoveringEveryFragmentAcrossUpdatesDeletionsAndACompaction() {
+    StoreConfig config = config("u");
+    List<String> live = new ArrayList<>();
+    SchemaSpec spec;
+    try (ContextStore store = ContextStore.open(config)) {
+      spec = store.spec();
+      addAndMerge(store, rows("a", 30_000), live);  // the index is built
+      addAndMerge(store, rows("b", 25_000), live);  // 25,000 of 55,000 rows outside it: updated
+      addAndMerge(store, rows("a", 24_000), live);  // newer rows of a-keys: old rows deleted in indexed fragments
+      assertCoversEveryFragment(config, spec);
+      store.compact();  // the index is rebuilt over the compacted fragments
+      addAndMerge(store, rows("c", 30_000), live);
+      addAndMerge(store, rows("c", 30_000), live);  // every row of the last fragment replaced: the fragment goes
+    }
+    ContextStore.closeAllResident();
+    assertCoversEveryFragment(config, spec);
+    assertFoundThroughTheIndex(config, spec, live);
+  }
+
+  /**
+   * A compaction with deferred index remap leaves a fragment-reuse index; lance-core 7.0.0's index update then
+   * drops every row of the compacted fragments from the index. A merge that finds the index behind with such an
+   * index present rebuilds it instead.
+   */
+  @Test
+  void anIndexLeftBehindByADeferredRemapCompactionIsRebuiltNotUpdated() throws Exception {
+    StoreConfig config = config("f");
+    List<String> live = new ArrayList<>();
+    SchemaSpec spec;
+    try (ContextStore store = ContextStore.open(config)) {
+      spec = store.spec();
+      addAndMerge(store, rows("a", 25_000), live);
+      addAndMerge(store, rows("b", 25_000), live);
+      addAndMerge(store, rows("c", 25_000), live);
+      try (RootAllocator a = new RootAllocator(); Dataset ds = Dataset.open().allocator(a).uri(config.uri()).build()) {
+        // what LanceCompaction does, without its rebuild of the key index and its drop of the fragment-reuse index
+        // (a process that died between the compaction's commit and the rebuild)
+        var options = LanceCompaction.options(config);
+        var plan = org.lance.compaction.Compaction.planCompaction(ds, options);
+        List<org.lance.compaction.RewriteResult> rewritten = new ArrayList<>();
+        for (var task : plan.getCompactionTasks()) {
+          rewritten.add(task.execute(ds));
+        }
+        assertTrue(!rewritten.isEmpty(), "the three fragments are compacted");
+        org.lance.compaction.Compaction.commitCompaction(ds, rewritten, options);
+        ds.checkoutLatest();
+        assertTrue(ds.listIndexes().contains(LanceCompaction.FRAG_REUSE_INDEX));
+      }
+      addAndMerge(store, rows("d", 25_000), live);
+    }
+    ContextStore.closeAllResident();
+    assertCoversEveryFragment(config, spec);
+    assertFoundThroughTheIndex(config, spec, live);
+  }
+
+  private StoreConfig config(String name) {
+    Map<String, String> o = new HashMap<>();
+    o.put("path", dir.resolve(name).toString());
+    o.put("schema", "context");
+    o.put("schema.embedding-dim", "4");
+    o.put("shards", "1");
+    o.put("merge.trigger.interval", "1h");
+    return StoreConfig.of(o);
+  }
+
+  private static void addAndMerge(ContextStore store, List<Map<String, Object>> rows, List<String> live) {
+    store.add(rows);
+    store.seal();
+    store.merge();
+    rows.forEach(r -> live.add((String) r.get("id")));
+  }
+
+  private static void assertCoversEveryFragment(StoreConfig config, SchemaSpec spec) {
+    try (RootAllocator a = new RootAllocator(); Dataset ds = Dataset.open().allocator(a).uri(config.uri()).build()) {
+      KeyIndexCoverage coverage = KeyIndexCoverage.of(LanceDataset.wrap(ds), spec);
+      assertTrue(coverage.exists());
+      assertEquals(List.of(), coverage.uncovered().stream().map(LanceFragment::id).toList());
+    }
+  }
+
+  /** Every 97th distinct key of {@code live}, looked up through the index: one base row each, holding that key. */
+  private static void assertFoundThroughTheIndex(StoreConfig config, SchemaSpec spec, List<String> live) {
+    List<String> keys = new ArrayList<>(new TreeSet<>(live));
+    List<String> sample = new ArrayList<>();
+    for (int i = 0; i < keys.size(); i += 97) {
+      sample.add(keys.get(i));
+    }
+    try (RootAllocator a = new RootAllocator(); Dataset ds = Dataset.open().allocator(a).uri(config.uri()).build()) {
+      assertTrue(2L * sample.size() <= ds.countRows(), "the lookup goes through the index");
+      Map<Integer, List<Integer>> found = KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, sample);
+      Set<String> missing = new TreeSet<>(sample);
+      missing.removeAll(keysAt(ds, found));
+      assertEquals(List.of(), missing.stream().limit(5).toList(), missing.size() + " of " + sample.size()
+          + " keys not found through the index");
+      assertEquals(sample.size(), found.values().stream().mapToInt(List::size).sum(), "one row per key");
+    }
+  }
+
+  private static Set<String> keysAt(Dataset ds, Map<Integer, List<Integer>> found) {
+    Set<String> keys = new TreeSet<>();
+    for (var e : found.entrySet()) {
+      Fragment f = new Fragment(ds, e.getKey());
+      try (LanceScanner scan = f.newScan(new ScanOptions.Builder().columns(List.of("id")).build());
+          ArrowReader reader = scan.scanBatches()) {
+        List<String> fragmentKeys = new ArrayList<>();
+        while (reader.loadNextBatch()) {
+          VectorSchemaRoot b = reader.getVectorSchemaRoot();
+          VarCharVector id = (VarCharVector) b.getVector("id");
+          for (int r = 0; r < b.getRowCount(); r++) {
+            fragmentKeys.add(new String(id.get(r), java.nio.charset.StandardCharsets.UTF_8));
+          }
+        }
+        for (int offset : e.getValue()) {
+          keys.add(fragmentKeys.get(offset));
+        }
+      } catch (Exception ex) {
+        throw new AssertionError(ex);
+      }
+    }
+    return keys;
   }
 
   private static List<Map<String, Object>> rows(String prefix, int n) {
