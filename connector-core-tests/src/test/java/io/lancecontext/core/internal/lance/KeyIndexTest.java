@@ -36,14 +36,8 @@ class KeyIndexTest extends StoreTest {
   /** Present and absent keys over many chunks of the index and an unindexed fragment: exactly the present rows. */
   @Test
   void rowOffsetsFindEveryPresentKeyAndNoOther() {
-    Map<String, String> o = new HashMap<>();
-    o.put("path", dir.resolve("k").toString());
-    o.put("schema", "context");
-    o.put("schema.embedding-dim", "4");
-    o.put("shards", "1");
-    o.put("merge.trigger.interval", "1h");
-    StoreConfig config = StoreConfig.of(o);
-    io.lancecontext.core.schema.SchemaSpec spec;
+    StoreConfig config = config("k");
+    SchemaSpec spec;
     try (ContextStore store = ContextStore.open(config)) {
       spec = store.spec();
       store.add(rows("a", 80_000));
@@ -69,28 +63,8 @@ class KeyIndexTest extends StoreTest {
     assertTrue(2L * lookup.size() <= 83_000, "at least two base rows per key: the lookup goes through the index");
     try (RootAllocator a = new RootAllocator(); Dataset ds = Dataset.open().allocator(a).uri(config.uri()).build()) {
       Map<Integer, List<Integer>> found = KeyIndex.rowOffsets(LanceDataset.wrap(ds), spec, lookup);
-      Set<String> keys = new TreeSet<>();
-      int rows = 0;
-      for (var e : found.entrySet()) {
-        rows += e.getValue().size();
-        Fragment f = new Fragment(ds, e.getKey());
-        try (LanceScanner scan = f.newScan(new ScanOptions.Builder().columns(List.of("id")).build());
-            ArrowReader reader = scan.scanBatches()) {
-          List<String> fragmentKeys = new ArrayList<>();
-          while (reader.loadNextBatch()) {
-            VectorSchemaRoot b = reader.getVectorSchemaRoot();
-            VarCharVector id = (VarCharVector) b.getVector("id");
-            for (int r = 0; r < b.getRowCount(); r++) {
-              fragmentKeys.add(new String(id.get(r), java.nio.charset.StandardCharsets.UTF_8));
-            }
-          }
-          for (int offset : e.getValue()) {
-            keys.add(fragmentKeys.get(offset));
-          }
-        } catch (Exception ex) {
-          throw new AssertionError(ex);
-        }
-      }
+      int rows = found.values().stream().mapToInt(List::size).sum();
+      Set<String> keys = keysAt(ds, found);
       assertEquals(present.size(), rows, "one row per present key");
       assertEquals(present, keys);
 
