@@ -74,7 +74,7 @@ public final class KeyIndex {
   }
 
   /**
-   * Rebuilds the index when too many rows sit in fragments it does not cover (each merge appends such
+   * Brings the index up to date when too many rows sit in fragments it does not cover (each merge appends such
    * fragments; Lance scans them without the index, so lookups slow down as they accumulate): more than
    * {@value #UNINDEXED_ROWS_MIN} rows and more than a tenth of the table. The index is brought up to date by
    * lance-core's {@code optimizeIndices}, which merges the keys of the uncovered fragments into the index's sorted

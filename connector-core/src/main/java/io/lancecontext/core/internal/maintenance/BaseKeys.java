@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A Bloom filter of the keys of every base fragment it has read ({@value #BITS_PER_KEY} bits per key,
  * {@value #HASHES} hashes: at most about 0.05% of absent keys are still looked up; with 10 bits and 7 hashes a
- * Flink run's merges of 250,000 new keys still looked up 1,083–1,428 of them, 0.2–0.5 s each), kept per store by the JVM that merges
- * it, with the fragments read, by their first data file. A data file never gains rows (merges, compactions and
+ * Flink run's merges of 250,000 new keys still looked up 1,083–1,428 of them, 0.2–0.5 s each), kept per store by
+ * the JVM that merges it, with the fragments read, by their first data file. A data file never gains rows (merges, compactions and
  * other processes add fragments of new files; they only delete rows from existing ones), so a fragment read once
  * stays covered, and a key the filter does not hold is in no fragment it covers. Before answering, a merge reads
  * the keys of the fragments not covered yet (every fragment the first time, then those added since), at most
