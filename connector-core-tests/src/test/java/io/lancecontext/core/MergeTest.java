@@ -85,6 +85,70 @@ class MergeTest extends StoreTest {
     return out;
   }
 
+  /** The data files of the store's flushed generations (each generation's {@code data/*.lance}), sorted. */
+  private List<java.nio.file.Path> generationFiles(String name) throws java.io.IOException {
+    try (var files = java.nio.file.Files.walk(dir.resolve(name).resolve("_mem_wal"))) {
+      return files.filter(f -> f.toString().endsWith(".lance") && f.getParent().getFileName().toString().equals("data"))
+          .sorted().toList();
+    }
+  }
+
+  /** Whether the base table's data directory holds {@code file} itself (the same file, linked). */
+  private boolean inBase(String name, java.nio.file.Path file) throws java.io.IOException {
+    java.nio.file.Path base = dir.resolve(name).resolve("data").resolve(file.getFileName());
+    return java.nio.file.Files.exists(base) && java.nio.file.Files.isSameFile(base, file);
+  }
+
+  /**
+   * A flushed generation of at least {@code merge.append-min-rows} rows, every one of which wins the merge and none a
+   * tombstone, becomes a base fragment as it is (its data file linked, not rewritten); a smaller one, one whose rows
+   * lose to a newer generation's and one holding a tombstone are rewritten. The store reads the same before and
+   * after, and after garbage collection removed the generations.
+   */
+  @Test
+  void aMergeAppendsTheGenerationsWhoseRowsAllWinAsTheyAreAndRewritesTheOthers() throws Exception {
+    Map<String, String> o = options("gen-append", "shards", "1", "merge.append-min-rows", "100", "gc.grace", "0s");
+    try (ContextStore store = ContextStore.open(o)) {
+      store.add(rows("whole", 0, 300, 1));
+      store.seal();
+      List<java.nio.file.Path> whole = generationFiles("gen-append");
+      assertEquals(1, whole.size(), whole.toString());
+      store.add(rows("small", 0, 50, 1));
+      store.seal();
+      store.add(rows("beaten", 0, 200, 1));
+      store.seal();
+      store.add(rows("beaten", 0, 10, 2));  // a newer generation: its keys' rows in the one before lose
+      store.seal();
+      store.add(rows("tomb", 0, 150, 1));
+      store.delete(List.of("small1"));  // a tombstone in the same generation as the tomb rows
+      store.seal();
+      List<java.nio.file.Path> all = generationFiles("gen-append");
+      assertEquals(5, all.size(), all.toString());
+      Map<String, Object> before = new HashMap<>();
+      store.get(List.of("whole0", "whole299", "small0", "small1", "beaten0", "beaten150", "tomb0"))
+          .forEach(r -> before.put((String) r.get("id"), r.get("token_count")));
+      MergeResult r = store.merge();
+      assertTrue(r.merged(), r::toString);
+      assertTrue(inBase("gen-append", whole.get(0)), "the 300-row generation was rewritten, not appended");
+      assertEquals(1, all.stream().filter(f -> {
+        try {
+          return inBase("gen-append", f);
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }).count(), "only the 300-row generation is appended whole");
+      store.gc();
+      assertTrue(generationFiles("gen-append").isEmpty(), "garbage collection removed the merged generations");
+      Map<String, Object> after = new HashMap<>();
+      store.get(List.of("whole0", "whole299", "small0", "small1", "beaten0", "beaten150", "tomb0"))
+          .forEach(row -> after.put((String) row.get("id"), row.get("token_count")));
+      assertEquals(before, after);
+      assertEquals(Map.of("whole0", 1, "whole299", 1, "small0", 1, "beaten0", 2, "beaten150", 1, "tomb0", 1), after);
+      assertEquals(300 + 49 + 200 + 150, store.count());
+      assertEquals(300 + 49 + 200 + 150, baseRows(o.get("path")).values().stream().filter(t -> !t).count());
+    }
+  }
+
   @Test
   void aMergeNeverCommitsABaseVersionInWhichADeletedKeyReappearsOrAnUpdatedKeyDoubles() throws Exception {
     Map<String, String> o = options("two-commits");

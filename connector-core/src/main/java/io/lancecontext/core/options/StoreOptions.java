@@ -90,10 +90,10 @@ public final class StoreOptions {
           + "as for merge.max-bytes); the rest is left to the next merge.");
 
   public static final ConfigOption<Integer> MERGE_APPEND_MIN_ROWS = ConfigOption.of("merge.append-min-rows", "8192",
-      OptionParsers::positiveInt, Scope.RESIDENT, "A published transaction part of at least this many rows whose every "
-          + "row wins its merge becomes a base-table fragment as it is (its data file linked, or copied on the object "
-          + "store's side, not rewritten); smaller parts are rewritten with the merge's other rows. An appended part "
-          + "stays a fragment of its own until compaction.");
+      OptionParsers::positiveInt, Scope.RESIDENT, "A published transaction part, or a flushed generation without deletions, "
+          + "of at least this many rows whose every row wins its merge becomes a base-table fragment as it is (its data "
+          + "file linked, or copied on the object store's side, not rewritten); smaller ones are rewritten with the "
+          + "merge's other rows. An appended part or generation stays a fragment of its own until compaction.");
 
   public static final ConfigOption<Duration> FLUSH_TIMEOUT = ConfigOption.of("merge.flush-timeout", "10min",
       OptionParsers::positiveDuration, Scope.RESIDENT, "How long ContextStore.flush() keeps sealing and merging before "

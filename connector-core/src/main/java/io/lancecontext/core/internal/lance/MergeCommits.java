@@ -134,7 +134,7 @@ public final class MergeCommits {
           version = after.version();
         }
         if (LOG.isDebugEnabled()) {
-          LOG.debug("merge looking up {} keys in the base ({} parts appended whole): {} base rows found in {} ms, "
+          LOG.debug("merge looking up {} keys in the base ({} parts and generations appended whole): {} base rows found in {} ms, "
               + "write the rows {} ms, delete {} ms, commit {} ms, key index {} ms, mark merged {} ms", keys.size(),
               appended.size(),
               doomed.values().stream().mapToInt(List::size).sum(),
@@ -168,7 +168,7 @@ public final class MergeCommits {
   /**
    * Whether {@code part}'s one fragment can become a fragment of {@code base} as it is: one fragment, no
    * deletions, no data file in another base path, the same file format and the same Lance schema (field ids
-   * included; parts are created from the same dataset schema).
+   * included; parts are created from the same dataset schema, generations by lance-core from the base's).
    */
   public static boolean appendable(LanceDataset part, LanceDataset base) {
     Dataset p = part.lance();
@@ -203,15 +203,15 @@ public final class MergeCommits {
   }
 
   /**
-   * The one fragment of an {@link #appendable} part at {@code partPath} (relative to the store root), its
-   * data files placed in the base table's {@code data/} directory by {@link StoreFiles#copy} (a hard link
-   * locally, a server-side copy on S3; the part keeps its own until garbage collection removes the part).
+   * The one fragment of an {@link #appendable} part or generation in directory {@code dir} (relative to the store
+   * root), its data files placed in the base table's {@code data/} directory by {@link StoreFiles#copy} (a hard link
+   * locally, a server-side copy on S3; the part or generation keeps its own until garbage collection removes it).
    * Id 0: the commit numbers new fragments.
    */
-  public static LanceFragment appended(StoreFiles files, String partPath, LanceDataset part) throws IOException {
+  public static LanceFragment appended(StoreFiles files, String dir, LanceDataset part) throws IOException {
     FragmentMetadata f = part.lance().getFragments().get(0).metadata();
     for (org.lance.fragment.DataFile d : f.getFiles()) {
-      files.copy(partPath + "/" + DATA_DIR + d.getPath(), DATA_DIR + d.getPath());
+      files.copy(dir + "/" + DATA_DIR + d.getPath(), DATA_DIR + d.getPath());
     }
     return new LanceFragment(new FragmentMetadata(0, f.getFiles(), f.getPhysicalRows(), null, null));
   }

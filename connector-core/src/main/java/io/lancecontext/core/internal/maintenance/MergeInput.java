@@ -1,6 +1,7 @@
 package io.lancecontext.core.internal.maintenance;
 
 import io.lancecontext.core.internal.lance.LanceDataset;
+import io.lancecontext.core.internal.lance.ShardLayout;
 
 /**
  * One input of a merge, open for reading: a flushed generation ({@code sequence} -1), or a published
@@ -9,5 +10,15 @@ import io.lancecontext.core.internal.lance.LanceDataset;
 record MergeInput(String shardId, long generation, String path, LanceDataset dataset, long sequence) {
   MergeInput(String shardId, long generation, String path, LanceDataset dataset) {
     this(shardId, generation, path, dataset, -1);
+  }
+
+  /** Whether this is a published transaction part (not a flushed generation). */
+  boolean isPart() {
+    return sequence >= 0;
+  }
+
+  /** The dataset's directory relative to the store root. */
+  String dir() {
+    return isPart() ? path : ShardLayout.generationDir(shardId, path);
   }
 }

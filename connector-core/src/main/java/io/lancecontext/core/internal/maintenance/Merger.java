@@ -94,7 +94,7 @@ final class Merger {
       List<MergeCommits.Mark> marked = new ArrayList<>();
       Map<String, Long> txnMarks = new LinkedHashMap<>();
       for (MergeInput in : inputs) {
-        if (in.sequence() >= 0) {
+        if (in.isPart()) {
           txnMarks.merge(in.shardId(), in.sequence(), Math::max);
         } else {
           marked.add(new MergeCommits.Mark(in.shardId(), in.generation()));
@@ -109,7 +109,7 @@ final class Merger {
           && java.util.Arrays.stream(newest.tombstones()).anyMatch(t -> t > 0);
       if (deletes || config.get(StoreOptions.INDEX_KEY) != KeyIndexType.NONE
           && newest.passable()) {
-        List<Integer> whole = wholeParts(base, inputs, newest, config.get(StoreOptions.MERGE_APPEND_MIN_ROWS));
+        List<Integer> whole = wholeInputs(base, inputs, newest, config.get(StoreOptions.MERGE_APPEND_MIN_ROWS));
         source.skip(whole);
         for (int i : whole) {
           tombstones += newest.tombstones()[i];
@@ -130,21 +130,23 @@ final class Merger {
   }
 
   /**
-   * The published parts among {@code inputs} of at least {@code minRows} rows ({@code merge.append-min-rows})
-   * whose every row wins the merge (no newer row of any of their keys in another input; a part holds one row
-   * per key) and whose one data file the base table can take as it is: same Lance schema (field ids
-   * included) and file format, no deletions ({@link MergeCommits#appendable}). Their rows reach the base as
-   * their own fragments (see {@link #appendedFragments}) instead of being read and written again: a Spark job's or a Flink
-   * checkpoint's transaction costs a merge its key look-up and its commits, not a rewrite. Smaller parts are
-   * rewritten with the other rows, so that small transactions do not leave a fragment each. The appended
-   * rows keep the stamps they were staged with (none); the bucket's merged publish sequence (the transaction
-   * watermark) is what writers seed above (StoreWrites.maxBaseSequence).
+   * The inputs among {@code inputs} of at least {@code minRows} rows ({@code merge.append-min-rows}) whose every row
+   * wins the merge (no newer row of any of their keys in another input; a part or a generation holds one row per
+   * key) and whose one data file the base table can take as it is: same Lance schema (field ids included) and file
+   * format, no deletions ({@link MergeCommits#appendable}): published parts, and flushed generations without
+   * tombstones. Their rows reach the base as their own fragments (see {@link #appendedFragments}) instead of being
+   * read and written again: a Spark job's or a Flink checkpoint's transaction, or a generation of an at-least-once
+   * stream, costs a merge its key look-up and its commits, not a rewrite. Smaller inputs are rewritten with the
+   * other rows, so that small transactions and generations do not leave a fragment each. An appended part's rows
+   * keep the stamps they were staged with (none), and the bucket's merged publish sequence (the transaction
+   * watermark) is what writers seed above (StoreWrites.maxBaseSequence); a generation's rows keep their write
+   * sequences, as a rewrite keeps them.
    */
-  private static List<Integer> wholeParts(LanceDataset base, List<MergeInput> inputs, NewestRows newest, int minRows) {
+  private static List<Integer> wholeInputs(LanceDataset base, List<MergeInput> inputs, NewestRows newest, int minRows) {
     long[] wins = newest.winsPerInput();
     List<Integer> whole = new ArrayList<>();
     for (int i = 0; i < inputs.size(); i++) {
-      if (inputs.get(i).sequence() >= 0 && wins[i] == newest.rows()[i] && wins[i] >= minRows
+      if ((inputs.get(i).isPart() || newest.tombstones()[i] == 0) && wins[i] == newest.rows()[i] && wins[i] >= minRows
           && MergeCommits.appendable(inputs.get(i).dataset(), base)) {
         whole.add(i);
       }
@@ -153,7 +155,7 @@ final class Merger {
   }
 
   /**
-   * The fragments of the {@code whole} parts, their data files placed in the base table's data directory
+   * The fragments of the {@code whole} inputs, their data files placed in the base table's data directory
    * ({@link MergeCommits#appended}).
    */
   private static List<LanceFragment> appendedFragments(StoreFiles files, List<MergeInput> inputs, List<Integer> whole)
@@ -161,7 +163,7 @@ final class Merger {
     List<LanceFragment> out = new ArrayList<>();
     for (int i : whole) {
       MergeInput in = inputs.get(i);
-      out.add(MergeCommits.appended(files, in.path(), in.dataset()));
+      out.add(MergeCommits.appended(files, in.dir(), in.dataset()));
     }
     return out;
   }
