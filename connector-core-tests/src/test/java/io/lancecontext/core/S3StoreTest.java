@@ -31,6 +31,9 @@ class S3StoreTest extends StoreTest {
     o.put("path", uri);
     o.put("schema", "rollout");
     o.put("shards", "2");
+    // the first merge's generations (about 100 rows per bucket) become base fragments as they are: their data
+    // files copied on the server's side
+    o.put("merge.append-min-rows", "50");
     return o;
   }
 
@@ -114,6 +117,10 @@ class S3StoreTest extends StoreTest {
           .prefix(prefix).build()).contents().stream().map(o -> o.key().substring(prefix.length())).toList();
       assertTrue(objects.stream().anyMatch(k -> k.startsWith("_versions/")), "the base table is in the bucket");
       assertTrue(objects.stream().anyMatch(k -> k.startsWith("_mem_wal/")), "and so is the MemWAL");
+      var generationFiles = objects.stream().filter(k -> k.startsWith("_mem_wal/") && k.contains("/data/"))
+          .map(k -> k.substring(k.lastIndexOf('/') + 1)).collect(java.util.stream.Collectors.toSet());
+      assertTrue(objects.stream().anyMatch(k -> k.startsWith("data/") && generationFiles.contains(k.substring(5))),
+          "a generation's data file was copied into the base's data/: " + objects);
     }
   }
 
