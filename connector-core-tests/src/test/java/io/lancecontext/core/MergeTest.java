@@ -86,17 +86,8 @@ class MergeTest extends StoreTest {
   }
 
   /** The data files of the store's flushed generations (each generation's {@code data/*.lance}), sorted. */
-  private List<java.nio.file.Path> generationFiles(String name) throws java.io.IOException {
-    try (var files = java.nio.file.Files.walk(dir.resolve(name).resolve("_mem_wal"))) {
-      return files.filter(f -> f.toString().endsWith(".lance") && f.getParent().getFileName().toString().equals("data"))
-          .sorted().toList();
-    }
-  }
-
-  /** Whether the base table's data directory holds {@code file} itself (the same file, linked). */
-  private boolean inBase(String name, java.nio.file.Path file) throws java.io.IOException {
-    java.nio.file.Path base = dir.resolve(name).resolve("data").resolve(file.getFileName());
-    return java.nio.file.Files.exists(base) && java.nio.file.Files.isSameFile(base, file);
+  private List<java.nio.file.Path> generationFiles(String name) {
+    return dataFiles(dir.resolve(name).resolve("_mem_wal"));
   }
 
   /**
@@ -129,14 +120,10 @@ class MergeTest extends StoreTest {
           .forEach(r -> before.put((String) r.get("id"), r.get("token_count")));
       MergeResult r = store.merge();
       assertTrue(r.merged(), r::toString);
-      assertTrue(inBase("gen-append", whole.get(0)), "the 300-row generation was rewritten, not appended");
-      assertEquals(1, all.stream().filter(f -> {
-        try {
-          return inBase("gen-append", f);
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException(e);
-        }
-      }).count(), "only the 300-row generation is appended whole");
+      java.nio.file.Path root = dir.resolve("gen-append");
+      assertTrue(inBase(root, whole.get(0)), "the 300-row generation was rewritten, not appended");
+      assertEquals(1, all.stream().filter(f -> inBase(root, f)).count(),
+          "only the 300-row generation is appended whole");
       store.gc();
       assertTrue(generationFiles("gen-append").isEmpty(), "garbage collection removed the merged generations");
       Map<String, Object> after = new HashMap<>();

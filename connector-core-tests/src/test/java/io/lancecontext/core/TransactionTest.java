@@ -290,18 +290,14 @@ class TransactionTest extends StoreTest {
     }
   }
 
-  /** The names of the data files of the transaction's staged parts (the .lance files under its directory). */
-  private List<java.nio.file.Path> partFiles(String txid) throws java.io.IOException {
-    try (var files = Files.walk(dir.resolve("s/_lc/txn/" + txid))) {
-      return files.filter(f -> f.toString().endsWith(".lance") && f.getParent().getFileName().toString().equals("data"))
-          .sorted().toList();
-    }
+  /** The data files of the transaction's staged parts (the .lance files under its directory). */
+  private List<java.nio.file.Path> partFiles(String txid) {
+    return dataFiles(dir.resolve("s/_lc/txn/" + txid));
   }
 
   /** Whether the base table's data directory holds {@code partFile} itself (the same file, linked). */
-  private boolean inBase(java.nio.file.Path partFile) throws java.io.IOException {
-    java.nio.file.Path base = dir.resolve("s/data").resolve(partFile.getFileName());
-    return Files.exists(base) && Files.isSameFile(base, partFile);
+  private boolean inBase(java.nio.file.Path partFile) {
+    return inBase(dir.resolve("s"), partFile);
   }
 
   @Test
@@ -325,13 +321,7 @@ class TransactionTest extends StoreTest {
       store.add(List.of(row("k105", 4)));
       store.seal();
       assertTrue(store.merge().merged());
-      assertTrue(partFiles("upsert").stream().allMatch(f -> {
-        try {
-          return inBase(f);
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException(e);
-        }
-      }));
+      assertTrue(partFiles("upsert").stream().allMatch(this::inBase));
       java.nio.file.Path beaten = partFiles("beaten").stream().filter(f -> {
         try (var allocator = new org.apache.arrow.memory.RootAllocator();
             var ds = org.lance.Dataset.open(f.getParent().getParent().toString(), allocator)) {

@@ -1,7 +1,11 @@
 package io.lancecontext.core.testing;
 
 import io.lancecontext.core.ContextStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,5 +22,25 @@ public abstract class StoreTest {
   @AfterEach
   void closeResidentStores() {
     ContextStore.closeAllResident();
+  }
+
+  /** The Lance data files ({@code data/*.lance}) of the datasets under {@code root} (parts, generations), sorted. */
+  protected static List<Path> dataFiles(Path root) {
+    try (var files = Files.walk(root)) {
+      return files.filter(f -> f.toString().endsWith(".lance") && f.getParent().getFileName().toString().equals("data"))
+          .sorted().toList();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Whether the base table of the store at {@code store} holds {@code file} itself in its {@code data/} (linked). */
+  protected static boolean inBase(Path store, Path file) {
+    Path base = store.resolve("data").resolve(file.getFileName());
+    try {
+      return Files.exists(base) && Files.isSameFile(base, file);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }
