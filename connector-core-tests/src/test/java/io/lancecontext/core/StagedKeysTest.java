@@ -24,8 +24,8 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
- * A JVM that reads a store's published parts keeps the keys and rows of the parts it stages until its readers load
- * them (no key column read after the publish, no part opened for a lookup); a JVM that only writes keeps none.
+ * A JVM that reads a store keeps the keys and rows of the parts it stages until its readers load them (no key column
+ * read after the publish, no part opened for a lookup); a JVM that only writes keeps none.
  */
 class StagedKeysTest extends StoreTest {
   @Test
@@ -155,15 +155,35 @@ class StagedKeysTest extends StoreTest {
   }
 
   @Test
+  void aReaderThatStartedBeforeTheFirstPublishFindsThatPublishsPartsKept() {
+    try (ContextStore store = ContextStore.open(transactionOptions(dir))) {
+      StagedKeys staged = store.resident().transactions().stagedKeys();
+      assertTrue(store.get("k0").isEmpty(), "a reader polls before anything is published (a Flink job's lookups)");
+      WriteSummary first = TransactionTest.stage(store, "tx0", "a", 0, 40, 1);
+      assertEquals(first.staged().size(), staged.size(), "a reader read the store lately: the first parts are kept");
+      store.publish("tx0", List.of(first));
+      assertEquals(1, store.get("k7").orElseThrow().get("token_count"));
+      Map<String, Object> model = new TreeMap<>();
+      for (int i = 0; i < 40; i++) {
+        model.put("k" + i, 1);
+      }
+      assertEquals(model, StoreTestSupport.view(store, "token_count"));
+      assertEquals(0, staged.size(), "the reader took every part");
+    }
+  }
+
+  @Test
   void aJvmThatOnlyWritesKeepsNoKeys() {
     try (ContextStore store = ContextStore.open(transactionOptions(dir))) {
       StagedKeys staged = store.resident().transactions().stagedKeys();
+      // immediate writes and publishes read the fresh tier's write sequences themselves: not a reader
+      store.add(List.of(TransactionTest.row("w0", 0)));
       for (int t = 0; t < 3; t++) {
         WriteSummary s = TransactionTest.stage(store, "tx" + t, "a", 0, 100, t);
         store.publish("tx" + t, List.of(s));
         assertEquals(0, staged.size());
       }
-      assertEquals(100, store.count(), "counted, not loaded: still no reader of parts");
+      assertEquals(101, store.count(), "counted, not loaded: still no reader of parts");
     }
   }
 }

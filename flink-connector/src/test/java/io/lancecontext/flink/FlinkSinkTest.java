@@ -374,7 +374,8 @@ class FlinkSinkTest {
 
       @Override
       public org.apache.flink.api.common.TaskInfo getTaskInfo() {
-        throw new UnsupportedOperationException();
+        // the committer subtask the aggregator sends to, as in a job
+        return new org.apache.flink.api.common.TaskInfoImpl("Committer", 1, 0, 1, 0);
       }
     };
   }
@@ -463,6 +464,32 @@ class FlinkSinkTest {
         assertEquals(100, store.count());
         assertEquals(99.0, store.get("s0-7").orElseThrow().get("reward"));
       }
+    }
+  }
+
+  @Test
+  void anExactlyOnceCommitterOpensTheStoresLanesWhenItStartsAndAnAtLeastOnceOneDoesNot() throws Exception {
+    Map<String, String> options = Map.of("path", dir.resolve("prepared").toString(), "schema", "rollout",
+        "schema.embedding-dim", "2", "shards", "2");
+    ContextStore.open(options).close();  // created
+    ContextStore.closeAllResident();
+    LanceContextSink<Map<String, Object>> alo = LanceContextSink.builder().options(options)
+        .deliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE).build(RecordConverter.maps());
+    try (ContextStore store = ContextStore.open(options);
+        Committer<LanceContextCommittable> committer = alo.createCommitter(committerContext(-1))) {
+      Thread.sleep(200);
+      assertEquals(0, store.stats().openWriters(), "an at-least-once committer publishes nothing: it opens nothing");
+    }
+    ContextStore.closeAllResident();
+    LanceContextSink<Map<String, Object>> eo = LanceContextSink.builder().options(options).build(RecordConverter.maps());
+    try (ContextStore store = ContextStore.open(options);
+        Committer<LanceContextCommittable> committer = eo.createCommitter(committerContext(-1))) {
+      long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
+      while (store.stats().openWriters() < 2 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertEquals(2, store.stats().openWriters(), "the publishing committer opened each bucket's lane before its "
+          + "first checkpoint's publish");
     }
   }
 }

@@ -43,8 +43,16 @@ final class LanceContextCommitter implements Committer<LanceContextCommittable> 
   private final Counter rows;
   private final Histogram latency;
 
-  LanceContextCommitter(Map<String, String> options, SinkCommitterMetricGroup metrics, boolean overwrite) {
+  /**
+   * @param publishes whether this subtask publishes (exactly-once, the subtask the aggregator sends to): it readies
+   *     the store to publish in the background, so that the first checkpoint's publish does not open its lanes
+   */
+  LanceContextCommitter(Map<String, String> options, SinkCommitterMetricGroup metrics, boolean overwrite,
+      boolean publishes) {
     this.store = ContextStore.open(options);
+    if (publishes) {
+      store.preparePublishing();
+    }
     this.overwrite = overwrite;
     this.published = metrics.counter("transactionsPublished");
     this.alreadyPublished = metrics.counter("transactionsAlreadyPublished");

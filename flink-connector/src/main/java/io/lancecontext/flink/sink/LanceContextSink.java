@@ -238,7 +238,9 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
 
   @Override
   public Committer<LanceContextCommittable> createCommitter(CommitterInitContext context) {
-    return new LanceContextCommitter(options, context.metricGroup(), overwrite);
+    // the aggregator's committables all reach subtask 0 (global()): only it publishes, so only it readies the store
+    boolean publishes = exactlyOnce && context.getTaskInfo().getIndexOfThisSubtask() == 0;
+    return new LanceContextCommitter(options, context.metricGroup(), overwrite, publishes);
   }
 
   @Override

@@ -48,6 +48,9 @@ final class SparkStreamingWrite implements StreamingWrite {
 
   @Override
   public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
+    try (ContextStore store = ContextStore.open(config)) {
+      store.preparePublishing();  // every epoch's commit publishes here: the first one finds the lanes open
+    }
     return new Factory(config.asMap(), schema, queryId);
   }
 

@@ -182,6 +182,7 @@ public final class SparkWrite implements RequiresDistributionAndOrdering, BatchW
     if (lease == null) {
       holder = ContextStore.open(config);
       lease = holder.holdTransaction(transactionId());
+      holder.preparePublishing();  // the job's commit publishes here: its lanes open while the tasks run
     }
   }
 

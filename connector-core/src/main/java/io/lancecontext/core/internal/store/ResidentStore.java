@@ -211,14 +211,14 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
 
   @Override
   public long tailSequence(String shardId) {
-    try (LsmSnapshot snap = snapshot(Set.of(shardId))) {
+    try (LsmSnapshot snap = writeSideSnapshot(Set.of(shardId))) {
       return WriteSequences.inWalTail(snap, shardId);
     }
   }
 
   @Override
   public long maxFreshSequence(int bucket) {
-    try (LsmSnapshot snap = snapshot(new java.util.HashSet<>(ShardIds.forBucket(bucket)))) {
+    try (LsmSnapshot snap = writeSideSnapshot(new java.util.HashSet<>(ShardIds.forBucket(bucket)))) {
       return WriteSequences.inFreshTier(snap);
     }
   }
@@ -236,6 +236,14 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   /** Publishes and aborts this store's transactions. */
   public Publisher publisher() {
     return writes.publisher();
+  }
+
+  /** Opens and claims every bucket's lanes in the background, as a first publish would (see {@link Publisher#prepare}). */
+  public void preparePublishing() {
+    writes.inBackground("prepare to publish", () -> operation("prepare to publish", () -> {
+      writes.publisher().prepare();
+      return null;
+    }));
   }
 
   /** The store's write path. */
@@ -269,13 +277,24 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
     return reads.base();
   }
 
-  /** A snapshot over the given shards (all when null). */
+  /**
+   * A snapshot over the given shards (all when null), for a reader. Every read entry point notes the reader
+   * ({@code StagedKeys.readerPresent}), so that the parts this JVM stages from then on are kept for it: a reader
+   * that started before a job's first publish finds that publish's parts kept too.
+   */
   public LsmSnapshot snapshot(Set<String> shardIds) {
+    transactions.stagedKeys().readerPresent();
+    return operation("take a snapshot", () -> reads.snapshot(shardIds));
+  }
+
+  /** A snapshot the write path reads its sequences from: not a reader's, so it keeps no staged parts. */
+  private LsmSnapshot writeSideSnapshot(Set<String> shardIds) {
     return operation("take a snapshot", () -> reads.snapshot(shardIds));
   }
 
   /** The snapshot a read split pinned, holding what the split reads (see {@link Snapshots#pinned}). */
   public LsmSnapshot pinnedSnapshot(ReadSplit split) {
+    transactions.stagedKeys().readerPresent();
     return operation("open a read split's snapshot", () -> reads.pinned(split));
   }
 
@@ -286,6 +305,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
 
   /** Plans a read of {@code at} (the current snapshot when null). */
   public ReadPlan planRead(ScanSpec scan, int maxSplits, ReadSplit.Snapshot at) {
+    transactions.stagedKeys().readerPresent();
     return operation("plan a read", () -> {
       List<List<String>> buckets = new ArrayList<>();
       for (int b = 0; b < shards; b++) {
@@ -308,6 +328,7 @@ public final class ResidentStore implements BucketWriter.Host, Maintenance.Host,
   }
 
   public List<Map<String, Object>> lookup(List<String> keys, List<String> columns, boolean includeExpired, Instant now) {
+    transactions.stagedKeys().readerPresent();
     return operation("look keys up", () -> reads.lookup(keys, columns, includeExpired, now, codec));
   }
 

@@ -16,8 +16,9 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * copies the rows a lookup asks for instead of reading them (docs/performance.md, "Freshness: staged keys kept for
  * readers in the same JVM").
  *
- * <p>Kept only while this JVM reads the store's published parts (a reader loaded one in the last
- * {@value #DEMAND_SECONDS} s), so that a JVM that only writes pays nothing; at most {@value #MAX_BYTES_MIB} MiB of keys
+ * <p>Kept only while this JVM reads the store (a reader took a live snapshot or loaded a published part in the last
+ * {@value #DEMAND_SECONDS} s: a reader that started before the first publish finds that publish's parts kept too),
+ * so that a JVM that only writes pays nothing; at most {@value #MAX_BYTES_MIB} MiB of keys
  * and {@value #MAX_ROW_BYTES_MIB} MiB of rows, oldest dropped first (a part never published is dropped so).
  * Thread-safe.
  */
@@ -94,9 +95,15 @@ public final class StagedKeys implements AutoCloseable {
   private volatile boolean demanded;
   private boolean closed;
 
-  /** Whether a reader in this JVM loaded a published part lately: only then are staged keys worth keeping. */
+  /** Whether a reader in this JVM read the store lately: only then are staged keys worth keeping. */
   public boolean wanted() {
     return demanded && System.nanoTime() - demandNanos < DEMAND_SECONDS * 1_000_000_000L;
+  }
+
+  /** Notes that a reader in this JVM reads the store (a live snapshot): staged parts are worth keeping from now on. */
+  public void readerPresent() {
+    demandNanos = System.nanoTime();
+    demanded = true;
   }
 
   /**
@@ -139,8 +146,7 @@ public final class StagedKeys implements AutoCloseable {
    * caller owns the rows.
    */
   public synchronized Part take(String path) {
-    demandNanos = System.nanoTime();
-    demanded = true;
+    readerPresent();
     Part p = byPath.remove(path);
     if (p != null) {
       add(p, -1);

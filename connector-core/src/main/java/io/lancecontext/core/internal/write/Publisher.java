@@ -46,6 +46,18 @@ public final class Publisher {
   }
 
   /**
+   * Opens and claims every bucket's lanes, as a publish touching every bucket does before it takes its sequences,
+   * without publishing anything: the first publish then finds them open. A writer of another process that held a
+   * lane claims it back at its next put, as after any publish.
+   */
+  public void prepare() {
+    for (BucketWriter w : writers) {
+      w.beginPublish();
+      w.endPublish();
+    }
+  }
+
+  /**
    * Publishes transaction {@code txid}: exactly the parts the summaries name become visible to every
    * reader in every process at once (when its record is written). Every bucket touched is claimed first
    * (fencing other writers, who re-seed above the transaction when they claim back) and given its publish

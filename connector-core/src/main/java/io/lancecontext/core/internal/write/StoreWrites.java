@@ -33,6 +33,8 @@ import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The write path of one resident store: a validated batch in the dataset schema is deduplicated by key
@@ -79,6 +81,8 @@ public final class StoreWrites {
   private final Transactions transactions;
   private final Publisher publisher;
   private final UniqueIdsCheck uniqueIds;
+  private static final Logger LOG = LoggerFactory.getLogger(StoreWrites.class);
+
   private final ExecutorService putPool;
 
   /** {@code onWrite} runs after every acknowledged write (the maintenance schedule). */
@@ -101,6 +105,24 @@ public final class StoreWrites {
       t.setDaemon(true);
       return t;
     });
+  }
+
+  /**
+   * Runs {@code task} on one of the store's own threads and returns at once; a failure is logged (at debug: the
+   * caller's later foreground call meets it again and reports it), as is a store closed before it ran.
+   */
+  public void inBackground(String action, Runnable task) {
+    try {
+      putPool.execute(() -> {
+        try {
+          task.run();
+        } catch (RuntimeException e) {
+          LOG.debug("{}: {} in the background failed: {}", name, action, e.toString());
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      LOG.debug("{}: {}: the store is closing", name, action);
+    }
   }
 
   /** The shard (bucket) of a key. */
