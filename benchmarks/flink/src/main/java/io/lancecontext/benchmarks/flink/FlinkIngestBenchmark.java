@@ -102,6 +102,8 @@ public final class FlinkIngestBenchmark {
     final String label;
     final long rows;
     double seconds;
+    /** From the start of the run until the job was submitted (for the store: SQL planning and code generation). */
+    double submitSeconds;
     long count;
     List<Double> emitToVisibleMs = new ArrayList<>();
     List<Double> checkpointToVisibleMs = new ArrayList<>();
@@ -165,7 +167,8 @@ public final class FlinkIngestBenchmark {
       if (!rateOnly.isEmpty()) {
         // one sink at the fixed rate after a warm-up: for profiling freshness (-Dflink.bench.rate-only=exactly-once)
         bench.store("warmup-" + rateOnly, rateOnly, shards, Math.min(rows, 100_000), 0, false);
-        Run r = bench.store(rateOnly + "-rate", rateOnly, shards, rows, rate, false);
+        // -Dflink.bench.poll-counts=true: with the full run's second reader counting the store meanwhile
+        Run r = bench.store(rateOnly + "-rate", rateOnly, shards, rows, rate, Boolean.getBoolean("flink.bench.poll-counts"));
         System.out.printf(Locale.ROOT, "%s at %,.0f rows/s: from emission %s; from checkpoint completion %s; lookup calls %s%n",
             rateOnly, rate, stats(r.emitToVisibleMs), stats(r.checkpointToVisibleMs), stats(r.lookupCallMs));
         ContextStore.closeAllResident();
@@ -341,6 +344,7 @@ public final class FlinkIngestBenchmark {
       Thread counting = new Thread(counter, "counter-" + label);
       long t0 = System.nanoTime();
       JobClient job = start.start();
+      run.submitSeconds = (System.nanoTime() - t0) / 1e9;
       thread.start();
       counting.start();
       job.getJobExecutionResult().get();
@@ -382,8 +386,8 @@ public final class FlinkIngestBenchmark {
         run.countPolls = counter.counts.size();
         run.partialCheckpointsSeen = partialCheckpoints(counter.counts, rows);
       }
-      System.out.printf(Locale.ROOT, "  %-16s %,9d rows in %6.2f s = %,9.0f rows/s; %d checkpoints%s%n", label, rows,
-          run.seconds, rows / run.seconds, run.checkpoints,
+      System.out.printf(Locale.ROOT, "  %-16s %,9d rows in %6.2f s = %,9.0f rows/s (submitted after %.2f s); %d checkpoints%s%n",
+          label, rows, run.seconds, rows / run.seconds, run.submitSeconds, run.checkpoints,
           lookup == null ? "" : String.format(Locale.ROOT, "; emit->visible %s", FlinkIngestBenchmark.stats(run.emitToVisibleMs)));
       return run;
     }
