@@ -67,7 +67,10 @@ import org.lance.Dataset;
  * baseline_fragments=<m> partial_checkpoints_seen=<k>} ({@code n/a} for the exactly-once figures when it is
  * not available; {@code fragments} is then the at-least-once store's). With
  * {@code -Dflink.bench.only=at-least-once|exactly-once|baseline} it runs that sink alone (a warm-up of at most 100,000
- * rows, then one unthrottled run of {@code rows}) and prints its rows/s, no RESULT line: for profiling.
+ * rows, then one unthrottled run of {@code rows}) and prints its rows/s, no RESULT line: for profiling. With
+ * {@code -Dflink.bench.rate-only=at-least-once|exactly-once} it runs that sink alone at the fixed rate and prints its
+ * freshness ({@code -Dflink.bench.poll-counts=true}: with the full run's counting reader beside it;
+ * {@code -Dflink.bench.per-checkpoint=true}: when each checkpoint completed and its samples were found).
  */
 @SuppressWarnings("deprecation") // Dataset.open(uri, allocator), as the baseline reads its dataset
 public final class FlinkIngestBenchmark {
