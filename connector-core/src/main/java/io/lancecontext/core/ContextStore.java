@@ -133,10 +133,10 @@ public final class ContextStore extends StoreHandle implements AutoCloseable {
   // ---------------------------------------------------------------- transactions
 
   /**
-   * Readies this process to publish transactions (a Flink committer calls it when it starts): every bucket's write
-   * lanes are opened and claimed in the background, as a first publish would, so that the first publish does not
-   * wait for them (54-258 ms for 4 buckets on a local disk, one claim per lane). Returns at once; what fails is
-   * left to the first publish, which opens what is still closed and reports its own errors.
+   * Readies this process to publish transactions (a Flink committer and a Spark driver call it when they start):
+   * every bucket's write lanes are opened and claimed in the background, as a first publish would, so that the first
+   * publish does not wait for them (54-258 ms for 4 buckets on a local disk, one claim per lane). Returns at once;
+   * what fails is left to the first publish, which opens what is still closed and reports its own errors.
    */
   public void preparePublishing() {
     live().preparePublishing();

@@ -100,7 +100,7 @@ public final class StagedKeys implements AutoCloseable {
     return demanded && System.nanoTime() - demandNanos < DEMAND_SECONDS * 1_000_000_000L;
   }
 
-  /** Notes that a reader in this JVM reads the store (a live snapshot): staged parts are worth keeping from now on. */
+  /** Notes that a reader in this JVM reads the store (a lookup, a snapshot, a planned read): staged parts are kept. */
   public void readerPresent() {
     demandNanos = System.nanoTime();
     demanded = true;

@@ -44,6 +44,7 @@ import org.slf4j.LoggerFactory;
  * whose publish is the {@link Publisher}'s. Thread-safe.
  */
 public final class StoreWrites {
+  private static final Logger LOG = LoggerFactory.getLogger(StoreWrites.class);
 
   /** What the write path reads from its store. */
   public interface Reads {
@@ -81,8 +82,6 @@ public final class StoreWrites {
   private final Transactions transactions;
   private final Publisher publisher;
   private final UniqueIdsCheck uniqueIds;
-  private static final Logger LOG = LoggerFactory.getLogger(StoreWrites.class);
-
   private final ExecutorService putPool;
 
   /** {@code onWrite} runs after every acknowledged write (the maintenance schedule). */
