@@ -18,7 +18,7 @@ import static io.lancecontext.core.ArrowBatches.struct;
 import static io.lancecontext.core.ArrowBatches.timestamp;
 import static io.lancecontext.core.ArrowBatches.utf8;
 import static io.lancecontext.core.StoreTestSupport.inEveryTier;
-import static io.lancecontext.core.StoreTestSupport.options;
+import static io.lancecontext.core.testing.StoreTest.options;
 import static io.lancecontext.core.testing.RecordAssertions.assertRecordEqual;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -30,7 +30,7 @@ class BulkWriteTest extends StoreTest {
 
   @Test
   void aHandleStreamingManyRowsWritesThemOnceAsLanceDataAndSmallAddsKeepTheWal() throws Exception {
-    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "s", "context", "shards", "4",
+    try (ContextStore store = ContextStore.open(options(dir, "s", "context", "shards", "4",
         "write.batch-rows", "500", "merge.trigger.generations", "1000", "merge.trigger.interval", "1h"))) {
       store.add(List.of(row("k1", 1), row("k2", 1)));
       long walBefore = walEntries();
@@ -59,7 +59,7 @@ class BulkWriteTest extends StoreTest {
   /** A continuous handle (a stream's) puts full buffers through the WAL, unless write.bulk-rows is set. */
   @Test
   void aContinuousHandleKeepsTheWalForFullBuffersUnlessBulkRowsIsSet() throws Exception {
-    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "s", "context", "shards", "2",
+    try (ContextStore store = ContextStore.open(options(dir, "s", "context", "shards", "2",
         "write.batch-rows", "100", "merge.trigger.generations", "1000", "merge.trigger.interval", "1h"))) {
       try (StoreWriter w = store.newWriter(WriterOptions.builder().continuous().build())) {
         for (int i = 0; i < 500; i++) {
@@ -70,7 +70,7 @@ class BulkWriteTest extends StoreTest {
       assertEquals(500, store.count());
       assertEquals(0, store.resident().writes().bulkWrites(), "a continuous handle's full buffers take the WAL");
     }
-    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "s", "context", "shards", "2",
+    try (ContextStore store = ContextStore.open(options(dir, "s", "context", "shards", "2",
         "write.batch-rows", "100", "write.bulk-rows", "100"));
         StoreWriter w = store.newWriter(WriterOptions.builder().continuous().build())) {
       for (int i = 0; i < 500; i++) {
@@ -84,7 +84,7 @@ class BulkWriteTest extends StoreTest {
 
   @Test
   void aLargeAddTakesTheBulkPathAndKeepsTheOrderOfAddsOnTheSameKeys() throws Exception {
-    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "s", "context", "write.bulk-rows", "100",
+    try (ContextStore store = ContextStore.open(options(dir, "s", "context", "write.bulk-rows", "100",
         "merge.trigger.generations", "1000", "merge.trigger.interval", "1h"))) {
       List<Map<String, Object>> big = new ArrayList<>();
       for (int i = 0; i < 300; i++) {
@@ -106,7 +106,7 @@ class BulkWriteTest extends StoreTest {
 
   @Test
   void theBulkPathsOwnTransactionsLeaveNothingBehindOnceMergedAndCollected() throws Exception {
-    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "s", "context", "write.bulk-rows", "10",
+    try (ContextStore store = ContextStore.open(options(dir, "s", "context", "write.bulk-rows", "10",
         "gc.grace", "0s", "merge.trigger.generations", "1000", "merge.trigger.interval", "1h"))) {
       List<Map<String, Object>> big = new ArrayList<>();
       for (int i = 0; i < 50; i++) {
@@ -136,7 +136,7 @@ class BulkWriteTest extends StoreTest {
     int[] rows = {8_000, 32_000};
     for (int run = 0; run < 2; run++) {
       String name = "m" + run;
-      try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, name, "context", "shards", "4",
+      try (ContextStore store = ContextStore.open(options(dir, name, "context", "shards", "4",
           "write.batch-rows", "100000", "write.batch-bytes", "512KiB", "merge.trigger.generations", "1000",
           "merge.trigger.interval", "1h"))) {
         org.apache.arrow.memory.BufferAllocator allocator = store.resident().allocator();

@@ -85,7 +85,7 @@ class DeleteWhereTest extends StoreTest {
 
   @Test
   void aStoreWithoutTombstonesIsRefusedNamingTheCapability() {
-    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, "r", "rollout"))) {
+    try (ContextStore store = ContextStore.open(options(dir, "r", "rollout"))) {
       SchemaException e = assertThrows(SchemaException.class, () -> store.deleteWhere(SMALL));
       assertTrue(e.getMessage().contains("tombstones"), e.getMessage());
     }

@@ -34,15 +34,8 @@ import org.lance.ipc.ScanOptions;
 class FlushTest extends StoreTest {
   /** Options that keep rows where a test puts them: no background seal or merge during the test. */
   private Map<String, String> options(String name, String preset) {
-    Map<String, String> o = new HashMap<>();
-    o.put("path", dir.resolve(name).toString());
-    o.put("schema", preset);
-    o.put("schema.embedding-dim", "4");
-    o.put("shards", "2");
-    o.put("merge.trigger.generations", "1000");
-    o.put("merge.trigger.interval", "1h");
-    o.put("write.idle-timeout", "1h");
-    return o;
+    return options(dir, name, preset, "merge.trigger.generations", "1000", "merge.trigger.interval", "1h",
+        "write.idle-timeout", "1h");
   }
 
   private static Map<String, Object> row(String key, String intColumn, int value) {

@@ -3,7 +3,7 @@ package io.lancecontext.core;
 import static io.lancecontext.core.ArrowBatches.batch;
 import static io.lancecontext.core.ArrowBatches.int64;
 import static io.lancecontext.core.ArrowBatches.utf8;
-import static io.lancecontext.core.StoreTestSupport.options;
+import static io.lancecontext.core.testing.StoreTest.options;
 import static io.lancecontext.core.StoreTestSupport.rec;
 import static io.lancecontext.core.StoreTestSupport.view;
 import static org.junit.jupiter.api.Assertions.assertEquals;

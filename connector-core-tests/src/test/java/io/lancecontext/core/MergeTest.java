@@ -37,18 +37,10 @@ import org.lance.ipc.ScanOptions;
 /** Merges: deletions commit with the data (no base version shows a deleted key again or an updated key twice), and {@code merge.max-bytes} / {@code merge.max-inputs} bound one merge, oldest rows first. */
 class MergeTest extends StoreTest {
   private Map<String, String> options(String name, String... more) {
-    Map<String, String> o = new HashMap<>();
-    o.put("path", dir.resolve(name).toString());
-    o.put("schema", "context");
-    o.put("schema.embedding-dim", "4");
-    o.put("shards", "4");
-    o.put("merge.trigger.generations", "1000");
-    o.put("merge.trigger.interval", "1h");
-    o.put("write.idle-timeout", "1h");
-    for (int i = 0; i < more.length; i += 2) {
-      o.put(more[i], more[i + 1]);
-    }
-    return o;
+    List<String> all = new ArrayList<>(List.of("shards", "4", "merge.trigger.generations", "1000",
+        "merge.trigger.interval", "1h", "write.idle-timeout", "1h"));
+    all.addAll(List.of(more));
+    return options(dir, name, "context", all.toArray(new String[0]));
   }
 
   private static Map<String, Object> row(String key, int value) {

@@ -1,7 +1,7 @@
 package io.lancecontext.core;
 
 import static io.lancecontext.core.StoreTestSupport.inEveryTier;
-import static io.lancecontext.core.StoreTestSupport.options;
+import static io.lancecontext.core.testing.StoreTest.options;
 import static io.lancecontext.core.testing.RecordAssertions.difference;
 import static io.lancecontext.core.testing.RecordAssertions.render;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.result.WriteSummary;
 import io.lancecontext.core.testing.ChildJvm;
+import io.lancecontext.core.testing.StoreTest;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +28,7 @@ class PublishMergeRaceTest {
 
   @Test
   void aMergeInAnotherProcessWaitsForAPublishWhoseRecordIsNotWrittenYet() throws Exception {
-    Map<String, String> options = StoreTestSupport.options(dir, "s", "context", "shards", "1");
+    Map<String, String> options = StoreTest.options(dir, "s", "context", "shards", "1");
     String path = options.get("path");
     try (ContextStore store = ContextStore.open(options)) {
       WriteSummary staged;
@@ -61,7 +62,7 @@ class PublishMergeRaceTest {
    */
   @Test
   void aLiveIntentHoldsBackItsBucketsAndAStaleOneIsIgnoredAndCollected() throws Exception {
-    Map<String, String> options = StoreTestSupport.options(dir, "s", "context", "shards", "2", "gc.grace", "0s");
+    Map<String, String> options = StoreTest.options(dir, "s", "context", "shards", "2", "gc.grace", "0s");
     Path intents = Path.of(options.get("path"), "_lc", "txn-publishing");
     try (ContextStore store = ContextStore.open(options)) {
       int[] keyOf = new int[2];

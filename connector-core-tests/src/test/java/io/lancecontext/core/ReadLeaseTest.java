@@ -1,6 +1,6 @@
 package io.lancecontext.core;
 
-import static io.lancecontext.core.StoreTestSupport.options;
+import static io.lancecontext.core.testing.StoreTest.options;
 import static io.lancecontext.core.StoreTestSupport.rec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -32,7 +32,7 @@ class ReadLeaseTest extends StoreTest {
     List<String> all = new ArrayList<>(List.of("gc.grace", "1s", "merge.trigger.generations", "1000000",
         "merge.trigger.interval", "1d", "read.lease-timeout", "1h"));
     all.addAll(List.of(more));
-    return StoreTestSupport.options(dir, "s", "context", all.toArray(new String[0]));
+    return options(dir, "s", "context", all.toArray(new String[0]));
   }
 
   private static Map<String, Object> readAll(List<ReadSplit> splits) {

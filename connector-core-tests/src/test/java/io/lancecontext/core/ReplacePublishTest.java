@@ -27,7 +27,7 @@ class ReplacePublishTest extends StoreTest {
   private String column = "token_count";
 
   private Map<String, String> options(String schema) {
-    return StoreTestSupport.options(dir, "s", schema, "merge.trigger.generations", "1000", "merge.trigger.interval",
+    return options(dir, "s", schema, "merge.trigger.generations", "1000", "merge.trigger.interval",
         "1h", "write.idle-timeout", "1h");
   }
 

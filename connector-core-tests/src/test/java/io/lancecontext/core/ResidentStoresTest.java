@@ -1,6 +1,6 @@
 package io.lancecontext.core;
 
-import static io.lancecontext.core.StoreTestSupport.options;
+import static io.lancecontext.core.testing.StoreTest.options;
 import static io.lancecontext.core.StoreTestSupport.rec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -73,7 +73,7 @@ class StagedKeysTest extends StoreTest {
 
   @Test
   void aReaderInThisJvmCopiesTheRowsThisJvmStagedWithoutOpeningTheirParts() throws Exception {
-    Map<String, String> options = StoreTestSupport.options(dir, "rich", LsmModelTest.RICH_SPEC, "gc.grace", "0s",
+    Map<String, String> options = options(dir, "rich", LsmModelTest.RICH_SPEC, "gc.grace", "0s",
         "merge.trigger.generations", "1000", "merge.trigger.interval", "1h", "write.idle-timeout", "1h");
     long baseline = LanceRuntime.get().allocator().getAllocatedMemory();
     StoreRegistry registry = new StoreRegistry(8, Duration.ofMillis(200));

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lancecontext.core.read.ScanSpec;
 import io.lancecontext.core.result.MergeResult;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,18 +12,6 @@ import java.util.TreeMap;
 /** Small helpers shared by the store tests. */
 final class StoreTestSupport {
   private StoreTestSupport() {}
-
-  static Map<String, String> options(Path dir, String name, String schema, String... more) {
-    Map<String, String> o = new HashMap<>();
-    o.put("path", dir.resolve(name).toString());
-    o.put("schema", schema);
-    o.put("schema.embedding-dim", "4");
-    o.put("shards", "2");
-    for (int i = 0; i < more.length; i += 2) {
-      o.put(more[i], more[i + 1]);
-    }
-    return o;
-  }
 
   /** Runs {@code check} with the rows in the WAL tail, then in a generation, then in the base table. */
   static void inEveryTier(ContextStore store, Runnable check) {

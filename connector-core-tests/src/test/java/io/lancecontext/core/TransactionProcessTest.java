@@ -32,7 +32,7 @@ class TransactionProcessTest extends StoreTest {
 
   private String create(String name) {
     String path = dir.resolve(name).toString();
-    try (ContextStore store = ContextStore.open(StoreTestSupport.options(dir, name, "context", "shards", "4",
+    try (ContextStore store = ContextStore.open(options(dir, name, "context", "shards", "4",
         "merge.trigger.generations", "1000", "merge.trigger.interval", "1h", "gc.grace", "0s"))) {
       List<Map<String, Object>> rows = new ArrayList<>();
       for (int i = 0; i < BASE; i++) {

@@ -31,7 +31,7 @@ class TransactionTest extends StoreTest {
     List<String> all = new ArrayList<>(List.of("merge.trigger.generations", "1000", "merge.trigger.interval", "1h",
         "write.idle-timeout", "1h", "gc.grace", "0s", "merge.append-min-rows", "1"));
     all.addAll(List.of(more));
-    return StoreTestSupport.options(dir, "s", "context", all.toArray(new String[0]));
+    return options(dir, "s", "context", all.toArray(new String[0]));
   }
 
   static Map<String, Object> row(String key, int value) {

@@ -5,7 +5,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,5 +44,21 @@ public abstract class StoreTest {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * The options of store {@code name} under {@code dir} of preset {@code schema}: 4-dimension embeddings, 2 shards,
+   * then {@code more} (name, value pairs, which override those).
+   */
+  public static Map<String, String> options(Path dir, String name, String schema, String... more) {
+    Map<String, String> o = new HashMap<>();
+    o.put("path", dir.resolve(name).toString());
+    o.put("schema", schema);
+    o.put("schema.embedding-dim", "4");
+    o.put("shards", "2");
+    for (int i = 0; i < more.length; i += 2) {
+      o.put(more[i], more[i + 1]);
+    }
+    return o;
   }
 }

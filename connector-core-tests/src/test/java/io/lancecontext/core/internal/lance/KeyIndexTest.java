@@ -155,13 +155,7 @@ class KeyIndexTest extends StoreTest {
   }
 
   private StoreConfig config(String name) {
-    Map<String, String> o = new HashMap<>();
-    o.put("path", dir.resolve(name).toString());
-    o.put("schema", "context");
-    o.put("schema.embedding-dim", "4");
-    o.put("shards", "1");
-    o.put("merge.trigger.interval", "1h");
-    return StoreConfig.of(o);
+    return StoreConfig.of(options(dir, name, "context", "shards", "1", "merge.trigger.interval", "1h"));
   }
 
   private static void addAndMerge(ContextStore store, List<Map<String, Object>> rows, List<String> live) {

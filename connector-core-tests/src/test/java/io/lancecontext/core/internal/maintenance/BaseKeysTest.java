@@ -23,14 +23,8 @@ import org.lance.Dataset;
 /** The merge's filter of the keys the base may hold: never misses a base key, and merges stay exact with it. */
 class BaseKeysTest extends StoreTest {
   private StoreConfig config(String name) {
-    Map<String, String> o = new HashMap<>();
-    o.put("path", dir.resolve(name).toString());
-    o.put("schema", "context");
-    o.put("schema.embedding-dim", "4");
-    o.put("shards", "2");
-    o.put("merge.trigger.generations", "1000000");
-    o.put("merge.trigger.interval", "1d");
-    return StoreConfig.of(o);
+    return StoreConfig.of(options(dir, name, "context", "merge.trigger.generations", "1000000",
+        "merge.trigger.interval", "1d"));
   }
 
   /**

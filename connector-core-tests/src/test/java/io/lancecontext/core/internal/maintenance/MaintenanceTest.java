@@ -32,15 +32,7 @@ import org.lance.Dataset;
 
 class MaintenanceTest extends StoreTest {
   private Map<String, String> options(String name, String... more) {
-    Map<String, String> o = new HashMap<>();
-    o.put("path", dir.resolve(name).toString());
-    o.put("schema", "rollout");
-    o.put("schema.embedding-dim", "4");
-    o.put("shards", "2");
-    for (int i = 0; i < more.length; i += 2) {
-      o.put(more[i], more[i + 1]);
-    }
-    return o;
+    return options(dir, name, "rollout", more);
   }
 
   private static List<Map<String, Object>> rows(String prefix, int n) {
