@@ -91,6 +91,15 @@ public final class ContextStore extends StoreHandle implements AutoCloseable {
     return Buckets.of(key, shards);
   }
 
+  /**
+   * The bucket of the UTF-8 key in {@code utf8[offset, offset + length)}, as {@link #bucketOf(String, int)} gives
+   * for the key it encodes, without decoding it (an engine's string bytes: Spark's {@code UTF8String}, Flink's
+   * {@code BinaryStringData}).
+   */
+  public static int bucketOf(byte[] utf8, int offset, int length, int shards) {
+    return Buckets.of(utf8, offset, length, shards);
+  }
+
   // ---------------------------------------------------------------- writes
 
   /** Adds (upserts) records; see the class contract. Returns the rows written (after dedupe by key). */

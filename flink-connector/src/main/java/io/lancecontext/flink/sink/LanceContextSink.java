@@ -189,8 +189,7 @@ public final class LanceContextSink<IN> implements Sink<IN>, SupportsPreWriteTop
 
     @Override
     public Integer getKey(IN element) {
-      String key = format.key(element);
-      return key == null ? 0 : ContextStore.bucketOf(key, shards);
+      return format.bucket(element, shards);
     }
   }
 

@@ -8,12 +8,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.table.data.ArrayData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
-import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -51,22 +49,11 @@ final class RowDataWriter {
     this.order = rows.keyFirst(type.getFieldNames());
   }
 
-  /**
-   * Sets a string column from the bytes of {@code s} where they lie when they lie in one heap segment (a row that
-   * came over the network, usually), else from a copy; returns their length.
-   */
+  /** Sets a string column from the bytes of {@code s} where they lie ({@link SinkFormat.Utf8}); returns their length. */
   private int utf8(int column, StringData s) {
-    if (s instanceof BinaryStringData b) {
-      b.ensureMaterialized();
-      MemorySegment[] segments = b.getSegments();
-      if (segments.length == 1 && !segments[0].isOffHeap()) {
-        rows.setUtf8(column, segments[0].getArray(), b.getOffset(), b.getSizeInBytes());
-        return b.getSizeInBytes();
-      }
-    }
-    byte[] utf8 = s.toBytes();
-    rows.setUtf8(column, utf8);
-    return utf8.length;
+    SinkFormat.Utf8 utf8 = SinkFormat.Utf8.of(s);
+    rows.setUtf8(column, utf8.array(), utf8.offset(), utf8.length());
+    return utf8.length();
   }
 
   /** Writes one row (an upsert) and returns its estimated encoded size in bytes. */

@@ -1,10 +1,14 @@
 package io.lancecontext.flink.sink;
 
+import io.lancecontext.core.ContextStore;
 import io.lancecontext.core.StoreWriter;
 import io.lancecontext.core.schema.SchemaSpec;
 import java.io.Serializable;
 import java.util.Map;
+import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 
@@ -18,12 +22,37 @@ abstract class SinkFormat<IN> implements Serializable {
   /** An element's key, or null if it has none. */
   abstract String key(IN element);
 
+  /**
+   * The bucket of an element's key in a store of {@code shards} buckets ({@link ContextStore#bucketOf(String, int)}),
+   * bucket 0 without a key.
+   */
+  int bucket(IN element, int shards) {
+    String key = key(element);
+    return key == null ? 0 : ContextStore.bucketOf(key, shards);
+  }
+
   /** Writes elements into {@code handle}. */
   abstract Bound<IN> bind(StoreWriter handle, SchemaSpec spec);
 
   interface Bound<IN> {
     /** Writes one element (an upsert) and returns its estimated encoded size in bytes. */
     long write(IN element);
+  }
+
+  /** A string's UTF-8 bytes: {@code array[offset, offset + length)}. */
+  record Utf8(byte[] array, int offset, int length) {
+    /** Where the bytes of {@code s} lie when they lie in one heap segment (a row that came over the network), else a copy. */
+    static Utf8 of(StringData s) {
+      if (s instanceof BinaryStringData b) {
+        b.ensureMaterialized();
+        MemorySegment[] segments = b.getSegments();
+        if (segments.length == 1 && !segments[0].isOffHeap()) {
+          return new Utf8(segments[0].getArray(), b.getOffset(), b.getSizeInBytes());
+        }
+      }
+      byte[] copy = s.toBytes();
+      return new Utf8(copy, 0, copy.length);
+    }
   }
 
   static SinkFormat<RowData> rows(RowType type, String keyColumn) {
@@ -52,6 +81,16 @@ abstract class SinkFormat<IN> implements Serializable {
     @Override
     String key(RowData row) {
       return keyPos < 0 || row.isNullAt(keyPos) ? null : row.getString(keyPos).toString();
+    }
+
+    /** From the key's UTF-8 bytes, not decoded to a {@code String}. */
+    @Override
+    int bucket(RowData row, int shards) {
+      if (keyPos < 0 || row.isNullAt(keyPos)) {
+        return 0;
+      }
+      Utf8 key = Utf8.of(row.getString(keyPos));
+      return ContextStore.bucketOf(key.array(), key.offset(), key.length(), shards);
     }
 
     @Override

@@ -67,12 +67,18 @@ public final class BucketFunction implements UnboundFunction {
     }
 
     public int invoke(int shards, UTF8String key) {
-      return ContextStore.bucketOf(key.toString(), shards);
+      return bucketOf(key, shards);
     }
 
     @Override
     public Integer produceResult(InternalRow input) {
       return invoke(input.getInt(0), input.getUTF8String(1));
     }
+  }
+
+  /** The bucket of {@code key} ({@link ContextStore#bucketOf(byte[], int, int, int)}), from its UTF-8 bytes. */
+  static int bucketOf(UTF8String key, int shards) {
+    byte[] utf8 = key.getBytes();
+    return ContextStore.bucketOf(utf8, 0, utf8.length, shards);
   }
 }

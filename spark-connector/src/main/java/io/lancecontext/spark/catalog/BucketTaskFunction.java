@@ -1,6 +1,5 @@
 package io.lancecontext.spark.catalog;
 
-import io.lancecontext.core.ContextStore;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
 import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
@@ -106,7 +105,7 @@ public final class BucketTaskFunction implements UnboundFunction {
         v = partitionValues(tasks);
         values = v;
       }
-      return v[ContextStore.bucketOf(key.toString(), shards) % tasks];
+      return v[BucketFunction.bucketOf(key, shards) % tasks];
     }
 
     @Override

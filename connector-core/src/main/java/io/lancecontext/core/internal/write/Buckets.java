@@ -21,6 +21,9 @@ public final class Buckets {
     return (murmur3(bytes, offset, length) & Integer.MAX_VALUE) % buckets;
   }
 
+  private static final java.lang.invoke.VarHandle INTS =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
   static int murmur3(byte[] data, int offset, int length) {
     final int c1 = 0xcc9e2d51;
     final int c2 = 0x1b873593;
@@ -28,7 +31,7 @@ public final class Buckets {
     int i = offset;
     int end = offset + length;
     while (i + 4 <= end) {
-      int k1 = (data[i] & 0xff) | (data[i + 1] & 0xff) << 8 | (data[i + 2] & 0xff) << 16 | (data[i + 3] & 0xff) << 24;
+      int k1 = (int) INTS.get(data, i);  // four bytes, little-endian, in one bounds-checked load
       k1 *= c1;
       k1 = Integer.rotateLeft(k1, 15);
       k1 *= c2;
