@@ -71,6 +71,9 @@ final class BaseKeys {
 
   /** A filter for at least {@code minCapacity} keys, and none above {@code maxKeys} base rows (tests). */
   BaseKeys(long minCapacity, long maxKeys) {
+    if (Math.max(minCapacity, maxKeys) > (1L << 32) / BITS_PER_KEY) {
+      throw new IllegalArgumentException("a base-key filter holds at most " + (1L << 32) / BITS_PER_KEY + " keys");
+    }
     this.minCapacity = minCapacity;
     this.maxKeys = maxKeys;
   }
@@ -155,7 +158,7 @@ final class BaseKeys {
     return true;
   }
 
-  private void reset(long keys) {
+  void reset(long keys) {
     capacity = keys;
     bitCount = Math.max(64, keys * BITS_PER_KEY);
     bits = new long[(int) ((bitCount + 63) / 64)];
@@ -170,7 +173,7 @@ final class BaseKeys {
     covered.clear();
   }
 
-  private void put(long hash) {
+  void put(long hash) {
     for (int i = 0; i < HASHES; i++) {
       long bit = bit(hash, i);
       bits[(int) (bit >>> 6)] |= 1L << bit;
@@ -178,7 +181,7 @@ final class BaseKeys {
     added++;
   }
 
-  private boolean mightContain(long hash) {
+  boolean mightContain(long hash) {
     for (int i = 0; i < HASHES; i++) {
       long bit = bit(hash, i);
       if ((bits[(int) (bit >>> 6)] & (1L << bit)) == 0) {
@@ -188,8 +191,13 @@ final class BaseKeys {
     return true;
   }
 
-  /** The {@code i}th of a key's {@value #HASHES} bits: its hash's low and high halves combined (double hashing). */
+  /**
+   * The {@code i}th of a key's {@value #HASHES} bits: its hash's low and high halves combined (double hashing, modulo
+   * 2^32), scaled onto the filter by a multiplication and a shift instead of a division ({@code bitCount} is below
+   * 2^32).
+   */
   private long bit(long hash, int i) {
-    return Math.floorMod((int) hash + i * (hash >>> 32), bitCount);
+    long spot = ((int) hash + i * (int) (hash >>> 32)) & 0xFFFF_FFFFL;
+    return (spot * bitCount) >>> 32;
   }
 }

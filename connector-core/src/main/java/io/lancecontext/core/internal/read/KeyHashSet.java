@@ -148,16 +148,30 @@ public final class KeyHashSet {
     return spread(h);
   }
 
-  /** The hash ({@link #hash(byte[], int)}) of the UTF-8 bytes of {@code key}'s value at {@code row}, read in place. */
+  /**
+   * The hash ({@link #hash(byte[], int)}) of the UTF-8 bytes of {@code key}'s value at {@code row}, read in place: eight
+   * bytes at a load (one bounds check each), taken in their order.
+   */
   public static long hash(VarCharVector key, int row) {
     ArrowBuf data = key.getDataBuffer();
+    long i = key.getStartOffset(row);
     long end = key.getEndOffset(row);
     long h = 0xcbf29ce484222325L;
-    for (long i = key.getStartOffset(row); i < end; i++) {
+    if (LITTLE_ENDIAN) {
+      for (; i + 8 <= end; i += 8) {
+        long word = data.getLong(i);  // byte i in the low eight bits
+        for (int shift = 0; shift < 64; shift += 8) {
+          h = (h ^ ((word >>> shift) & 0xff)) * 0x100000001b3L;
+        }
+      }
+    }
+    for (; i < end; i++) {
       h = (h ^ (data.getByte(i) & 0xff)) * 0x100000001b3L;
     }
     return spread(h);
   }
+
+  private static final boolean LITTLE_ENDIAN = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
 
   /** MurmurHash3's finalizer over an FNV-1a hash. */
   private static long spread(long h) {
