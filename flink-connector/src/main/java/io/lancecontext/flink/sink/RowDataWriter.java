@@ -12,6 +12,7 @@ import org.apache.flink.table.data.ArrayData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -49,11 +50,19 @@ final class RowDataWriter {
     this.order = rows.keyFirst(type.getFieldNames());
   }
 
-  /** Sets a string column from the bytes of {@code s} where they lie ({@link SinkFormat.Utf8}); returns their length. */
+  /**
+   * Sets a string column from the bytes of {@code s} where they lie when they lie in one heap segment
+   * ({@link SinkFormat#inOneHeapSegment}), else from a copy; returns their length.
+   */
   private int utf8(int column, StringData s) {
-    SinkFormat.Utf8 utf8 = SinkFormat.Utf8.of(s);
-    rows.setUtf8(column, utf8.array(), utf8.offset(), utf8.length());
-    return utf8.length();
+    BinaryStringData b = SinkFormat.inOneHeapSegment(s);
+    if (b != null) {
+      rows.setUtf8(column, b.getSegments()[0].getArray(), b.getOffset(), b.getSizeInBytes());
+      return b.getSizeInBytes();
+    }
+    byte[] utf8 = s.toBytes();
+    rows.setUtf8(column, utf8);
+    return utf8.length;
   }
 
   /** Writes one row (an upsert) and returns its estimated encoded size in bytes. */

@@ -39,20 +39,20 @@ abstract class SinkFormat<IN> implements Serializable {
     long write(IN element);
   }
 
-  /** A string's UTF-8 bytes: {@code array[offset, offset + length)}. */
-  record Utf8(byte[] array, int offset, int length) {
-    /** Where the bytes of {@code s} lie when they lie in one heap segment (a row that came over the network), else a copy. */
-    static Utf8 of(StringData s) {
-      if (s instanceof BinaryStringData b) {
-        b.ensureMaterialized();
-        MemorySegment[] segments = b.getSegments();
-        if (segments.length == 1 && !segments[0].isOffHeap()) {
-          return new Utf8(segments[0].getArray(), b.getOffset(), b.getSizeInBytes());
-        }
+  /**
+   * {@code s} when its UTF-8 bytes lie in one heap segment (a row that came over the network, usually): they are
+   * {@code getSegments()[0].getArray()} from {@code getOffset()}, {@code getSizeInBytes()} long, to be read where they
+   * lie; null when they do not ({@code s.toBytes()} then copies them).
+   */
+  static BinaryStringData inOneHeapSegment(StringData s) {
+    if (s instanceof BinaryStringData b) {
+      b.ensureMaterialized();
+      MemorySegment[] segments = b.getSegments();
+      if (segments.length == 1 && !segments[0].isOffHeap()) {
+        return b;
       }
-      byte[] copy = s.toBytes();
-      return new Utf8(copy, 0, copy.length);
     }
+    return null;
   }
 
   static SinkFormat<RowData> rows(RowType type, String keyColumn) {
@@ -89,8 +89,13 @@ abstract class SinkFormat<IN> implements Serializable {
       if (keyPos < 0 || row.isNullAt(keyPos)) {
         return 0;
       }
-      Utf8 key = Utf8.of(row.getString(keyPos));
-      return ContextStore.bucketOf(key.array(), key.offset(), key.length(), shards);
+      StringData key = row.getString(keyPos);
+      BinaryStringData b = inOneHeapSegment(key);
+      if (b != null) {
+        return ContextStore.bucketOf(b.getSegments()[0].getArray(), b.getOffset(), b.getSizeInBytes(), shards);
+      }
+      byte[] utf8 = key.toBytes();
+      return ContextStore.bucketOf(utf8, 0, utf8.length, shards);
     }
 
     @Override
